@@ -1,0 +1,3 @@
+from lidguard.cli import main
+
+raise SystemExit(main())

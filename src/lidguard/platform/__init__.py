@@ -1,0 +1,54 @@
+"""OS backends behind the capability Protocols of :mod:`lidguard.platform.api`.
+
+``LIDGUARD_PLATFORM`` selects one: ``auto`` (default outside tests), ``fake``, ``linux``, ``macos`` or
+``windows``. Under pytest the default is ``fake`` so no test can change live power policy.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .api import Platform, Unsupported
+
+__all__ = ["PLATFORM_NAMES", "load_platform", "selected_platform_name"]
+
+PLATFORM_NAMES = ("auto", "fake", "linux", "macos", "windows")
+
+
+def selected_platform_name() -> str:
+    """The concrete backend name from ``LIDGUARD_PLATFORM`` (``auto`` resolved)."""
+    requested = os.environ.get("LIDGUARD_PLATFORM", "").strip().lower()
+    if not requested:
+        requested = "fake" if "pytest" in sys.modules else "auto"
+    if requested not in PLATFORM_NAMES:
+        raise ValueError(
+            f"LIDGUARD_PLATFORM must be one of {', '.join(PLATFORM_NAMES)}; got {requested!r}."
+        )
+    if requested != "auto":
+        return requested
+    if sys.platform.startswith("linux"):
+        return "linux"
+    if sys.platform == "darwin":
+        return "macos"
+    if sys.platform == "win32":
+        return "windows"
+    return "unsupported"
+
+
+def load_platform(name: str | None = None) -> Platform:
+    """Builds the backend; imports of OS modules happen here, lazily."""
+    resolved = name or selected_platform_name()
+    if resolved == "fake":
+        from .fake import FakePlatform
+
+        return FakePlatform.from_environment()
+    if resolved == "linux":
+        from .linux import LinuxPlatform
+
+        return LinuxPlatform.from_environment()
+    if resolved in ("macos", "windows", "unsupported"):
+        from .unsupported import UnsupportedPlatform
+
+        return UnsupportedPlatform(resolved)
+    raise Unsupported("platform", f"unknown platform {resolved!r}")

@@ -1,0 +1,217 @@
+"""Capability Protocols every OS backend implements, plus the shared value types.
+
+The runtime sees only these names. A backend that cannot offer a capability raises
+``Unsupported(capability, reason)`` from the call that needs it; it never silently does nothing.
+
+Capabilities (one module of the same name per OS folder):
+
+    power     keep-awake protection (PowerRequests)
+    lid       lid switch state (LidStateReader) and the lid-close policy (LidPolicy)
+    display   visible display monitor count (DisplayReader)
+    suspend   sleep / hibernate requests (Suspender)
+    thermal   thermal-zone temperatures (ThermalReader)
+    process   ancestry and exit watching (ProcessWatcher)
+    sound     post-stop sound playback and the volume override (SoundPlayer)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "CAPABILITIES",
+    "DisplayConnector",
+    "DisplayReader",
+    "LidActionSnapshot",
+    "LidPolicy",
+    "LidState",
+    "LidStateReader",
+    "Platform",
+    "PowerHandle",
+    "PowerRequests",
+    "ProcessInfo",
+    "ProcessWatcher",
+    "ProtectionRequest",
+    "SoundPlayer",
+    "SuspendMode",
+    "SuspendResult",
+    "Suspender",
+    "TemperatureMode",
+    "ThermalReader",
+    "Unsupported",
+    "aggregate_temperature",
+]
+
+CAPABILITIES = ("power", "lid_policy", "lid", "display", "suspend", "thermal", "process", "sound")
+
+
+class Unsupported(Exception):
+    """A capability is not available on this machine; ``reason`` says why in one line."""
+
+    def __init__(self, capability: str, reason: str) -> None:
+        super().__init__(f"{capability} is unsupported: {reason}")
+        self.capability = capability
+        self.reason = reason
+
+
+class LidState(enum.StrEnum):
+    UNKNOWN = "Unknown"
+    OPEN = "Open"
+    CLOSED = "Closed"
+
+
+class SuspendMode(enum.StrEnum):
+    SLEEP = "Sleep"
+    HIBERNATE = "Hibernate"
+
+
+class TemperatureMode(enum.StrEnum):
+    LOW = "Low"
+    AVERAGE = "Average"
+    HIGH = "High"
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectionRequest:
+    """What keep-awake protection should block while at least one session works."""
+
+    prevent_system_sleep: bool = True
+    prevent_display_sleep: bool = False
+    prevent_away_mode_sleep: bool = False
+    reason: str = "LidGuard is keeping the system awake while an agent session is running."
+
+
+@dataclass(frozen=True, slots=True)
+class LidActionSnapshot:
+    """The lid-close action before lidguard changed it (0 DoNothing, 1 Sleep, 2 Hibernate, 3 ShutDown)."""
+
+    power_scheme_identifier: str
+    alternating_current_action: int | None
+    direct_current_action: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DisplayConnector:
+    name: str
+    internal: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SuspendResult:
+    succeeded: bool
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    """One process of an ancestry chain, as one native call returns it."""
+
+    pid: int
+    ppid: int
+    name: str
+    exe: str = ""
+    cmdline: tuple[str, ...] = field(default_factory=tuple)
+
+
+class PowerHandle(Protocol):
+    """An applied protection; ``release`` is idempotent."""
+
+    description: str
+
+    def release(self) -> None: ...
+
+
+@runtime_checkable
+class PowerRequests(Protocol):
+    def apply(self, request: ProtectionRequest) -> PowerHandle: ...
+
+
+@runtime_checkable
+class LidPolicy(Protocol):
+    """The lid-close policy. ``read`` captures, ``set_do_nothing`` applies, ``restore`` undoes."""
+
+    def read_lid_actions(self) -> LidActionSnapshot: ...
+
+    def set_do_nothing(self, snapshot: LidActionSnapshot) -> None: ...
+
+    def restore_lid_actions(self, snapshot: LidActionSnapshot) -> None: ...
+
+    def drop_runtime_hold(self) -> None:
+        """Forget any hold owned by this process without writing policy (backup missing)."""
+        ...
+
+
+@runtime_checkable
+class LidStateReader(Protocol):
+    def read_lid_state(self) -> LidState: ...
+
+
+@runtime_checkable
+class DisplayReader(Protocol):
+    def list_connected_displays(self) -> list[DisplayConnector]: ...
+
+
+@runtime_checkable
+class Suspender(Protocol):
+    def suspend(self, mode: SuspendMode) -> SuspendResult: ...
+
+
+@runtime_checkable
+class ThermalReader(Protocol):
+    def read_temperatures_celsius(self) -> list[float]: ...
+
+
+@runtime_checkable
+class ProcessWatcher(Protocol):
+    def read_ancestry(self, pid: int) -> list[ProcessInfo]: ...
+
+    def is_alive(self, pid: int) -> bool: ...
+
+    async def wait_for_exit(self, pid: int) -> None: ...
+
+
+@runtime_checkable
+class SoundPlayer(Protocol):
+    def play(self, sound: str, *, volume_percent: int | None) -> list[str]:
+        """Plays to completion; returns warnings (volume override problems)."""
+        ...
+
+
+class Platform(Protocol):
+    """One OS backend: a name plus one object per capability."""
+
+    name: str
+    power: PowerRequests
+    lid_policy: LidPolicy
+    lid: LidStateReader
+    display: DisplayReader
+    suspend: Suspender
+    thermal: ThermalReader
+    process: ProcessWatcher
+    sound: SoundPlayer
+
+    def describe_capabilities(self) -> dict[str, str]:
+        """capability -> "available (...)" or "unsupported: reason", for `lidguard doctor`."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def aggregate_temperature(values: list[float], mode: TemperatureMode) -> int | None:
+    """Low/Average/High over zone values, rounded half away from zero; None when no value."""
+    usable = [value for value in values if value > 0]
+    if not usable:
+        return None
+    if mode is TemperatureMode.LOW:
+        chosen = min(usable)
+    elif mode is TemperatureMode.HIGH:
+        chosen = max(usable)
+    else:
+        chosen = sum(usable) / len(usable)
+    return int(chosen + 0.5) if chosen >= 0 else -int(-chosen + 0.5)
+
+
+def count_visible_displays(displays: list[DisplayConnector], *, exclude_internal: bool) -> int:
+    return sum(1 for display in displays if not (exclude_internal and display.internal))

@@ -1,0 +1,240 @@
+"""An in-memory platform that tests drive, in one process or across processes.
+
+In-process tests change ``FakePlatform.machine`` directly and read ``FakePlatform.actions``.
+Across processes the simulated machine is the JSON file named by ``LIDGUARD_FAKE_STATE`` (re-read on
+every question) and every action is appended as one JSON line to ``LIDGUARD_FAKE_ACTIONS``::
+
+    {"lid": "open"|"closed"|"unknown", "displays": [{"name": "eDP-1", "internal": true}],
+     "temperaturesCelsius": [45.0], "suspendSucceeds": true, "hibernateSucceeds": true}
+
+Every key is optional; no file means all defaults (lid open, one internal display, no temperature,
+suspend and hibernate succeed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .api import (
+    CAPABILITIES,
+    DisplayConnector,
+    LidActionSnapshot,
+    LidState,
+    ProcessInfo,
+    ProtectionRequest,
+    SuspendMode,
+    SuspendResult,
+)
+
+FAKE_SCHEME_IDENTIFIER = "00000000-0000-4000-8000-00000000fa4e"
+_LID_VALUES = {"open": LidState.OPEN, "closed": LidState.CLOSED, "unknown": LidState.UNKNOWN}
+
+
+@dataclass
+class FakeMachine:
+    lid: LidState = LidState.OPEN
+    displays: list[DisplayConnector] = field(default_factory=lambda: [DisplayConnector("eDP-1", True)])
+    temperatures_celsius: list[float] = field(default_factory=list)
+    suspend_succeeds: bool = True
+    hibernate_succeeds: bool = True
+    lid_ac_action: int = 1
+    lid_dc_action: int = 1
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FakeMachine:
+        machine = cls()
+        lid = str(data.get("lid", "open")).lower()
+        machine.lid = _LID_VALUES.get(lid, LidState.UNKNOWN)
+        if "displays" in data:
+            machine.displays = [
+                DisplayConnector(str(item.get("name", "")), bool(item.get("internal", False)))
+                for item in data["displays"]
+            ]
+        machine.temperatures_celsius = [float(value) for value in data.get("temperaturesCelsius", [])]
+        machine.suspend_succeeds = bool(data.get("suspendSucceeds", True))
+        machine.hibernate_succeeds = bool(data.get("hibernateSucceeds", True))
+        return machine
+
+
+class _Recorder:
+    """Keeps every action in memory and appends it to the actions file when one is named."""
+
+    def __init__(self, actions_path: Path | None) -> None:
+        self.actions: list[dict[str, Any]] = []
+        self._actions_path = actions_path
+        self._lock = threading.Lock()
+
+    def record(self, action: str, **details: Any) -> None:
+        entry = {"action": action, "pid": os.getpid(), "at": time.time(), **details}
+        with self._lock:
+            self.actions.append(entry)
+            if self._actions_path is not None:
+                line = json.dumps(entry, sort_keys=True) + "\n"
+                fd = os.open(self._actions_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                try:
+                    os.write(fd, line.encode())
+                finally:
+                    os.close(fd)
+
+
+class FakePowerHandle:
+    def __init__(self, recorder: _Recorder, request: ProtectionRequest) -> None:
+        self._recorder = recorder
+        self._request = request
+        self._released = False
+        self.description = "fake power request"
+
+    def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        self._recorder.record("protection-released", **_request_fields(self._request))
+
+
+def _request_fields(request: ProtectionRequest) -> dict[str, Any]:
+    return {
+        "preventSystemSleep": request.prevent_system_sleep,
+        "preventDisplaySleep": request.prevent_display_sleep,
+        "preventAwayModeSleep": request.prevent_away_mode_sleep,
+        "reason": request.reason,
+    }
+
+
+class FakePlatform:
+    name = "fake"
+
+    def __init__(self, machine: FakeMachine | None = None, *, state_path: Path | None = None,
+                 actions_path: Path | None = None) -> None:
+        self._machine = machine or FakeMachine()
+        self._state_path = state_path
+        self._recorder = _Recorder(actions_path)
+        self.power = self
+        self.lid_policy = _FakeLidPolicy(self)
+        self.lid = self
+        self.display = self
+        self.suspend = self
+        self.thermal = self
+        self.process = _FakeProcess()
+        self.sound = self
+
+    @classmethod
+    def from_environment(cls) -> FakePlatform:
+        state = os.environ.get("LIDGUARD_FAKE_STATE")
+        actions = os.environ.get("LIDGUARD_FAKE_ACTIONS")
+        return cls(state_path=Path(state) if state else None, actions_path=Path(actions) if actions else None)
+
+    # -- the simulated machine ------------------------------------------------------------------
+    @property
+    def machine(self) -> FakeMachine:
+        if self._state_path is not None:
+            try:
+                data = json.loads(self._state_path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                data = {}
+            except (OSError, ValueError):
+                data = {}
+            fresh = FakeMachine.from_json(data if isinstance(data, dict) else {})
+            fresh.lid_ac_action = self._machine.lid_ac_action
+            fresh.lid_dc_action = self._machine.lid_dc_action
+            self._machine = fresh
+        return self._machine
+
+    @property
+    def actions(self) -> list[dict[str, Any]]:
+        return self._recorder.actions
+
+    def record(self, action: str, **details: Any) -> None:
+        self._recorder.record(action, **details)
+
+    # -- power ----------------------------------------------------------------------------------
+    def apply(self, request: ProtectionRequest) -> FakePowerHandle:
+        self._recorder.record("protection-applied", **_request_fields(request))
+        return FakePowerHandle(self._recorder, request)
+
+    # -- lid, display, thermal ------------------------------------------------------------------
+    def read_lid_state(self) -> LidState:
+        return self.machine.lid
+
+    def list_connected_displays(self) -> list[DisplayConnector]:
+        return list(self.machine.displays)
+
+    def read_temperatures_celsius(self) -> list[float]:
+        return list(self.machine.temperatures_celsius)
+
+    # -- suspend --------------------------------------------------------------------------------
+    def suspend(self, mode: SuspendMode) -> SuspendResult:  # type: ignore[override]
+        machine = self.machine
+        succeeds = machine.hibernate_succeeds if mode is SuspendMode.HIBERNATE else machine.suspend_succeeds
+        action = "hibernate-requested" if mode is SuspendMode.HIBERNATE else "suspend-requested"
+        self._recorder.record(action, succeeded=succeeds)
+        if succeeds:
+            return SuspendResult(True, f"Fake {mode.value.lower()} requested.")
+        return SuspendResult(False, f"Fake {mode.value.lower()} failed as the simulated machine says.")
+
+    # -- sound ----------------------------------------------------------------------------------
+    def play(self, sound: str, *, volume_percent: int | None) -> list[str]:
+        self._recorder.record("sound-played", sound=sound, volumePercent=volume_percent)
+        return []
+
+    def describe_capabilities(self) -> dict[str, str]:
+        return {capability: "available (fake platform)" for capability in CAPABILITIES}
+
+    def close(self) -> None:
+        return None
+
+
+class _FakeLidPolicy:
+    def __init__(self, platform: FakePlatform) -> None:
+        self._platform = platform
+
+    def read_lid_actions(self) -> LidActionSnapshot:
+        machine = self._platform.machine
+        return LidActionSnapshot(FAKE_SCHEME_IDENTIFIER, machine.lid_ac_action, machine.lid_dc_action)
+
+    def set_do_nothing(self, snapshot: LidActionSnapshot) -> None:
+        machine = self._platform.machine
+        machine.lid_ac_action = 0
+        machine.lid_dc_action = 0
+        self._platform.record("lid-policy-changed", powerSchemeIdentifier=snapshot.power_scheme_identifier)
+
+    def restore_lid_actions(self, snapshot: LidActionSnapshot) -> None:
+        machine = self._platform.machine
+        if snapshot.alternating_current_action is not None:
+            machine.lid_ac_action = snapshot.alternating_current_action
+        if snapshot.direct_current_action is not None:
+            machine.lid_dc_action = snapshot.direct_current_action
+        self._platform.record(
+            "lid-policy-restored",
+            powerSchemeIdentifier=snapshot.power_scheme_identifier,
+            alternatingCurrentAction=snapshot.alternating_current_action,
+            directCurrentAction=snapshot.direct_current_action,
+        )
+
+    def drop_runtime_hold(self) -> None:
+        self._platform.record("lid-policy-hold-dropped")
+
+
+class _FakeProcess:
+    """Real process facts through portable calls; exit watching polls (the fake is not for laptops)."""
+
+    def read_ancestry(self, pid: int) -> list[ProcessInfo]:
+        from .. import proctree
+
+        return proctree.read_ancestry(pid)
+
+    def is_alive(self, pid: int) -> bool:
+        from .. import proctree
+
+        return proctree.is_process_alive(pid)
+
+    async def wait_for_exit(self, pid: int) -> None:
+        import anyio
+
+        while self.is_alive(pid):
+            await anyio.sleep(0.2)
