@@ -28,7 +28,7 @@ def _cython_extensions():
 def _cffi_modules():
     """cffi out-of-line ABI modules per OS (cdefs in native/, generated at build time)."""
     if sys.platform.startswith("linux"):
-        return ["native/logind_build.py:ffibuilder"]
+        return [spec for spec in ["native/logind_build.py:ffibuilder"] if os.path.exists(spec.split(":")[0])]
     return []
 
 
@@ -47,7 +47,7 @@ class OptionalBuildExt(build_ext):
 def _ext_modules():
     if NO_EXTENSIONS:
         return []
-    extensions = _cython_extensions()
+    extensions = [ext for ext in _cython_extensions() if all(os.path.exists(src) for src in ext.sources)]
     if not extensions:
         return []
     try:

@@ -1,0 +1,53 @@
+"""What every CLI command shares: paths, the platform, the runtime client, the recovery step."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from ..ipc.client import send_request
+from ..platform import load_platform
+from ..platform.api import Platform
+from ..platform.locking import InstanceLock
+from ..platform.paths import LidGuardPaths, resolve_paths
+from .output import CliError
+
+__all__ = ["CliContext"]
+
+
+class CliContext:
+    def __init__(self) -> None:
+        self.paths: LidGuardPaths = resolve_paths()
+
+    @cached_property
+    def platform(self) -> Platform:
+        try:
+            return load_platform()
+        except ValueError as error:
+            raise CliError(str(error)) from error
+
+    def request(self, command: str, *, auto_start: bool = False, **fields: Any) -> dict[str, Any]:
+        body = {"Command": command, **{key: value for key, value in fields.items() if value is not None}}
+        return send_request(self.paths.socket_file, body, auto_start=auto_start)
+
+    def recover_if_no_runtime(self) -> None:
+        """REFERENCE 1.1: with no runtime alive, restore a lid policy left behind by a crash."""
+        from ..runtime.protection import LidBackupError, restore_pending_lid_backup
+
+        if not self.paths.lid_backup_file.exists():
+            return
+        lock = InstanceLock(self.paths.lock_file)
+        try:
+            acquired = lock.try_acquire()
+        except OSError as error:
+            raise CliError(f"Cannot check the runtime lock {self.paths.lock_file}: {error}") from error
+        if not acquired:
+            return
+        try:
+            restore_pending_lid_backup(self.platform, self.paths.lid_backup_file)
+        except (LidBackupError, OSError) as error:
+            raise CliError(f"Failed to restore the lid policy from the pending backup: {error}") from error
+        except Exception as error:  # a platform error must still be one readable line
+            raise CliError(f"Failed to restore the lid policy from the pending backup: {error}") from error
+        finally:
+            lock.release()

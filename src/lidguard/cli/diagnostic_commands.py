@@ -1,0 +1,158 @@
+"""current-lid-state, current-monitor-count, current-temperature, suspend-history, doctor."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from ..platform.api import LidState, TemperatureMode, Unsupported, aggregate_temperature, count_visible_displays
+from ..settings import SettingsFileError, load_settings
+from .context import CliContext
+from .output import CliError, format_local, print_json
+
+__all__ = ["add_diagnostic_commands"]
+
+
+def _current_lid_state(context: CliContext, args: argparse.Namespace) -> int:
+    reader = context.platform.lid
+    deadline = time.monotonic() + 0.5
+    try:
+        state = reader.read_lid_state()
+        while state is LidState.UNKNOWN and time.monotonic() < deadline:
+            time.sleep(0.025)  # some backends fill the state asynchronously (REFERENCE 1.2)
+            state = reader.read_lid_state()
+    except (Unsupported, OSError) as error:
+        raise CliError(f"The lid state cannot be read: {error}") from error
+    if args.json:
+        print_json({"lidSwitchState": state.value})
+    else:
+        print(f"Current lid state: {state.value}")
+    return 0
+
+
+def _current_monitor_count(context: CliContext, args: argparse.Namespace) -> int:
+    try:
+        displays = context.platform.display.list_connected_displays()
+    except (Unsupported, OSError) as error:
+        raise CliError(f"The display monitors cannot be counted: {error}") from error
+    count = count_visible_displays(displays, exclude_internal=False)
+    if args.json:
+        print_json({"visibleDisplayMonitorCount": count,
+                    "displays": [{"name": item.name, "internal": item.internal} for item in displays]})
+    else:
+        print(f"Current visible display monitor count: {count}")
+    return 0
+
+
+def _temperature_mode(context: CliContext, text: str | None) -> TemperatureMode:
+    value = (text or "").strip().lower()
+    if value in ("", "default"):
+        try:
+            stored = load_settings(context.paths.settings_file)
+        except SettingsFileError as error:
+            raise CliError(str(error)) from error
+        return TemperatureMode(stored.emergency_hibernation_temperature_mode.value) if stored else TemperatureMode.AVERAGE
+    for mode in TemperatureMode:
+        if mode.value.lower() == value:
+            return mode
+    raise CliError("The temperature-mode option must be default, low, average, or high.")
+
+
+def _current_temperature(context: CliContext, args: argparse.Namespace) -> int:
+    mode = _temperature_mode(context, args.temperature_mode)
+    try:
+        values = context.platform.thermal.read_temperatures_celsius()
+    except (Unsupported, OSError):
+        values = []
+    celsius = aggregate_temperature(values, mode)
+    if args.json:
+        print_json({"temperatureMode": mode.value, "temperatureCelsius": celsius, "zoneCount": len(values)})
+    elif celsius is None:
+        print(f"Current recognized system temperature is unavailable from this platform's thermal-zone "
+              f"information using {mode.value} mode.")
+    else:
+        print(f"Current recognized system temperature using {mode.value} mode: {celsius} Celsius")
+    return 0
+
+
+def _suspend_history(context: CliContext, args: argparse.Namespace) -> int:
+    from ..runtime.logs import SuspendHistory
+
+    try:
+        stored = load_settings(context.paths.settings_file)
+    except SettingsFileError as error:
+        raise CliError(str(error)) from error
+    retention = stored.suspend_history_entry_count if stored else 10
+    count = args.count if args.count is not None else (retention or 10)
+    if count < 1:
+        raise CliError("The count option must be an integer of at least 1.")
+    entries = SuspendHistory(context.paths.suspend_history_file).newest_first(count)
+    if args.json:
+        print_json({"suspendHistoryFile": str(context.paths.suspend_history_file), "entries": entries})
+        return 0
+    lines = [f"Suspend history file: {context.paths.suspend_history_file}",
+             f"Suspend history recording: {f'{retention} entries' if retention else 'off'}"]
+    if not entries:
+        lines.append("No suspend history entries recorded.")
+    else:
+        lines.append(f"Recent suspend history entries: {len(entries)}")
+        for entry in entries:
+            lines.append(f"- {format_local(entry.get('RecordedAt'))} mode={entry.get('SuspendMode')} "
+                         f"reason={entry.get('Reason')} succeeded={entry.get('Succeeded')} "
+                         f"activeSessions={entry.get('ActiveSessionCount')} "
+                         f"triggerSessions={entry.get('SuspendTriggerSessionCount')}")
+            if entry.get("SessionIdentifier"):
+                lines.append(f"  session={entry.get('Provider')}:{entry['SessionIdentifier']}")
+            if entry.get("ObservedTemperatureCelsius") is not None:
+                lines.append(f"  temperature={entry['ObservedTemperatureCelsius']} Celsius "
+                             f"mode={entry.get('EmergencyHibernationTemperatureMode')} "
+                             f"threshold={entry.get('EmergencyHibernationTemperatureCelsius')} Celsius")
+            if entry.get("WorkingDirectory"):
+                lines.append(f"  cwd=\"{entry['WorkingDirectory']}\"")
+            if entry.get("Message"):
+                lines.append(f"  message={entry['Message']}")
+    print("\n".join(lines))
+    return 0
+
+
+def _doctor(context: CliContext, args: argparse.Namespace) -> int:
+    from .doctor import collect_doctor_report, format_doctor_report
+
+    report = collect_doctor_report(context)
+    if args.json:
+        print_json(report)
+    else:
+        print("\n".join(format_doctor_report(report)))
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be an integer of at least 1")
+    return value
+
+
+def add_diagnostic_commands(subparsers: Any) -> None:
+    parser = subparsers.add_parser("doctor", help="Check this machine: platform, native modules, capabilities, paths.")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_doctor)
+    parser = subparsers.add_parser("current-lid-state", help="Print the lid switch state.")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_current_lid_state)
+    parser = subparsers.add_parser("current-monitor-count", help="Print the visible display monitor count.")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_current_monitor_count)
+    parser = subparsers.add_parser("current-temperature", help="Print the system temperature.")
+    parser.add_argument("--temperature-mode", metavar="default|low|average|high")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_current_temperature)
+    parser = subparsers.add_parser("suspend-history", help="Show recent suspend attempts, newest first.")
+    parser.add_argument("--count", type=_positive_int, help="how many entries (default: the retention)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=_suspend_history)
+

@@ -1,0 +1,175 @@
+"""settings (options or interactive) and the remove-*-webhook commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..settings import (
+    SETTING_OPTIONS,
+    Settings,
+    SettingsFileError,
+    SettingsInputError,
+    apply_changes,
+    headless_defaults,
+    load_or_create_settings,
+    save_settings,
+)
+from ..settings.display import format_settings_block
+from ..settings.validation import parse_bool
+from .context import CliContext
+from .output import CliError
+
+__all__ = ["add_settings_commands"]
+
+# (name shown, JSON path, option of SETTING_OPTIONS whose parser validates the answer)
+_INTERACTIVE = (
+    ("Prevent system sleep", "prevent-system-sleep"),
+    ("Prevent away mode sleep", "prevent-away-mode-sleep"),
+    ("Prevent display sleep", "prevent-display-sleep"),
+    ("Change lid action", "change-lid-action"),
+    ("Watch parent process", "watch-parent-process"),
+    ("Session timeout minutes", "session-timeout-minutes"),
+    ("Server runtime cleanup delay minutes", "server-runtime-cleanup-delay-minutes"),
+    ("Emergency hibernation on high temperature", "emergency-hibernation-on-high-temperature"),
+    ("Emergency hibernation temperature mode", "emergency-hibernation-temperature-mode"),
+    ("Emergency hibernation temperature Celsius", "emergency-hibernation-temperature-celsius"),
+    ("Suspend mode", "suspend-mode"),
+    ("Post-stop suspend delay seconds", "post-stop-suspend-delay-seconds"),
+    ("Post-stop suspend sound", "post-stop-suspend-sound"),
+    ("Post-stop suspend sound volume override percent", "post-stop-suspend-sound-volume-override-percent"),
+    ("Suspend history entry count", "suspend-history-count"),
+    ("Closed lid permission request decision", "closed-lid-permission-request-decision"),
+)
+_OPTIONS_BY_NAME = {option.name: option for option in SETTING_OPTIONS}
+
+
+def _load(context: CliContext) -> Settings:
+    try:
+        return load_or_create_settings(context.paths.settings_file)
+    except SettingsFileError as error:
+        raise CliError(str(error)) from error
+
+
+def _stored_value(settings: Settings, json_path: tuple[str, ...]) -> Any:
+    value: Any = settings.model_dump(mode="json", by_alias=True)
+    for key in json_path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _display_value(value: Any) -> str:
+    if value is None or value == "":
+        return "off"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _save_and_sync(context: CliContext, settings: Settings, lines: list[str]) -> int:
+    save_settings(context.paths.settings_file, settings)
+    lines = [f"Settings file: {context.paths.settings_file}", *format_settings_block(settings), *lines]
+    response = context.request("settings", HasSettings=True, Settings=settings.to_file_json())
+    if response.get("Succeeded"):
+        lines.append("Runtime settings updated.")
+    elif response.get("RuntimeUnavailable"):
+        lines.append("Runtime is not running; saved settings will be used on the next start.")
+    else:
+        print("\n".join(lines))
+        raise CliError(str(response.get("Message")))
+    print("\n".join(lines))
+    return 0
+
+
+def _interactive(context: CliContext, settings: Settings) -> Settings:
+    from ..platform.host import away_mode_supported
+
+    defaults = headless_defaults()
+    changes: dict[tuple[str, ...], Any] = {}
+    for label, option_name in _INTERACTIVE:
+        if option_name == "prevent-away-mode-sleep" and not away_mode_supported():
+            continue
+        option = _OPTIONS_BY_NAME[option_name]
+        stored = _stored_value(settings, option.json_path)
+        default = _stored_value(defaults, option.json_path)
+        while True:
+            sys.stdout.write(f"{label} (stored: {_display_value(stored)}, default: {_display_value(default)}, "
+                             f"press Enter to keep stored): ")
+            sys.stdout.flush()
+            answer = sys.stdin.readline()
+            if answer == "":
+                raise CliError(f"Input ended before {label} was entered.")
+            answer = answer.strip()
+            if not answer:
+                break
+            try:
+                if isinstance(stored, bool) and answer.lower() not in ("true", "false"):
+                    raise SettingsInputError(f"{label} must be true or false.")
+                changes[option.json_path] = option.parse(answer)
+                break
+            except SettingsInputError as error:
+                print(str(error))
+    return apply_changes(settings, changes)
+
+
+def _settings(context: CliContext, args: argparse.Namespace) -> int:
+    given = {option.name: getattr(args, option.name.replace("-", "_")) for option in SETTING_OPTIONS}
+    given = {name: value for name, value in given.items() if value is not None}
+    reset = parse_bool(args.reset, "reset") if args.reset is not None else False
+    if reset:
+        settings = headless_defaults()
+    else:
+        settings = _load(context)
+    if not given and not reset:
+        settings = _interactive(context, settings)
+        hints = [
+            "To change the power request reason run: lidguard settings --power-request-reason \"<text>\"",
+            "To set the pre-suspend webhook run: lidguard settings --pre-suspend-webhook-url <url>",
+            "To remove the pre-suspend webhook run: lidguard remove-pre-suspend-webhook",
+            "To set the post-session-end webhook run: lidguard settings --post-session-end-webhook-url <url>",
+            "To remove the post-session-end webhook run: lidguard remove-post-session-end-webhook",
+        ]
+        return _save_and_sync(context, settings, hints)
+    changes: dict[tuple[str, ...], Any] = {}
+    for name, text in given.items():
+        option = _OPTIONS_BY_NAME[name]
+        try:
+            changes[option.json_path] = option.parse(text)
+        except SettingsInputError as error:
+            raise CliError(str(error)) from error
+    return _save_and_sync(context, apply_changes(settings, changes), [])
+
+
+def _remover(json_key: str, missing: str, removed: str):
+    def remove(context: CliContext, args: argparse.Namespace) -> int:
+        settings = _load(context)
+        if not _stored_value(settings, (json_key,)):
+            print(missing)
+            return 0
+        return _save_and_sync(context, apply_changes(settings, {(json_key,): ""}), [removed])
+
+    return remove
+
+
+def add_settings_commands(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "settings", help="Show and change settings (interactive with no options).",
+        description="With no options, asks for each setting in turn. Values are validated; the running "
+                    "runtime receives the update.")
+    for option in SETTING_OPTIONS:
+        flags = [f"--{flag}" for flag in option.flags]
+        parser.add_argument(*flags, dest=option.name.replace("-", "_"), metavar=option.metavar, help=option.help)
+    parser.add_argument("--reset", metavar="true|false", help="start from the defaults before applying options")
+    parser.set_defaults(handler=_settings)
+    for command, key, missing, removed in (
+        ("remove-pre-suspend-webhook", "PreSuspendWebhookUrl", "No pre-suspend webhook URL is configured.",
+         "Pre-suspend webhook URL removed."),
+        ("remove-post-session-end-webhook", "PostSessionEndWebhookUrl",
+         "No post-session-end webhook URL is configured.", "Post-session-end webhook URL removed."),
+        ("remove-closed-lid-stop-follow-up-webhook", "ClosedLidStopFollowUpWebhookUrl",
+         "No closed lid stop follow-up webhook URL is configured.",
+         "Closed lid stop follow-up webhook URL removed."),
+    ):
+        sub = subparsers.add_parser(command, help=f"Clear {key} and update the runtime.")
+        sub.set_defaults(handler=_remover(key, missing, removed))

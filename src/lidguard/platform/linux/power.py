@@ -1,0 +1,255 @@
+"""Keep-awake protection and the lid-close policy on Linux: systemd-logind block inhibitors.
+
+An inhibitor is an fd returned by ``org.freedesktop.login1.Manager.Inhibit`` (org.freedesktop.login1(5));
+logind drops it when every copy of the fd is closed, so it dies with the runtime. Two ways to hold one:
+
+- the cffi binding (``_binding.LogindConnection.inhibit``), when :func:`_binding.binding_status` is active;
+- otherwise a helper ``systemd-inhibit --what=... --mode=block -- sh -c 'read _'`` (systemd-inhibit(1)),
+  released by closing its stdin; the stdin pipe also closes when the runtime dies, so the helper
+  never outlives it (shared/spec/REFERENCE.md 8.2).
+
+Lid protection is a *separate* ``handle-lid-switch`` inhibitor: logind's default
+``LidSwitchIgnoreInhibited=yes`` (logind.conf(5)) makes lid-close handling ignore a plain ``sleep``
+inhibitor, so ``sleep`` alone does not stop suspend on lid close. No distribution config is edited.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+
+from ..api import LidActionSnapshot, ProtectionRequest, Unsupported
+from ._binding import (
+    LogindConnection,
+    LogindError,
+    LogindUnavailable,
+    binding_status,
+    refuse_real_system_bus_under_pytest,
+)
+
+__all__ = [
+    "LID_SWITCH_WHY",
+    "LINUX_LID_SCHEME_IDENTIFIER",
+    "LinuxLidPolicy",
+    "LinuxPowerRequests",
+    "InhibitorHandle",
+    "InhibitorHelperError",
+    "acquire_inhibitor",
+    "build_inhibit_what",
+    "describe_inhibitor_path",
+]
+
+INHIBITOR_WHO = "lidguard"
+INHIBITOR_MODE = "block"
+DEFAULT_POWER_WHY = "LidGuard is keeping the system awake while an agent session is running."
+LID_SWITCH_WHY = "LidGuard is temporarily inhibiting lid-close handling while an agent session is running."
+# Fake power-scheme identifier recorded in the pending lid-action backup (REFERENCE 8.2).
+LINUX_LID_SCHEME_IDENTIFIER = "1d4c92cb-9a9a-4d20-b89c-111ea5270e91"
+LID_ACTION_DO_NOTHING = 0
+LID_ACTION_SLEEP = 1
+HELPER_PROBE_SECONDS = 0.25
+HELPER_RELEASE_WAIT_SECONDS = 2.0
+
+
+class InhibitorHelperError(LogindError):
+    """The ``systemd-inhibit`` helper exited during its probe window; carries its exit code and stderr."""
+
+    def __init__(self, exit_code: int, stderr: str) -> None:
+        detail = stderr.strip() or "no error output"
+        super().__init__("lidguard.Error.SystemdInhibitFailed", f"systemd-inhibit exited with code {exit_code}: {detail}")
+        self.exit_code = exit_code
+        self.stderr = stderr
+
+
+def build_inhibit_what(request: ProtectionRequest) -> str:
+    """The ``what`` of Inhibit: ``sleep`` for PreventSystemSleep; ``idle`` for PreventSystemSleep or
+    PreventDisplaySleep; joined with ':'; "" when there is nothing to block. Away mode is Windows-only."""
+    kinds = []
+    if request.prevent_system_sleep:
+        kinds.append("sleep")
+    if request.prevent_system_sleep or request.prevent_display_sleep:
+        kinds.append("idle")
+    return ":".join(kinds)
+
+
+class InhibitorHandle:
+    """One held inhibitor (or nothing); ``release`` is idempotent and thread-safe."""
+
+    def __init__(self, description: str, release_inhibitor: Callable[[], None] | None) -> None:
+        self.description = description
+        self._release_inhibitor = release_inhibitor
+        self._lock = threading.Lock()
+
+    @property
+    def held(self) -> bool:
+        return self._release_inhibitor is not None
+
+    def release(self) -> None:
+        with self._lock:
+            release_inhibitor, self._release_inhibitor = self._release_inhibitor, None
+        if release_inhibitor is not None:
+            release_inhibitor()
+
+    def __repr__(self) -> str:
+        return f"InhibitorHandle({self.description!r}, held={self.held})"
+
+
+def describe_inhibitor_path() -> str:
+    """Which way inhibitors are taken on this machine, and why (for ``describe``/``doctor``)."""
+    active, reason = binding_status()
+    if active:
+        return f"logind Inhibit over D-Bus ({reason})"
+    helper = shutil.which("systemd-inhibit")
+    if helper is None:
+        return f"unavailable: logind binding inactive ({reason}) and systemd-inhibit not found"
+    return f"systemd-inhibit helper {helper} (logind binding inactive: {reason})"
+
+
+def acquire_inhibitor(what: str, why: str, *, capability: str = "power") -> InhibitorHandle:
+    """A block inhibitor for ``what`` held by this process until ``release``.
+
+    Raises ``Unsupported(capability, ...)`` when logind or systemd-inhibit is missing, and
+    :class:`LogindError` (e.g. AccessDenied from polkit) when logind refuses.
+    """
+    active, reason = binding_status()
+    if active:
+        return _acquire_with_binding(what, why, capability)
+    return _acquire_with_helper(what, why, capability, binding_reason=reason)
+
+
+def _acquire_with_binding(what: str, why: str, capability: str) -> InhibitorHandle:
+    try:
+        with LogindConnection() as connection:
+            fd = connection.inhibit(what, INHIBITOR_WHO, why, INHIBITOR_MODE)
+            library_name = connection.library_name
+    except LogindUnavailable as error:
+        raise Unsupported(capability, f"systemd-logind is not reachable ({error})") from error
+    # The inhibitor outlives the D-Bus connection (as in real logind); only the fd matters now.
+    return InhibitorHandle(f"logind inhibitor {what} (fd {fd}, {library_name} via cffi)", lambda: os.close(fd))
+
+
+def _acquire_with_helper(what: str, why: str, capability: str, *, binding_reason: str) -> InhibitorHandle:
+    refuse_real_system_bus_under_pytest("start systemd-inhibit")
+    helper = shutil.which("systemd-inhibit")
+    if helper is None:
+        raise Unsupported(
+            capability, f"systemd-inhibit was not found and the logind binding is inactive ({binding_reason})"
+        )
+    shell = shutil.which("sh") or "/bin/sh"
+    command = [
+        helper, f"--what={what}", f"--who={INHIBITOR_WHO}", f"--why={why}", f"--mode={INHIBITOR_MODE}",
+        "--", shell, "-c", "read _",
+    ]
+    # stdin is a pipe whose only writer is this process (Popen pipes are close-on-exec): closing it, or
+    # this process dying, makes `read` see EOF, sh exits and systemd-inhibit drops the inhibitor.
+    # A new session gives the helper its own process group for the kill fallback in release.
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True, close_fds=True,
+    )
+    try:
+        exit_code = process.wait(timeout=HELPER_PROBE_SECONDS)
+    except subprocess.TimeoutExpired:
+        return InhibitorHandle(
+            f"systemd-inhibit helper pid {process.pid} ({what})", lambda: _stop_helper(process)
+        )
+    stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+    _close_pipes(process)
+    raise InhibitorHelperError(exit_code, stderr)
+
+
+def _stop_helper(process: subprocess.Popen[bytes]) -> None:
+    """Close stdin (sh exits, systemd-inhibit follows); after 2 s kill the helper's process group."""
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    try:
+        process.wait(timeout=HELPER_RELEASE_WAIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=HELPER_RELEASE_WAIT_SECONDS)
+    _close_pipes(process)
+
+
+def _close_pipes(process: subprocess.Popen[bytes]) -> None:
+    for pipe in (process.stdin, process.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+class LinuxPowerRequests:
+    """PowerRequests: one ``sleep:idle`` (or ``idle``) block inhibitor per applied protection."""
+
+    def __init__(self) -> None:
+        self._handles: list[InhibitorHandle] = []
+        self._lock = threading.Lock()
+
+    def apply(self, request: ProtectionRequest) -> InhibitorHandle:
+        what = build_inhibit_what(request)
+        if not what:
+            return InhibitorHandle("nothing to block (no sleep or display protection requested)", None)
+        handle = acquire_inhibitor(what, request.reason.strip() or DEFAULT_POWER_WHY)
+        with self._lock:
+            self._handles = [known for known in self._handles if known.held] + [handle]
+        return handle
+
+    def describe(self) -> str:
+        return describe_inhibitor_path()
+
+    def close(self) -> None:
+        """Releases every protection this object applied (each handle's release is idempotent)."""
+        with self._lock:
+            handles, self._handles = self._handles, []
+        for handle in handles:
+            handle.release()
+
+
+class LinuxLidPolicy:
+    """LidPolicy: "Do Nothing" on lid close means this process holds a ``handle-lid-switch`` inhibitor.
+
+    Nothing is written anywhere: the "scheme" is a fixed identifier and the "action" read back is
+    0 (DoNothing) while our inhibitor is held, else 1 (Sleep), for both AC and DC.
+    """
+
+    def __init__(self) -> None:
+        self._hold: InhibitorHandle | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def holds_lid_switch(self) -> bool:
+        hold = self._hold
+        return hold is not None and hold.held
+
+    def read_lid_actions(self) -> LidActionSnapshot:
+        action = LID_ACTION_DO_NOTHING if self.holds_lid_switch else LID_ACTION_SLEEP
+        return LidActionSnapshot(LINUX_LID_SCHEME_IDENTIFIER, action, action)
+
+    def set_do_nothing(self, snapshot: LidActionSnapshot) -> None:
+        with self._lock:
+            if self._hold is None or not self._hold.held:
+                self._hold = acquire_inhibitor("handle-lid-switch", LID_SWITCH_WHY, capability="lid_policy")
+
+    def restore_lid_actions(self, snapshot: LidActionSnapshot) -> None:
+        self._release_hold()
+
+    def drop_runtime_hold(self) -> None:
+        self._release_hold()
+
+    def describe(self) -> str:
+        return f"handle-lid-switch inhibitor via {describe_inhibitor_path()}"
+
+    def close(self) -> None:
+        self._release_hold()
+
+    def _release_hold(self) -> None:
+        with self._lock:
+            hold, self._hold = self._hold, None
+        if hold is not None:
+            hold.release()

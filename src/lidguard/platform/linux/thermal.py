@@ -1,0 +1,133 @@
+"""Linux thermal-zone temperatures for Emergency Hibernation.
+
+Each zone is ``/sys/class/thermal/thermal_zone<N>/temp`` in millidegrees Celsius
+(Documentation/ABI/testing/sysfs-class-thermal: "temp: Current temperature as reported by thermal
+zone (sensor). Unit: millidegree Celsius"). Reading a zone can fail on its own (EIO/ENODATA from
+an unavailable sensor, or a directory where the file should be in a test tree): such zones are
+skipped, and no zone at all yields an empty list, which callers treat as "unavailable" (never a
+trigger).
+
+A compiled sampler (``lidguard._native._thermal``, from native/thermal_linux.pyx) reads every zone
+in one call; this module's pure reader has the same contract and is used when the compiled module
+is not built, is stale, or ``LIDGUARD_NO_EXTENSIONS=1``. Parity tests run both.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from types import ModuleType
+
+from ..._native import load_native_module, native_statuses
+from .sysfs import path_under_root, resolve_root
+
+__all__ = [
+    "NATIVE_THERMAL_ABI_VERSION",
+    "NATIVE_THERMAL_MODULE",
+    "THERMAL_CLASS_DIRECTORY",
+    "LinuxThermalReader",
+    "load_native_thermal_sampler",
+    "read_zone_temperatures_pure",
+]
+
+THERMAL_CLASS_DIRECTORY = "/sys/class/thermal"
+NATIVE_THERMAL_MODULE = "_thermal"
+NATIVE_THERMAL_ABI_VERSION = 1
+
+_ZONE_PREFIX = b"thermal_zone"
+# Same rules as native/thermal_linux.pyx: at most 64 bytes, ASCII whitespace, sign, 1-18 digits.
+_READ_LIMIT = 64
+_MILLIDEGREES_PATTERN = re.compile(rb"[+-]?[0-9]{1,18}")
+
+
+def _zone_sort_key(name: bytes) -> tuple[int, int, bytes]:
+    """``thermal_zone2`` before ``thermal_zone10``; non-numeric suffixes last, by name."""
+    suffix = name[len(_ZONE_PREFIX) :]
+    if suffix.isdigit():
+        return (0, int(suffix), name)
+    return (1, 0, name)
+
+
+def _list_zone_names(directory: bytes) -> list[bytes]:
+    try:
+        with os.scandir(directory) as entries:
+            return [entry.name for entry in entries if entry.name.startswith(_ZONE_PREFIX)]
+    except OSError:
+        return []
+
+
+def _read_millidegrees(path: bytes) -> int | None:
+    try:
+        with open(path, "rb") as temp_file:
+            content = temp_file.read(_READ_LIMIT + 1)
+    except OSError:
+        return None
+    if len(content) > _READ_LIMIT:
+        return None
+    match = _MILLIDEGREES_PATTERN.fullmatch(content.strip())
+    return int(match.group()) if match else None
+
+
+def read_zone_temperatures_pure(root: Path) -> list[float]:
+    """Celsius values of every parseable ``<root>/sys/class/thermal/thermal_zone*/temp``.
+
+    Includes zero and negative values, like the native sampler; the reader filters them.
+    """
+    directory = os.fsencode(path_under_root(root, THERMAL_CLASS_DIRECTORY))
+    temperatures: list[float] = []
+    for name in sorted(_list_zone_names(directory), key=_zone_sort_key):
+        millidegrees = _read_millidegrees(directory + b"/" + name + b"/temp")
+        if millidegrees is not None:
+            temperatures.append(millidegrees / 1000.0)
+    return temperatures
+
+
+def load_native_thermal_sampler() -> ModuleType | None:
+    """The compiled sampler, or None (pure fallback); raises ImportError only when required."""
+    return load_native_module(NATIVE_THERMAL_MODULE, NATIVE_THERMAL_ABI_VERSION)
+
+
+def _native_status_reason() -> str:
+    for status in native_statuses():
+        if status.name == NATIVE_THERMAL_MODULE:
+            return status.reason
+    return "not loaded"
+
+
+class LinuxThermalReader:
+    """Positive zone temperatures in Celsius; ``[]`` means unavailable.
+
+    The sampler is chosen once, when the reader is built: the compiled one when it loads (see
+    :func:`lidguard._native.load_native_module`), else the pure one.
+    """
+
+    def __init__(self, root: Path | None = None) -> None:
+        self._root = root
+        self._native_sampler = load_native_thermal_sampler()
+        self._sampler_reason = _native_status_reason()
+
+    @property
+    def uses_native_sampler(self) -> bool:
+        return self._native_sampler is not None
+
+    def read_raw_zone_temperatures(self) -> list[float]:
+        """Every parseable zone value (including <= 0), from the active sampler."""
+        root = resolve_root(self._root)
+        if self._native_sampler is not None:
+            return list(self._native_sampler.read_zone_temperatures(str(root)))
+        return read_zone_temperatures_pure(root)
+
+    def read_temperatures_celsius(self) -> list[float]:
+        # A zone reporting 0 or below is a sensor without a reading (the spec keeps only > 0).
+        return [value for value in self.read_raw_zone_temperatures() if value > 0]
+
+    def describe(self) -> str:
+        sampler = "native sampler" if self.uses_native_sampler else "pure-Python sampler"
+        directory = path_under_root(resolve_root(self._root), THERMAL_CLASS_DIRECTORY)
+        values = self.read_temperatures_celsius()
+        detail = f"{sampler}: {self._sampler_reason}"
+        if not values:
+            return f"unsupported: no positive reading in {directory}/thermal_zone*/temp ({detail})"
+        listed = ", ".join(f"{value:g}" for value in values)
+        return f"available ({len(values)} zones: {listed} C; {detail})"

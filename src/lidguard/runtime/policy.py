@@ -1,0 +1,338 @@
+"""The session policy as a pure state machine: ``transition(state, event, now) -> Outcome``.
+
+No I/O, no clock reads: the caller passes ``now`` (UTC) and applies the effects. Rules (seed 000
+"Active Session Policy", REFERENCE section 4):
+
+- start/update replaces the record (times reset, soft-lock cleared) but keeps an existing watched
+  process when none is supplied and WatchParentProcess is on;
+- stop is idempotent: the first cleanup signal is authoritative, later ones are harmless;
+- activity refreshes LastActivityAt and clears the soft-lock; a soft-lock never refreshes activity;
+- a deferred stop (provider work still pending) keeps the session and refreshes its activity;
+- the inactive timeout soft-locks sessions (``session-timeout-expired:<N> minutes``); pending work
+  with no activity for the timeout is abandoned (``session-pending-provider-work-abandoned``), and a
+  soft-locked session with pending work stays in the timer;
+- protection is wanted iff some session is not soft-locked; all soft-locked => suspend-eligible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from .sessions import AgentProvider, RegistryState, Session, SessionKey
+
+__all__ = [
+    "CancelPendingSuspend",
+    "EvaluateSuspend",
+    "LogEvent",
+    "MarkActive",
+    "MarkSoftLocked",
+    "Outcome",
+    "RemoveSessions",
+    "SessionEnded",
+    "Start",
+    "Stop",
+    "TimeoutCheck",
+    "UnwatchProcess",
+    "WatchProcess",
+    "next_timeout_deadline",
+    "timeout_reason",
+    "transition",
+]
+
+
+# -- events -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Start:
+    key: SessionKey
+    watched_process_identifier: int | None = None
+    working_directory: str = ""
+    transcript_path: str = ""
+    watch_parent_process: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    key: SessionKey
+    provider_session_end: bool = False
+    end_reason: str = ""
+    cancel_path: bool = False  # watched-process exit or orphan cleanup
+    pending_provider_work: bool = False  # deferred stop: background work still running
+    command: str = "stop"
+
+
+@dataclass(frozen=True, slots=True)
+class MarkActive:
+    key: SessionKey
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MarkSoftLocked:
+    key: SessionKey
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveSessions:
+    """Removes sessions: all, or by id (any provider, or one provider, or one MCP name)."""
+
+    session_identifier: str | None = None
+    provider: AgentProvider | None = None
+    provider_name: str | None = None
+    match_all: bool = False
+
+    def matches(self, key: SessionKey) -> bool:
+        if self.match_all:
+            return True
+        if key.session_identifier != self.session_identifier:
+            return False
+        if self.provider is None:
+            return True
+        if key.provider is not self.provider:
+            return False
+        if self.provider is AgentProvider.MCP and self.provider_name:
+            return key.provider_name == self.provider_name.strip()
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class TimeoutCheck:
+    timeout_minutes: int | None
+
+
+Event = Start | Stop | MarkActive | MarkSoftLocked | RemoveSessions | TimeoutCheck
+
+
+# -- effects ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class LogEvent:
+    event_name: str
+    command: str
+    message: str
+    session: Session | None = None
+    succeeded: bool = True
+    stop: Stop | None = None
+    key: SessionKey | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelPendingSuspend:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchProcess:
+    key: SessionKey
+    pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnwatchProcess:
+    key: SessionKey
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    """A session left the registry by a stop (not a removal)."""
+
+    session: Session
+    stop: Stop
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluateSuspend:
+    """Protection is no longer wanted: decide whether to suspend (reason Completed or SoftLocked)."""
+
+    reason: str
+    command: str
+    trigger_session: Session | None
+    soft_locked_session_count: int
+    cancel_path: bool = False
+
+
+Effect = LogEvent | CancelPendingSuspend | WatchProcess | UnwatchProcess | SessionEnded | EvaluateSuspend
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    state: RegistryState
+    succeeded: bool
+    message: str
+    effects: list[Effect] = field(default_factory=list)
+    removed: list[Session] = field(default_factory=list)
+
+
+def timeout_reason(minutes: int) -> str:
+    return f"session-timeout-expired:{minutes} minutes"
+
+
+def _evaluate_after(before: RegistryState, after: RegistryState, command: str, trigger: Session | None,
+                    *, reason: str, cancel_path: bool = False, always: bool = False) -> list[Effect]:
+    """EvaluateSuspend when nobody wants protection any more: on the change to that state, or on
+    every stop/removal (``always``) since a stop is a suspend trigger of its own."""
+    if after.protection_wanted or not (before.protection_wanted or always):
+        return []
+    count = len(after.sessions)
+    return [EvaluateSuspend("SoftLocked" if count else reason, command, trigger, count, cancel_path)]
+
+
+def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
+    key = event.key
+    if not key.session_identifier.strip():
+        return Outcome(state, False, "A session identifier is required.",
+                       [LogEvent("session-start-rejected", "start", "A session identifier is required.")])
+    existing = state.sessions.get(key)
+    watched = event.watched_process_identifier if event.watched_process_identifier else None
+    if watched is None and existing is not None and event.watch_parent_process:
+        watched = existing.watched_process_identifier
+    if not event.watch_parent_process:
+        watched = event.watched_process_identifier or None
+    session = Session(key=key, started_at=now, last_activity_at=now, watched_process_identifier=watched,
+                      working_directory=event.working_directory, transcript_path=event.transcript_path)
+    new_state = state.with_session(session)
+    if watched:
+        watch_text = f" Watching process {watched}."
+    else:
+        watch_text = " No watched process was resolved; a stop hook is required."
+    message = f"Started {key}.{watch_text}"
+    effects: list[Effect] = [CancelPendingSuspend("session-started")]
+    if existing is not None and existing.watched_process_identifier and existing.watched_process_identifier != watched:
+        effects.append(UnwatchProcess(key))
+    if watched and (existing is None or existing.watched_process_identifier != watched):
+        effects.append(WatchProcess(key, watched))
+    effects.append(LogEvent("session-started", "start", message, session))
+    return Outcome(new_state, True, message, effects)
+
+
+def _stop(state: RegistryState, event: Stop, now: datetime) -> Outcome:
+    key = event.key
+    existing = state.sessions.get(key)
+    if existing is None:
+        message = f"Session {key} is already stopped."
+        return Outcome(state, True, message, [LogEvent("session-stopped-already-stopped", event.command, message,
+                                                        None, stop=event)])
+    if event.pending_provider_work:
+        session = replace(existing, pending_provider_work=True, last_activity_at=now)
+        message = f"Deferred stop for {key}: provider work is still pending."
+        return Outcome(state.with_session(session), True, message,
+                       [LogEvent("session-stop-deferred", event.command, message, session, stop=event)])
+    new_state = state.without([key])
+    message = f"Stopped {key}."
+    effects: list[Effect] = []
+    if existing.watched_process_identifier:
+        effects.append(UnwatchProcess(key))
+    effects.append(LogEvent("session-stopped", event.command, message, existing, stop=event))
+    effects.append(SessionEnded(existing, event))
+    effects += _evaluate_after(state, new_state, event.command, existing, reason="Completed",
+                               cancel_path=event.cancel_path, always=True)
+    return Outcome(new_state, True, message, effects, removed=[existing])
+
+
+def _mark_active(state: RegistryState, event: MarkActive, now: datetime) -> Outcome:
+    existing = state.sessions.get(event.key)
+    if existing is None:
+        message = f"Session {event.key} is not active; ignored activity signal."
+        return Outcome(state, True, message, [LogEvent("session-activity-ignored", "mark-session-active", message, key=event.key)])
+    session = existing.with_activity(now)
+    if existing.soft_locked:
+        message = f"Cleared soft-lock for {event.key} because activity was detected from {event.reason or 'activity'}."
+    else:
+        message = f"Session {event.key} was already active."
+    effects: list[Effect] = [
+        CancelPendingSuspend("session-activity"),
+        LogEvent("session-activity-recorded", "mark-session-active", message, session),
+    ]
+    return Outcome(state.with_session(session), True, message, effects)
+
+
+def _mark_soft_locked(state: RegistryState, event: MarkSoftLocked, now: datetime,
+                      command: str = "mark-session-softlocked",
+                      log_name: str = "session-softlock-recorded") -> Outcome:
+    existing = state.sessions.get(event.key)
+    if existing is None:
+        message = f"Session {event.key} is not active; ignored soft-lock signal."
+        return Outcome(state, True, message, [LogEvent("session-softlock-ignored", command, message, key=event.key)])
+    reason = event.reason.strip() or "soft-locked"
+    if existing.soft_lock_reason == reason:
+        message = f"Session {event.key} is already soft-locked from {reason}."
+        return Outcome(state, True, message, [LogEvent("session-softlock-ignored", command, message, existing)])
+    session = existing.with_soft_lock(reason, now)
+    new_state = state.with_session(session)
+    message = f"Marked {event.key} as soft-locked from {reason}."
+    effects: list[Effect] = [LogEvent(log_name, command, message, session)]
+    effects += _evaluate_after(state, new_state, command, session, reason="SoftLocked")
+    return Outcome(new_state, True, message, effects)
+
+
+def _remove(state: RegistryState, event: RemoveSessions) -> Outcome:
+    if not event.match_all and not (event.session_identifier or "").strip():
+        return Outcome(state, False, "A session identifier is required.")
+    matched = [session for key, session in state.sessions.items() if event.matches(key)]
+    if not matched:
+        message = "No active session matched; nothing was removed."
+        return Outcome(state, True, message, [LogEvent("session-remove-already-stopped", "remove-session", message)])
+    new_state = state.without([session.key for session in matched])
+    effects: list[Effect] = []
+    for session in matched:
+        if session.watched_process_identifier:
+            effects.append(UnwatchProcess(session.key))
+        effects.append(LogEvent("session-removed", "remove-session", f"Removed {session.key}.", session))
+    effects += _evaluate_after(state, new_state, "remove-session", matched[-1], reason="Completed")
+    message = f"Removed {len(matched)} session(s)."
+    return Outcome(new_state, True, message, effects, removed=matched)
+
+
+def _timeout_check(state: RegistryState, event: TimeoutCheck, now: datetime) -> Outcome:
+    if event.timeout_minutes is None:
+        return Outcome(state, True, "Session timeout is off.")
+    limit = timedelta(minutes=event.timeout_minutes)
+    reason = timeout_reason(event.timeout_minutes)
+    current = state
+    effects: list[Effect] = []
+    for session in state.sorted_sessions():
+        if not _in_timer(session) or now - session.last_activity_at < limit:
+            continue
+        updated = session
+        if session.pending_provider_work:
+            updated = replace(session, pending_provider_work=False)
+            message = f"Abandoned pending provider work for {session.key} after {event.timeout_minutes} minutes."
+            effects.append(LogEvent("session-pending-provider-work-abandoned", "session-timeout", message, updated))
+        if not updated.soft_locked:
+            updated = updated.with_soft_lock(reason, now)
+            effects.append(LogEvent("session-timeout-softlock-recorded", "session-timeout",
+                                    f"Marked {session.key} as soft-locked from {reason}.", updated))
+        current = current.with_session(updated)
+    trigger = effects[-1].session if effects else None  # type: ignore[union-attr]
+    effects += _evaluate_after(state, current, "session-timeout", trigger, reason="SoftLocked")
+    return Outcome(current, True, f"Checked session timeouts ({reason}).", effects)
+
+
+def _in_timer(session: Session) -> bool:
+    return not session.soft_locked or session.pending_provider_work
+
+
+def next_timeout_deadline(state: RegistryState, timeout_minutes: int | None) -> datetime | None:
+    """When the timeout timer must next fire, or None (timeout off or nobody in the timer)."""
+    if timeout_minutes is None:
+        return None
+    candidates = [session.last_activity_at for session in state.sessions.values() if _in_timer(session)]
+    if not candidates:
+        return None
+    return min(candidates) + timedelta(minutes=timeout_minutes)
+
+
+def transition(state: RegistryState, event: Event, now: datetime) -> Outcome:
+    if isinstance(event, Start):
+        return _start(state, event, now)
+    if isinstance(event, Stop):
+        return _stop(state, event, now)
+    if isinstance(event, MarkActive):
+        return _mark_active(state, event, now)
+    if isinstance(event, MarkSoftLocked):
+        return _mark_soft_locked(state, event, now)
+    if isinstance(event, RemoveSessions):
+        return _remove(state, event)
+    if isinstance(event, TimeoutCheck):
+        return _timeout_check(state, event, now)
+    raise TypeError(f"unknown session event {event!r}")

@@ -1,0 +1,110 @@
+"""Session values: keys, records and the registry state (immutable; the policy returns new ones)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from types import MappingProxyType
+from typing import Mapping
+
+__all__ = ["AgentProvider", "RegistryState", "Session", "SessionKey", "parse_provider"]
+
+
+class AgentProvider(enum.StrEnum):
+    UNKNOWN = "Unknown"
+    CODEX = "Codex"
+    CLAUDE = "Claude"
+    GITHUB_COPILOT = "GitHubCopilot"
+    CUSTOM = "Custom"
+    MCP = "Mcp"
+    OPENCODE = "OpenCode"
+
+
+_PROVIDER_WORDS = {
+    "unknown": AgentProvider.UNKNOWN,
+    "codex": AgentProvider.CODEX,
+    "claude": AgentProvider.CLAUDE,
+    "copilot": AgentProvider.GITHUB_COPILOT,
+    "github-copilot": AgentProvider.GITHUB_COPILOT,
+    "githubcopilot": AgentProvider.GITHUB_COPILOT,
+    "custom": AgentProvider.CUSTOM,
+    "mcp": AgentProvider.MCP,
+    "opencode": AgentProvider.OPENCODE,
+}
+
+
+def parse_provider(text: str | None) -> AgentProvider | None:
+    """CLI words and enum names alike (case-insensitive); None when unknown."""
+    return _PROVIDER_WORDS.get((text or "").strip().lower())
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SessionKey:
+    """Provider, provider name (kept only for MCP sessions, trimmed) and the case-sensitive id."""
+
+    provider: AgentProvider
+    provider_name: str
+    session_identifier: str
+
+    @classmethod
+    def create(cls, provider: AgentProvider, session_identifier: str, provider_name: str = "") -> SessionKey:
+        name = provider_name.strip() if provider is AgentProvider.MCP else ""
+        return cls(provider, name, session_identifier)
+
+    @property
+    def provider_display(self) -> str:
+        return f"Mcp:{self.provider_name}" if self.provider is AgentProvider.MCP else self.provider.value
+
+    def __str__(self) -> str:
+        return f"{self.provider_display}:{self.session_identifier}"
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    key: SessionKey
+    started_at: datetime
+    last_activity_at: datetime
+    soft_lock_reason: str | None = None
+    soft_locked_at: datetime | None = None
+    watched_process_identifier: int | None = None
+    working_directory: str = ""
+    transcript_path: str = ""
+    pending_provider_work: bool = False
+
+    @property
+    def soft_locked(self) -> bool:
+        return self.soft_lock_reason is not None
+
+    def with_activity(self, now: datetime) -> Session:
+        return replace(self, last_activity_at=now, soft_lock_reason=None, soft_locked_at=None)
+
+    def with_soft_lock(self, reason: str, now: datetime) -> Session:
+        return replace(self, soft_lock_reason=reason, soft_locked_at=now)
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryState:
+    sessions: Mapping[SessionKey, Session] = field(default_factory=lambda: MappingProxyType({}))
+
+    def with_session(self, session: Session) -> RegistryState:
+        updated = dict(self.sessions)
+        updated[session.key] = session
+        return RegistryState(MappingProxyType(updated))
+
+    def without(self, keys: list[SessionKey]) -> RegistryState:
+        updated = {key: value for key, value in self.sessions.items() if key not in keys}
+        return RegistryState(MappingProxyType(updated))
+
+    @property
+    def protection_wanted(self) -> bool:
+        """Keep-awake protection is wanted exactly when some session is not soft-locked."""
+        return any(not session.soft_locked for session in self.sessions.values())
+
+    @property
+    def suspend_eligible(self) -> bool:
+        """Every remaining session is soft-locked (none left counts too)."""
+        return not self.protection_wanted
+
+    def sorted_sessions(self) -> list[Session]:
+        return sorted(self.sessions.values(), key=lambda session: (session.started_at, session.key))

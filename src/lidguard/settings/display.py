@@ -1,0 +1,46 @@
+"""The human settings block (same lines and order as the original tool)."""
+
+from __future__ import annotations
+
+from ..platform.host import away_mode_supported
+from .model import Settings
+
+__all__ = ["format_settings_block"]
+
+
+def _off(value: object, suffix: str = "") -> str:
+    return "off" if value is None or value == "" else f"{value}{suffix}"
+
+
+def format_settings_block(settings: Settings) -> list[str]:
+    power = settings.power_request
+    lines = ["Settings:", f"  Prevent system sleep: {power.prevent_system_sleep}"]
+    if away_mode_supported():
+        lines.append(f"  Prevent away mode sleep: {power.prevent_away_mode_sleep}")
+    lines += [
+        f"  Prevent display sleep: {power.prevent_display_sleep}",
+        f"  Change lid action: {settings.change_lid_action}",
+        f"  Watch parent process: {settings.watch_parent_process}",
+        f"  Session timeout: {_off(settings.session_timeout_minutes, ' minutes')}",
+        f"  Server runtime cleanup delay: {_off(settings.server_runtime_cleanup_delay_minutes, ' minutes')}",
+        f"  Emergency hibernation on high temperature: {settings.emergency_hibernation_on_high_temperature}",
+        f"  Emergency hibernation temperature mode: {settings.emergency_hibernation_temperature_mode.value}",
+        f"  Emergency hibernation temperature Celsius: {settings.emergency_hibernation_temperature_celsius}",
+        f"  Suspend mode: {settings.suspend_mode.value}",
+        f"  Post-stop suspend delay seconds: {settings.post_stop_suspend_delay_seconds}",
+        f"  Post-stop suspend sound: {_off(settings.post_stop_suspend_sound)}",
+        "  Post-stop suspend sound volume override percent: "
+        f"{_off(settings.post_stop_suspend_sound_volume_override_percent, '%')}",
+        f"  Suspend history count: {_off(settings.suspend_history_entry_count, ' entries')}",
+        f"  Pre-suspend webhook URL: {_off(settings.pre_suspend_webhook_url)}",
+        f"  Post-session-end webhook URL: {_off(settings.post_session_end_webhook_url)}",
+        f"  Closed lid permission request decision: {settings.closed_lid_permission_request_decision.value}",
+        f"  Closed lid stop follow-up webhook URL: {_off(settings.closed_lid_stop_follow_up_webhook_url)}",
+        f"  Closed lid stop follow-up delay seconds: {settings.closed_lid_stop_follow_up_delay_seconds}",
+        f"  Repeat closed lid stop follow-up: {settings.repeat_closed_lid_stop_follow_up}",
+        f"  Closed lid stop follow-up sound: {_off(settings.closed_lid_stop_follow_up_sound)}",
+        "  Closed lid stop follow-up sound volume override percent: "
+        f"{_off(settings.closed_lid_stop_follow_up_sound_volume_override_percent, '%')}",
+        f"  Reason: {power.reason}",
+    ]
+    return lines

@@ -1,0 +1,261 @@
+"""Parsing and validating setting values typed by a person (CLI options, interactive prompts).
+
+Each parser takes the raw text and returns the value to store, or raises ``SettingsInputError``
+with the one-line message shown to the user.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ..platform.host import away_mode_supported
+from .model import EMERGENCY_TEMPERATURE_MAX, EMERGENCY_TEMPERATURE_MIN, SYSTEM_SOUND_NAMES
+
+__all__ = [
+    "SETTING_OPTIONS",
+    "SettingOption",
+    "SettingsInputError",
+    "is_absolute_http_url",
+    "normalize_webhook_url",
+    "parse_bool",
+]
+
+_TRUE = {"true", "1", "yes", "y", "on"}
+_FALSE = {"false", "0", "no", "n", "off"}
+
+
+class SettingsInputError(ValueError):
+    """A value a person typed is not acceptable; the message is shown as is."""
+
+
+def parse_bool(text: str, option: str) -> bool:
+    value = text.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise SettingsInputError(f"The {option} option must be true or false.")
+
+
+def _parse_int(text: str) -> int | None:
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
+
+
+def _off_or_at_least_one(option: str) -> Callable[[str], int | None]:
+    def parse(text: str) -> int | None:
+        if text.strip().lower() == "off":
+            return None
+        number = _parse_int(text)
+        if number is None or number < 1:
+            raise SettingsInputError(f"The {option} option must be off or an integer of at least 1.")
+        return number
+
+    return parse
+
+
+def _non_negative(option: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        number = _parse_int(text)
+        if number is None or number < 0:
+            raise SettingsInputError(f"The {option} option must be an integer of at least 0.")
+        return number
+
+    return parse
+
+
+def _temperature_celsius(text: str) -> int:
+    number = _parse_int(text)
+    if number is None or not EMERGENCY_TEMPERATURE_MIN <= number <= EMERGENCY_TEMPERATURE_MAX:
+        raise SettingsInputError(
+            "The emergency-hibernation-temperature-celsius option must be an integer from "
+            f"{EMERGENCY_TEMPERATURE_MIN} to {EMERGENCY_TEMPERATURE_MAX}."
+        )
+    return number
+
+
+def _volume(option: str) -> Callable[[str], int | None]:
+    def parse(text: str) -> int | None:
+        if text.strip().lower() == "off":
+            return None
+        number = _parse_int(text)
+        if number is None or not 1 <= number <= 100:
+            raise SettingsInputError(f"The {option} option must be off or an integer from 1 to 100.")
+        return number
+
+    return parse
+
+
+def _choice(option: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        for choice in choices:
+            if choice.lower() == value:
+                return choice
+        listed = ", ".join(choice.lower() for choice in choices[:-1]) + f", or {choices[-1].lower()}"
+        if len(choices) == 2:
+            listed = f"{choices[0].lower()} or {choices[1].lower()}"
+        raise SettingsInputError(f"The {option} option must be {listed}.")
+
+    return parse
+
+
+def parse_sound(option: str) -> Callable[[str], str]:
+    """off/empty, a system sound name (canonical case), or an existing .wav file (full path)."""
+
+    def parse(text: str) -> str:
+        value = text.strip()
+        if value == "" or value.lower() == "off":
+            return ""
+        for name in SYSTEM_SOUND_NAMES:
+            if name.lower() == value.lower():
+                return name
+        path = Path(os.path.expanduser(value))
+        if path.suffix.lower() != ".wav":
+            raise SettingsInputError(
+                f"The {option} option must be off, one of {', '.join(SYSTEM_SOUND_NAMES)}, or a .wav file path."
+            )
+        path = path.resolve()
+        if not path.parent.is_dir():
+            raise SettingsInputError(f"The folder of the {option} file does not exist: {path.parent}")
+        if path.is_dir():
+            raise SettingsInputError(f"The {option} path is a folder, not a .wav file: {path}")
+        if not path.is_file():
+            raise SettingsInputError(f"The {option} file does not exist: {path}")
+        return str(path)
+
+    return parse
+
+
+def is_absolute_http_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+
+
+def normalize_webhook_url(text: str) -> str:
+    """Stores the absolute form (scheme and host lower-cased, "/" added to a bare host)."""
+    parts = urlsplit(text.strip())
+    path = parts.path or "/"
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, parts.fragment))
+
+
+def _webhook_url(option: str, remove_command: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip()
+        if value == "" or value.lower() == "off":
+            raise SettingsInputError(
+                f"The {option} option needs a URL. To turn the webhook off, run: lidguard {remove_command}"
+            )
+        if not is_absolute_http_url(value):
+            raise SettingsInputError(f"The {option} option must be an absolute http or https URL.")
+        return normalize_webhook_url(value)
+
+    return parse
+
+
+def _away_mode(text: str) -> bool:
+    if not away_mode_supported():
+        raise SettingsInputError(
+            "The prevent-away-mode-sleep option is only supported on Windows. "
+            "Use prevent-system-sleep on this platform."
+        )
+    return parse_bool(text, "prevent-away-mode-sleep")
+
+
+def _reason(text: str) -> str:
+    return text.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class SettingOption:
+    """One CLI option: its flags, the JSON path it sets and the parser of its text."""
+
+    flags: tuple[str, ...]
+    json_path: tuple[str, ...]
+    parse: Callable[[str], Any]
+    metavar: str
+    help: str
+
+    @property
+    def name(self) -> str:
+        return self.flags[0]
+
+
+def _bool_option(flags: tuple[str, ...], path: tuple[str, ...], help_text: str) -> SettingOption:
+    return SettingOption(flags, path, lambda text: parse_bool(text, flags[0]), "true|false", help_text)
+
+
+SETTING_OPTIONS: tuple[SettingOption, ...] = (
+    _bool_option(("prevent-system-sleep", "system-required"), ("PowerRequest", "PreventSystemSleep"),
+                 "Block idle system sleep while a session works."),
+    SettingOption(("prevent-away-mode-sleep", "away-mode-required"), ("PowerRequest", "PreventAwayModeSleep"),
+                  _away_mode, "true|false", "Windows only: request away mode."),
+    _bool_option(("prevent-display-sleep", "display-required"), ("PowerRequest", "PreventDisplaySleep"),
+                 "Also keep the display awake."),
+    SettingOption(("power-request-reason", "reason"), ("PowerRequest", "Reason"), _reason, "TEXT",
+                  "Reason shown to the OS for the keep-awake request (empty = default)."),
+    _bool_option(("change-lid-action", "lid-action"), ("ChangeLidAction",),
+                 "Block lid-close sleep while a session works."),
+    _bool_option(("watch-parent-process", "watch-parent"), ("WatchParentProcess",),
+                 "End a session when its agent process exits."),
+    SettingOption(("session-timeout-minutes",), ("SessionTimeoutMinutes",),
+                  _off_or_at_least_one("session-timeout-minutes"), "off|N",
+                  "Soft-lock a session after N minutes without activity."),
+    SettingOption(("server-runtime-cleanup-delay-minutes",), ("ServerRuntimeCleanupDelayMinutes",),
+                  _off_or_at_least_one("server-runtime-cleanup-delay-minutes"), "off|N",
+                  "Stop the idle runtime after N minutes (off = at once)."),
+    _bool_option(("emergency-hibernation-on-high-temperature",), ("EmergencyHibernationOnHighTemperature",),
+                 "Hibernate at once when the closed laptop overheats."),
+    SettingOption(("emergency-hibernation-temperature-mode",), ("EmergencyHibernationTemperatureMode",),
+                  _choice("emergency-hibernation-temperature-mode", ("Low", "Average", "High")),
+                  "low|average|high", "How thermal zones are combined."),
+    SettingOption(("emergency-hibernation-temperature-celsius",), ("EmergencyHibernationTemperatureCelsius",),
+                  _temperature_celsius, "70-110", "Emergency hibernation threshold."),
+    SettingOption(("suspend-mode",), ("SuspendMode",), _choice("suspend-mode", ("Sleep", "Hibernate")),
+                  "sleep|hibernate", "What to do once the last session is done."),
+    SettingOption(("post-stop-suspend-delay-seconds",), ("PostStopSuspendDelaySeconds",),
+                  _non_negative("post-stop-suspend-delay-seconds"), "N", "Delay before suspending (0 = at once)."),
+    SettingOption(("post-stop-suspend-sound",), ("PostStopSuspendSound",), parse_sound("post-stop-suspend-sound"),
+                  "off|NAME|WAV", "Sound played before suspending."),
+    SettingOption(("post-stop-suspend-sound-volume-override-percent",),
+                  ("PostStopSuspendSoundVolumeOverridePercent",),
+                  _volume("post-stop-suspend-sound-volume-override-percent"), "off|1-100",
+                  "Master volume while the sound plays."),
+    SettingOption(("suspend-history-count", "suspend-history-entry-count"), ("SuspendHistoryEntryCount",),
+                  _off_or_at_least_one("suspend-history-count"), "off|N", "Suspend history entries kept."),
+    SettingOption(("pre-suspend-webhook-url", "suspend-webhook-url"), ("PreSuspendWebhookUrl",),
+                  _webhook_url("pre-suspend-webhook-url", "remove-pre-suspend-webhook"), "URL",
+                  "POSTed right before suspending."),
+    SettingOption(("post-session-end-webhook-url",), ("PostSessionEndWebhookUrl",),
+                  _webhook_url("post-session-end-webhook-url", "remove-post-session-end-webhook"), "URL",
+                  "POSTed when a session ends without a suspend."),
+    SettingOption(("closed-lid-permission-request-decision", "permission-request-decision-when-lid-closed"),
+                  ("ClosedLidPermissionRequestDecision",),
+                  _choice("closed-lid-permission-request-decision", ("Deny", "Allow", "Ask")),
+                  "deny|allow|ask", "Answer to permission requests while the lid is closed."),
+    SettingOption(("closed-lid-stop-follow-up-webhook-url",), ("ClosedLidStopFollowUpWebhookUrl",),
+                  _webhook_url("closed-lid-stop-follow-up-webhook-url", "remove-closed-lid-stop-follow-up-webhook"),
+                  "URL", "Ask-before-sleep notification endpoint."),
+    SettingOption(("closed-lid-stop-follow-up-delay-seconds",), ("ClosedLidStopFollowUpDelaySeconds",),
+                  _non_negative("closed-lid-stop-follow-up-delay-seconds"), "N",
+                  "Reply window for ask-before-sleep (>= 20 to enable)."),
+    _bool_option(("repeat-closed-lid-stop-follow-up",), ("RepeatClosedLidStopFollowUp",),
+                 "Ask again on the next stop of a continued turn."),
+    SettingOption(("closed-lid-stop-follow-up-sound",), ("ClosedLidStopFollowUpSound",),
+                  parse_sound("closed-lid-stop-follow-up-sound"), "off|NAME|WAV",
+                  "Sound played when the ask-before-sleep notification goes out."),
+    SettingOption(("closed-lid-stop-follow-up-sound-volume-override-percent",),
+                  ("ClosedLidStopFollowUpSoundVolumeOverridePercent",),
+                  _volume("closed-lid-stop-follow-up-sound-volume-override-percent"), "off|1-100",
+                  "Master volume while the ask-before-sleep sound plays."),
+)

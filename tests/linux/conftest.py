@@ -1,0 +1,106 @@
+"""Fixtures for the Linux backend: a private system bus, a fresh logind mock per test, backend choice.
+
+Every D-Bus call in these tests goes to the private bus: ``system_bus`` sets ``DBUS_SYSTEM_BUS_ADDRESS``
+(sd-bus, systemd-inhibit and busctl all honour it). Tests skip only when dbus-daemon or python-dbusmock
+is missing - never by OS name.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason
+
+from lidguard.platform.linux import _binding
+
+
+@functools.cache
+def _cached_missing_tools_reason() -> str | None:
+    return missing_tools_reason()
+
+
+@pytest.fixture
+def system_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[PrivateSystemBus]:
+    reason = _cached_missing_tools_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    bus = PrivateSystemBus()
+    monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address)
+    try:
+        yield bus
+    finally:
+        bus.stop()
+
+
+@pytest.fixture
+def start_logind_mock(system_bus: PrivateSystemBus) -> Iterator[Callable[..., LogindMock]]:
+    """Starts a logind mock with ``-p`` parameters, e.g. ``start_logind_mock(CanSuspend="no")``."""
+    started: list[LogindMock] = []
+
+    def start(**parameters: Any) -> LogindMock:
+        mock = LogindMock(system_bus, parameters or None)
+        started.append(mock)
+        return mock
+
+    try:
+        yield start
+    finally:
+        for mock in started:
+            mock.stop()
+
+
+@pytest.fixture
+def logind_mock(start_logind_mock: Callable[..., LogindMock]) -> LogindMock:
+    return start_logind_mock()
+
+
+def _use_binding(monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.environ.get("LIDGUARD_NO_EXTENSIONS", "") not in ("", "0"):
+        pytest.skip("LIDGUARD_NO_EXTENSIONS=1: the cffi binding is disabled on this run")
+    monkeypatch.delenv("LIDGUARD_LOGIND_BINDING", raising=False)
+    active, reason = _binding.binding_status()
+    assert active, f"the logind binding should be active (run `python setup.py build_ext --inplace`): {reason}"
+
+
+def _use_missing_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_binding, "LIBRARY_NAMES", ("liblidguard-no-such-sd-bus.so.0",))
+    _binding._load_binding.cache_clear()
+
+
+@pytest.fixture(params=["binding", "forced-off", "library-missing"])
+def inhibitor_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Runs a test once over the cffi binding and twice over the systemd-inhibit fallback."""
+    backend = request.param
+    if backend == "binding":
+        _use_binding(monkeypatch)
+    else:
+        if shutil.which("systemd-inhibit") is None:
+            pytest.skip("systemd-inhibit is not installed (the fallback under test)")
+        if backend == "forced-off":
+            monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")
+        else:
+            _use_missing_library(monkeypatch)
+        assert not _binding.binding_status()[0]
+    try:
+        yield backend
+    finally:
+        _binding._load_binding.cache_clear()
+
+
+@pytest.fixture
+def binding_active(monkeypatch: pytest.MonkeyPatch) -> None:
+    _use_binding(monkeypatch)
+
+
+@pytest.fixture
+def binding_library_missing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    _use_missing_library(monkeypatch)
+    try:
+        yield
+    finally:
+        _binding._load_binding.cache_clear()

@@ -1,0 +1,194 @@
+"""A private "system bus" (dbus-daemon) with python-dbusmock's logind template, for tests and benchmarks.
+
+Recipe: shared/spec/LINUX_TESTING.md. The mock runs under Debian's ``/usr/bin/python3`` (it needs
+PyGObject and dbus-python); the helpers here talk to it through ``/usr/bin/python3`` too, never through
+the code under test, and the code under test never needs dbus-python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+MOCK_PYTHON = os.environ.get("LIDGUARD_DBUSMOCK_PYTHON", "/usr/bin/python3")
+LOGIND_NAME = "org.freedesktop.login1"
+LOGIND_PATH = "/org/freedesktop/login1"
+MANAGER_INTERFACE = "org.freedesktop.login1.Manager"
+MOCK_INTERFACE = "org.freedesktop.DBus.Mock"
+
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+    <allow send_type="method_call"/>
+  </policy>
+</busconfig>
+"""
+
+# One short-lived /usr/bin/python3 per question: reads a JSON request on argv, prints a JSON answer.
+_BUS_CLIENT = r"""
+import json, sys
+import dbus
+request = json.loads(sys.argv[1])
+bus = dbus.SystemBus()
+def plain(value):
+    if isinstance(value, (list, tuple, dbus.Array, dbus.Struct)):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, dbus.Boolean):
+        return bool(value)
+    if isinstance(value, (int, dbus.Byte)):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return str(value)
+try:
+    proxy = bus.get_object(request["name"], request["path"])
+    method = proxy.get_dbus_method(request["member"], request["interface"])
+    result = method(*request.get("args", []), signature=request.get("signature"))
+    print(json.dumps({"ok": plain(result)}))
+except dbus.exceptions.DBusException as error:
+    print(json.dumps({"error": error.get_dbus_name(), "message": error.get_dbus_message()}))
+"""
+
+
+def missing_tools_reason() -> str | None:
+    """Why the private-bus tests cannot run here, or None. Never decided by OS name."""
+    if shutil.which("dbus-daemon") is None:
+        return "dbus-daemon is not installed"
+    probe = subprocess.run(
+        [MOCK_PYTHON, "-c", "import dbusmock, dbus, gi"], capture_output=True, text=True, check=False
+    ) if Path(MOCK_PYTHON).exists() else None
+    if probe is None or probe.returncode != 0:
+        return f"python-dbusmock is not importable by {MOCK_PYTHON} (apt-get install python3-dbusmock)"
+    return None
+
+
+class PrivateSystemBus:
+    """``dbus-daemon --nofork`` with a system-type allow-all config in a short temp dir."""
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="lgbus-"))
+        config = self.directory / "bus.conf"
+        config.write_text(BUS_CONFIG.format(socket=self.directory / "system_bus_socket"), encoding="utf-8")
+        self.process = subprocess.Popen(
+            ["dbus-daemon", "--nofork", f"--config-file={config}", "--print-address=1"],
+            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        )
+        assert self.process.stdout is not None
+        # The first line is the address, printed once the daemon listens.
+        self.address = self.process.stdout.readline().strip()
+        if not self.address:
+            self.stop()
+            raise RuntimeError("dbus-daemon printed no address")
+
+    def environment(self) -> dict[str, str]:
+        return {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": self.address}
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class LogindMock:
+    """A fresh ``python3 -m dbusmock --system --template logind`` process on ``bus``."""
+
+    def __init__(self, bus: PrivateSystemBus, parameters: dict[str, Any] | None = None) -> None:
+        self.bus = bus
+        command = [MOCK_PYTHON, "-m", "dbusmock", "--system", "--template", "logind"]
+        if parameters:
+            command += ["-p", json.dumps(parameters)]
+        self.process = subprocess.Popen(
+            command, env=bus.environment(), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        self._wait_for_owner(timeout=15.0)
+
+    def _wait_for_owner(self, *, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                stderr = self.process.stderr.read().decode() if self.process.stderr else ""
+                raise RuntimeError(f"dbusmock logind exited early: {stderr}")
+            if self.has_owner():
+                return
+            time.sleep(0.02)
+        raise RuntimeError("dbusmock logind did not own org.freedesktop.login1 in time")
+
+    def has_owner(self) -> bool:
+        # busctl would be faster, but dbus-python is guaranteed wherever dbusmock is.
+        return bool(self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                              "NameHasOwner", [LOGIND_NAME], "s"))
+
+    def call(self, name: str, path: str, interface: str, member: str,
+             args: list[Any] | None = None, signature: str | None = None) -> Any:
+        request = {"name": name, "path": path, "interface": interface, "member": member,
+                   "args": args or [], "signature": signature}
+        completed = subprocess.run(
+            [MOCK_PYTHON, "-c", _BUS_CLIENT, json.dumps(request)],
+            env=self.bus.environment(), capture_output=True, text=True, timeout=30, check=False,
+        )
+        if completed.returncode != 0:
+            raise RuntimeError(f"bus client failed: {completed.stderr}")
+        answer = json.loads(completed.stdout)
+        if "error" in answer:
+            raise RuntimeError(f"{answer['error']}: {answer['message']}")
+        return answer["ok"]
+
+    def _mock(self, member: str, args: list[Any], signature: str) -> Any:
+        return self.call(LOGIND_NAME, LOGIND_PATH, MOCK_INTERFACE, member, args, signature)
+
+    # -- helpers the tests use ----------------------------------------------------------------------
+
+    def get_method_calls(self, name: str) -> list[tuple[int, list[Any]]]:
+        """(timestamp, args) for every call of ``name`` so far (Mock.GetMethodCalls)."""
+        return [(int(stamp), list(args)) for stamp, args in self._mock("GetMethodCalls", [name], "s")]
+
+    def add_method(self, name: str, in_signature: str, out_signature: str, code: str,
+                   interface: str = MANAGER_INTERFACE) -> None:
+        self._mock("AddMethod", [interface, name, in_signature, out_signature, code], "sssss")
+
+    def add_property(self, name: str, value: Any, interface: str = MANAGER_INTERFACE) -> None:
+        self._mock("AddProperty", [interface, name, value], "ssv")
+
+    def list_inhibitors(self) -> list[tuple[str, str, str, str, int, int]]:
+        entries = self.call(LOGIND_NAME, LOGIND_PATH, MANAGER_INTERFACE, "ListInhibitors")
+        return [tuple(entry) for entry in entries]  # type: ignore[misc]
+
+    def wait_for_inhibitors(self, predicate: Any, *, timeout: float = 5.0) -> list[tuple[Any, ...]]:
+        """Polls ListInhibitors until ``predicate(list)`` holds; returns the last list (assert on it)."""
+        deadline = time.monotonic() + timeout
+        entries = self.list_inhibitors()
+        while not predicate(entries) and time.monotonic() < deadline:
+            time.sleep(0.02)
+            entries = self.list_inhibitors()
+        return entries
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        if self.process.stderr is not None:
+            self.process.stderr.close()

@@ -1,0 +1,229 @@
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lidguard.platform.api import TemperatureMode, ThermalReader, aggregate_temperature
+from lidguard.platform.linux.thermal import (
+    NATIVE_THERMAL_ABI_VERSION,
+    LinuxThermalReader,
+    read_zone_temperatures_pure,
+)
+
+from .conftest import SysfsTree
+
+THERMAL = "sys/class/thermal"
+
+
+def _compiled_sampler() -> ModuleType | None:
+    """The built extension, imported directly so parity runs even under LIDGUARD_NO_EXTENSIONS=1."""
+    try:
+        return importlib.import_module("lidguard._native._thermal")
+    except ImportError:
+        return None
+
+
+COMPILED = _compiled_sampler()
+needs_compiled = pytest.mark.skipif(COMPILED is None, reason="lidguard._native._thermal is not built")
+
+
+def _read_native(root: Path) -> list[float]:
+    assert COMPILED is not None
+    return COMPILED.read_zone_temperatures(str(root))
+
+
+SAMPLERS: list = [
+    pytest.param(read_zone_temperatures_pure, id="pure"),
+    pytest.param(_read_native, id="native", marks=needs_compiled),
+]
+
+
+@pytest.fixture(params=SAMPLERS)
+def sampler(request: pytest.FixtureRequest) -> Callable[[Path], list[float]]:
+    return request.param
+
+
+def _zone(tree: SysfsTree, index: int | str, temp: str | bytes, zone_type: str = "x86_pkg_temp") -> None:
+    tree.write(f"{THERMAL}/thermal_zone{index}/type", f"{zone_type}\n")
+    tree.write(f"{THERMAL}/thermal_zone{index}/temp", temp)
+
+
+def test_no_thermal_directory(sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]) -> None:
+    assert sampler(sysfs_tree.root) == []
+
+
+def test_thermal_directory_without_zones(sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]) -> None:
+    sysfs_tree.write(f"{THERMAL}/cooling_device0/cur_state", "0\n")
+    assert sampler(sysfs_tree.root) == []
+
+
+def test_millidegrees_become_celsius_in_zone_order(
+    sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]
+) -> None:
+    _zone(sysfs_tree, 10, "61000\n")
+    _zone(sysfs_tree, 2, "45000\n", "acpitz")
+    _zone(sysfs_tree, 0, "52500\n")
+    assert sampler(sysfs_tree.root) == [52.5, 45.0, 61.0]
+
+
+def test_whitespace_signs_and_non_positive_values(
+    sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]
+) -> None:
+    _zone(sysfs_tree, 0, "  45000 \n\n")
+    _zone(sysfs_tree, 1, "\t+38125\r\n")
+    _zone(sysfs_tree, 2, "0\n")
+    _zone(sysfs_tree, 3, "-273000\n")
+    assert sampler(sysfs_tree.root) == [45.0, 38.125, 0.0, -273.0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\n", b"N/A\n", b"45.5\n", b"4a000\n", b"45 000\n", b"+-1\n", b"0x10\n", b"1" * 19, b"\x00", b"\xff"],
+)
+def test_non_numeric_values_are_skipped(
+    sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]], content: bytes
+) -> None:
+    _zone(sysfs_tree, 0, content)
+    _zone(sysfs_tree, 1, "41000\n")
+    assert sampler(sysfs_tree.root) == [41.0]
+
+
+def test_oversized_and_unreadable_zones_are_skipped(
+    sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]
+) -> None:
+    _zone(sysfs_tree, 0, " " * 64 + "1\n")  # 66 bytes: longer than any temperature
+    sysfs_tree.directory_in_place_of_file(f"{THERMAL}/thermal_zone1/temp")
+    sysfs_tree.write(f"{THERMAL}/thermal_zone2", "a file where a zone directory should be")
+    (sysfs_tree.root / THERMAL / "thermal_zone3").mkdir()  # no temp at all
+    _zone(sysfs_tree, 4, " " * 58 + "42000\n")  # exactly 64 bytes
+    assert sampler(sysfs_tree.root) == [42.0]
+
+
+def test_symlinked_zones_like_real_sysfs(sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]) -> None:
+    zone = sysfs_tree.symlink_device(f"{THERMAL}/thermal_zone0", "sys/devices/virtual/thermal/thermal_zone0")
+    (zone / "temp").write_text("47000\n")
+    assert sampler(sysfs_tree.root) == [47.0]
+
+
+def test_non_numeric_zone_suffixes_sort_last(sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]) -> None:
+    _zone(sysfs_tree, "_extra", "1000\n")
+    _zone(sysfs_tree, 1, "2000\n")
+    assert sampler(sysfs_tree.root) == [2.0, 1.0]
+
+
+# -- the reader --------------------------------------------------------------------------------
+
+
+def test_reader_implements_the_protocol_and_keeps_positive_values(sysfs_tree: SysfsTree) -> None:
+    _zone(sysfs_tree, 0, "45000\n")
+    _zone(sysfs_tree, 1, "0\n")
+    _zone(sysfs_tree, 2, "-5000\n")
+    _zone(sysfs_tree, 3, "55000\n")
+    reader = LinuxThermalReader(sysfs_tree.root)
+    assert isinstance(reader, ThermalReader)
+    assert reader.read_temperatures_celsius() == [45.0, 55.0]
+    assert aggregate_temperature(reader.read_temperatures_celsius(), TemperatureMode.AVERAGE) == 50
+
+
+def test_reader_without_zones_is_unavailable(sysfs_tree: SysfsTree) -> None:
+    reader = LinuxThermalReader(sysfs_tree.root)
+    assert reader.read_temperatures_celsius() == []
+    assert aggregate_temperature(reader.read_temperatures_celsius(), TemperatureMode.HIGH) is None
+    assert reader.describe().startswith("unsupported: no positive reading")
+
+
+def test_reader_honours_lidguard_sysfs_root(sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = LinuxThermalReader()
+    _zone(sysfs_tree, 0, "45000\n")
+    monkeypatch.setenv("LIDGUARD_SYSFS_ROOT", str(sysfs_tree.root))
+    assert reader.read_temperatures_celsius() == [45.0]
+
+
+def test_no_extensions_forces_the_pure_sampler(sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIDGUARD_NO_EXTENSIONS", "1")
+    monkeypatch.delenv("LIDGUARD_REQUIRE_EXTENSIONS", raising=False)
+    _zone(sysfs_tree, 0, "45000\n")
+    reader = LinuxThermalReader(sysfs_tree.root)
+    assert not reader.uses_native_sampler
+    assert reader.describe() == (
+        "available (1 zones: 45 C; pure-Python sampler: disabled by LIDGUARD_NO_EXTENSIONS=1)"
+    )
+
+
+def test_a_missing_build_falls_back_to_pure(sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LIDGUARD_NO_EXTENSIONS", raising=False)
+    monkeypatch.delenv("LIDGUARD_REQUIRE_EXTENSIONS", raising=False)
+    monkeypatch.setitem(sys.modules, "lidguard._native._thermal", None)  # import now raises ImportError
+    _zone(sysfs_tree, 0, "45000\n")
+    reader = LinuxThermalReader(sysfs_tree.root)
+    assert not reader.uses_native_sampler
+    assert reader.read_temperatures_celsius() == [45.0]
+    assert "pure-Python sampler: not built or not importable" in reader.describe()
+
+
+def test_required_extensions_load_the_native_sampler_or_fail(
+    sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LIDGUARD_NO_EXTENSIONS", raising=False)
+    monkeypatch.setenv("LIDGUARD_REQUIRE_EXTENSIONS", "1")
+    if COMPILED is None:
+        with pytest.raises(ImportError, match="required"):
+            LinuxThermalReader(sysfs_tree.root)
+        return
+    _zone(sysfs_tree, 0, "45000\n")
+    reader = LinuxThermalReader(sysfs_tree.root)
+    assert reader.uses_native_sampler
+    assert reader.read_temperatures_celsius() == [45.0]
+    assert "native sampler: compiled module active" in reader.describe()
+
+
+@pytest.mark.skipif(
+    os.environ.get("LIDGUARD_REQUIRE_EXTENSIONS", "") in ("", "0"),
+    reason="only meaningful when the run requires compiled modules (LIDGUARD_REQUIRE_EXTENSIONS=1)",
+)
+def test_native_sampler_is_active_when_the_run_requires_extensions(sysfs_tree: SysfsTree) -> None:
+    assert LinuxThermalReader(sysfs_tree.root).uses_native_sampler
+
+
+@needs_compiled
+def test_compiled_abi_matches() -> None:
+    assert COMPILED is not None and COMPILED.ABI_VERSION == NATIVE_THERMAL_ABI_VERSION
+
+
+# -- parity over generated trees ---------------------------------------------------------------
+
+_TEMP_CONTENTS = st.one_of(
+    st.integers(min_value=-300_000, max_value=200_000).map(lambda value: f"{value}\n".encode()),
+    st.tuples(
+        st.sampled_from([b"", b" ", b"\t", b"\n", b"  \r\n"]),
+        st.sampled_from([b"", b"+", b"-"]),
+        st.text(alphabet="0123456789", min_size=0, max_size=20).map(str.encode),
+        st.sampled_from([b"", b"\n", b" \n", b"x"]),
+    ).map(b"".join),
+    st.binary(max_size=70),
+    st.none(),  # a directory in place of temp
+)
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(zones=st.dictionaries(st.integers(min_value=0, max_value=40), _TEMP_CONTENTS, max_size=8))
+def test_native_and_pure_samplers_agree(zones: dict[int, bytes | None]) -> None:
+    with tempfile.TemporaryDirectory(prefix="lg-thermal-") as directory:
+        tree = SysfsTree(Path(directory))
+        (tree.root / THERMAL).mkdir(parents=True)
+        for index, content in zones.items():
+            if content is None:
+                tree.directory_in_place_of_file(f"{THERMAL}/thermal_zone{index}/temp")
+            else:
+                _zone(tree, index, content)
+        assert _read_native(tree.root) == read_zone_temperatures_pure(tree.root)
