@@ -118,7 +118,7 @@ class FakePlatform:
         self.lid_policy = _FakeLidPolicy(self)
         self.lid = self
         self.display = self
-        self.suspend = self
+        self.suspend = _FakeSuspender(self)
         self.thermal = self
         self.process = _FakeProcess()
         self.sound = self
@@ -167,16 +167,6 @@ class FakePlatform:
     def read_temperatures_celsius(self) -> list[float]:
         return list(self.machine.temperatures_celsius)
 
-    # -- suspend --------------------------------------------------------------------------------
-    def suspend(self, mode: SuspendMode) -> SuspendResult:  # type: ignore[override]
-        machine = self.machine
-        succeeds = machine.hibernate_succeeds if mode is SuspendMode.HIBERNATE else machine.suspend_succeeds
-        action = "hibernate-requested" if mode is SuspendMode.HIBERNATE else "suspend-requested"
-        self._recorder.record(action, succeeded=succeeds)
-        if succeeds:
-            return SuspendResult(True, f"Fake {mode.value.lower()} requested.")
-        return SuspendResult(False, f"Fake {mode.value.lower()} failed as the simulated machine says.")
-
     # -- sound ----------------------------------------------------------------------------------
     def play(self, sound: str, *, volume_percent: int | None) -> list[str]:
         self._recorder.record("sound-played", sound=sound, volumePercent=volume_percent)
@@ -187,6 +177,20 @@ class FakePlatform:
 
     def close(self) -> None:
         return None
+
+
+class _FakeSuspender:
+    def __init__(self, platform: FakePlatform) -> None:
+        self._platform = platform
+
+    def suspend(self, mode: SuspendMode) -> SuspendResult:
+        machine = self._platform.machine
+        succeeds = machine.hibernate_succeeds if mode is SuspendMode.HIBERNATE else machine.suspend_succeeds
+        action = "hibernate-requested" if mode is SuspendMode.HIBERNATE else "suspend-requested"
+        self._platform.record(action, succeeded=succeeds)
+        if succeeds:
+            return SuspendResult(True, f"Fake {mode.value.lower()} requested.")
+        return SuspendResult(False, f"Fake {mode.value.lower()} failed as the simulated machine says.")
 
 
 class _FakeLidPolicy:

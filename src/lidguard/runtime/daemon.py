@@ -29,6 +29,7 @@ __all__ = ["Runtime", "RuntimeClock"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+BOOT_GRACE_SECONDS = 30.0
 
 
 class RuntimeClock:
@@ -122,7 +123,8 @@ class Runtime:
     async def run(self, task_group: TaskGroup) -> None:
         """Binds the runtime to a task group; the caller owns the group and the exit."""
         self._task_group = task_group
-        self.reevaluate_cleanup()
+        # A fresh runtime waits for its first request even when the cleanup delay is off.
+        self.reevaluate_cleanup(minimum_seconds=BOOT_GRACE_SECONDS)
 
     async def shutdown(self) -> None:
         """Releases protection; shielded so a cancelled runtime still cleans up."""
@@ -236,7 +238,7 @@ class Runtime:
 
         self._timeout_scope = self.spawn(fire)
 
-    def reevaluate_cleanup(self) -> None:
+    def reevaluate_cleanup(self, *, minimum_seconds: float = 0.0) -> None:
         """Exit once no session and no pending work remain, after the cleanup delay."""
         busy = bool(self.state.sessions) or self.suspend_flow.pending is not None
         if busy:
@@ -247,16 +249,17 @@ class Runtime:
         if self._cleanup_scope is not None or self._task_group is None:
             return
         minutes = self.settings.server_runtime_cleanup_delay_minutes
-        if minutes is None:
+        delay_seconds = max(minimum_seconds, (minutes or 0) * 60)
+        if delay_seconds <= 0:
             self.log("server-runtime-cleanup-requested", "server-runtime-cleanup",
                      "Requested server runtime cleanup because no active sessions remain.")
             self.exit_requested.set()
             return
         self.log("server-runtime-cleanup-scheduled", "server-runtime-cleanup",
-                 f"Scheduled server runtime cleanup in {minutes} minute(s).")
+                 f"Scheduled server runtime cleanup in {delay_seconds / 60:g} minute(s).")
 
         async def fire(scope: anyio.CancelScope) -> None:
-            await anyio.sleep(minutes * 60)
+            await anyio.sleep(delay_seconds)
             async with self.gate:
                 if self.state.sessions or self.suspend_flow.pending is not None:
                     return

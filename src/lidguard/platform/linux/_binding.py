@@ -53,9 +53,17 @@ LIBRARY_NAMES = ("libsystemd.so.0", "libelogind.so.0")
 # Must equal LIDGUARD_LOGIND_ABI_VERSION in native/logind_cdef.h.
 EXPECTED_ABI_VERSION = 1
 DEFAULT_CALL_TIMEOUT_USEC = 10_000_000
-# D-Bus errors meaning "logind is not on this bus" rather than "logind said no".
-_SERVICE_MISSING_ERRORS = frozenset(
-    {"org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"}
+# Errors meaning "logind cannot be reached" rather than "logind said no": nobody owns the name, or
+# the connection itself failed (sd-bus may connect lazily, so this can surface at the first call).
+_UNREACHABLE_ERRORS = frozenset(
+    {
+        "org.freedesktop.DBus.Error.ServiceUnknown",
+        "org.freedesktop.DBus.Error.NameHasNoOwner",
+        "System.Error.ENOENT",
+        "System.Error.ECONNREFUSED",
+        "System.Error.ECONNRESET",
+        "System.Error.ENOTCONN",
+    }
 )
 _OFF_VALUES = ("off", "0", "no", "false", "disabled")
 
@@ -246,7 +254,7 @@ class LogindConnection:
         message = ffi.string(error.message).decode("utf-8", "replace") if error.message != ffi.NULL else ""
         name = name or _errno_name(return_code)
         message = message or f"{member} failed: {os.strerror(-return_code)}"
-        error_type = LogindUnavailable if name in _SERVICE_MISSING_ERRORS else LogindError
+        error_type = LogindUnavailable if name in _UNREACHABLE_ERRORS else LogindError
         return error_type(name, message)
 
     def _call_manager(

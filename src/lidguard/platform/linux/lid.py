@@ -69,7 +69,7 @@ class LinuxLidStateReader:
             return LidState.UNKNOWN
         try:
             closed = self._logind_lid_closed()
-        except Exception:  # a failing bus query means "no answer", never a crash of the monitor
+        except Exception:  # noqa: BLE001 - any bus failure means "no answer", never a crashed monitor
             return LidState.UNKNOWN
         if closed is None:
             return LidState.UNKNOWN
@@ -78,7 +78,9 @@ class LinuxLidStateReader:
     def describe(self) -> str:
         states = self.read_file_states()
         directory = path_under_root(resolve_root(self._root), LID_STATE_DIRECTORY)
-        logind_note = "; logind LidClosed used when the file gives no answer" if self._logind_lid_closed else ""
+        logind_note = (
+            "; logind LidClosed used when the file gives no answer" if self._logind_lid_closed else ""
+        )
         if states:
             listed = ", ".join(f"{name}={state.value}" for name, state in states.items())
             return f"available ({directory}/*/state: {listed}{logind_note})"

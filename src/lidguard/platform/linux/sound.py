@@ -133,7 +133,13 @@ def _run_mixer_command(argv: list[str], timeout: float) -> str:
     environment = {**os.environ, "LC_ALL": "C"}
     try:
         completed = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, env=environment
+            argv,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=environment,
         )
     except subprocess.TimeoutExpired as error:
         raise MixerError(f"`{' '.join(argv)}` did not finish within {timeout:g} s") from error
@@ -257,7 +263,9 @@ class LinuxSoundPlayer:
         player_name, executable = player
         sound_file = self._resolve_sound_file(sound, player_name)
         warnings: list[str] = []
-        override = self._begin_volume_override(volume_percent, warnings) if volume_percent is not None else None
+        override = (
+            self._begin_volume_override(volume_percent, warnings) if volume_percent is not None else None
+        )
         failure: str | None = None
         try:
             failure = self._run_player(player_name, executable, sound_file)
@@ -279,7 +287,11 @@ class LinuxSoundPlayer:
                 raise SoundPlaybackError(
                     f"no sound theme file for {system_name} ({names} with {'/'.join(extensions)}) under "
                     + ", ".join(str(directory) for directory in sound_theme_directories())
-                    + (" (aplay plays .wav only; install pw-play or paplay for .oga themes)" if wav_only else "")
+                    + (
+                        " (aplay plays .wav only; install pw-play or paplay for .oga themes)"
+                        if wav_only
+                        else ""
+                    )
                 )
             return found
         path = Path(sound)
@@ -295,6 +307,7 @@ class LinuxSoundPlayer:
         try:
             completed = subprocess.run(
                 argv,
+                check=False,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -307,19 +320,21 @@ class LinuxSoundPlayer:
             return f"{player_name} could not start: {error}"
         if completed.returncode != 0:
             detail = completed.stderr.strip().splitlines()[-1:] or ["no error output"]
-            return f"{player_name} exited with status {completed.returncode} playing {sound_file}: {detail[0]}"
+            return (
+                f"{player_name} exited with status {completed.returncode} playing {sound_file}: {detail[0]}"
+            )
         return None
 
-    def _begin_volume_override(
-        self, percent: int, warnings: list[str]
-    ) -> tuple[Mixer, VolumeState] | None:
+    def _begin_volume_override(self, percent: int, warnings: list[str]) -> tuple[Mixer, VolumeState] | None:
         """Captures then applies the override; returns what to restore, or None (nothing changed)."""
         if not 1 <= percent <= 100:
             warnings.append(f"Volume override {percent}% is outside 1-100; played at the current volume.")
             return None
         mixer = find_mixer(self._mixer_timeout)
         if mixer is None:
-            warnings.append("Volume override skipped: neither wpctl (PipeWire) nor pactl (PulseAudio) is on PATH.")
+            warnings.append(
+                "Volume override skipped: neither wpctl (PipeWire) nor pactl (PulseAudio) is on PATH."
+            )
             return None
         try:
             state = mixer.capture()
@@ -354,7 +369,9 @@ class LinuxSoundPlayer:
     def describe(self) -> str:
         player = find_sound_player()
         mixer = find_mixer(self._mixer_timeout)
-        volume = f"volume override via {mixer.name}" if mixer else "no wpctl/pactl: volume override unavailable"
+        volume = (
+            f"volume override via {mixer.name}" if mixer else "no wpctl/pactl: volume override unavailable"
+        )
         if player is None:
             return f"unsupported: no sound player on PATH (pw-play, paplay or aplay); {volume}"
         wav_note = ", .wav only" if player[0] in _WAV_ONLY_PLAYERS else ""

@@ -13,10 +13,10 @@ from pathlib import Path
 
 __all__ = [
     "SYSFS_ROOT_VARIABLE",
+    "path_under_root",
     "read_attribute_bytes",
     "read_attribute_text",
     "resolve_root",
-    "path_under_root",
     "sysfs_root",
 ]
 

@@ -58,11 +58,23 @@ def _list_zone_names(directory: bytes) -> list[bytes]:
 
 
 def _read_millidegrees(path: bytes) -> int | None:
+    # os.open/os.read rather than open(): no io stack per file (about 5x cheaper per zone), and the
+    # same read-until-EOF-or-65-bytes loop as the native sampler.
     try:
-        with open(path, "rb") as temp_file:
-            content = temp_file.read(_READ_LIMIT + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    content = b""
+    try:
+        while len(content) <= _READ_LIMIT:
+            chunk = os.read(fd, _READ_LIMIT + 1 - len(content))
+            if not chunk:
+                break
+            content += chunk
+    except OSError:  # EISDIR for a directory in place of temp; EIO/ENODATA from a sensor
+        return None
+    finally:
+        os.close(fd)
     if len(content) > _READ_LIMIT:
         return None
     match = _MILLIDEGREES_PATTERN.fullmatch(content.strip())
