@@ -57,7 +57,15 @@ def _ext_modules():
             raise
         print("lidguard: Cython is not available; building without compiled modules")
         return []
-    return cythonize(extensions, language_level=3, quiet=True)
+    compiled = []
+    for extension in extensions:  # one at a time: a broken .pyx must not sink the others
+        try:
+            compiled += cythonize([extension], language_level=3, quiet=True)
+        except Exception as error:
+            if REQUIRE_EXTENSIONS:
+                raise
+            print(f"lidguard: {extension.name} not generated ({error}); its pure-Python fallback will be used")
+    return compiled
 
 
 setup_kwargs = {"ext_modules": _ext_modules(), "cmdclass": {"build_ext": OptionalBuildExt}}

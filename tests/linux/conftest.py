@@ -10,13 +10,18 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason
 
 from lidguard.platform.linux import _binding
+
+# --import-mode=importlib puts no test folder on sys.path; the harness is shared with benchmarks/.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason
 
 
 @functools.cache
@@ -104,3 +109,11 @@ def binding_library_missing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
     finally:
         _binding._load_binding.cache_clear()
+
+
+@pytest.fixture
+def unreachable_system_bus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """A system-bus address nobody listens on: logind is "unavailable", and never the real bus."""
+    address = f"unix:path={tmp_path}/no-system-bus-socket"
+    monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", address)
+    return address

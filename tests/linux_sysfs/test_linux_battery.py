@@ -36,7 +36,11 @@ def test_laptop_on_battery(sysfs_tree: SysfsTree) -> None:
         PowerSupply(name="AC", type="Mains", online=False),
         PowerSupply(name="BAT0", type="Battery", status="Discharging", capacity=57),
     ]
-    assert summarize_power_source(supplies) == {"onAc": False, "batteryPercent": 57, "batteryStatus": "Discharging"}
+    assert summarize_power_source(supplies) == {
+        "onAc": False,
+        "batteryPercent": 57,
+        "batteryStatus": "Discharging",
+    }
 
 
 def test_laptop_charging_with_extra_whitespace(sysfs_tree: SysfsTree) -> None:
@@ -55,9 +59,12 @@ def test_usb_c_charger_counts_as_ac(sysfs_tree: SysfsTree) -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "on_ac"), [("Discharging", False), ("Charging", True), ("Full", True), ("Not charging", True), ("Unknown", None)]
+    ("status", "on_ac"),
+    [("Discharging", False), ("Charging", True), ("Full", True), ("Not charging", True), ("Unknown", None)],
 )
-def test_battery_only_firmware_infers_ac_from_status(sysfs_tree: SysfsTree, status: str, on_ac: bool | None) -> None:
+def test_battery_only_firmware_infers_ac_from_status(
+    sysfs_tree: SysfsTree, status: str, on_ac: bool | None
+) -> None:
     _battery(sysfs_tree, "BAT0", status, "100")
     assert summarize_power_source(read_power_supplies(sysfs_tree.root))["onAc"] is on_ac
 
@@ -91,7 +98,11 @@ def test_unreadable_and_garbage_attributes(sysfs_tree: SysfsTree) -> None:
         PowerSupply(name="BAT0", type="Battery", status="Discharging", capacity=None),
         PowerSupply(name="BAT1", type="Battery", status=None, capacity=None),
     ]
-    assert summarize_power_source(supplies) == {"onAc": False, "batteryPercent": None, "batteryStatus": "Discharging"}
+    assert summarize_power_source(supplies) == {
+        "onAc": False,
+        "batteryPercent": None,
+        "batteryStatus": "Discharging",
+    }
 
 
 def test_honours_lidguard_sysfs_root(sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,7 +33,10 @@ def test_no_drm_directory_lists_nothing(sysfs_tree: SysfsTree) -> None:
 def test_hdmi_and_edp(sysfs_tree: SysfsTree) -> None:
     _laptop_with_hdmi(sysfs_tree)
     displays = LinuxDisplayReader(sysfs_tree.root).list_connected_displays()
-    assert displays == [DisplayConnector("HDMI-A-1", internal=False), DisplayConnector("eDP-1", internal=True)]
+    assert displays == [
+        DisplayConnector("HDMI-A-1", internal=False),
+        DisplayConnector("eDP-1", internal=True),
+    ]
     assert count_visible_displays(displays, exclude_internal=True) == 1
     assert count_visible_displays(displays, exclude_internal=False) == 2
 
@@ -67,7 +70,9 @@ def test_extra_whitespace_and_unreadable_status(sysfs_tree: SysfsTree) -> None:
     sysfs_tree.write(f"{DRM}/card0-HDMI-A-1/status", "  connected \n\n")
     sysfs_tree.directory_in_place_of_file(f"{DRM}/card0-HDMI-A-2/status")
     sysfs_tree.write(f"{DRM}/card0-HDMI-A-3/status", "Connected\n")  # the kernel writes lower case only
-    assert LinuxDisplayReader(sysfs_tree.root).list_connected_displays() == [DisplayConnector("HDMI-A-1", False)]
+    assert LinuxDisplayReader(sysfs_tree.root).list_connected_displays() == [
+        DisplayConnector("HDMI-A-1", False)
+    ]
 
 
 def test_symlinked_connectors_like_real_sysfs(sysfs_tree: SysfsTree) -> None:

@@ -63,7 +63,9 @@ def test_a_directory_in_place_of_the_state_file_is_ignored(sysfs_tree: SysfsTree
     assert reader.read_lid_state() is LidState.OPEN
 
 
-@pytest.mark.parametrize(("logind_answer", "expected"), [(True, LidState.CLOSED), (False, LidState.OPEN), (None, LidState.UNKNOWN)])
+@pytest.mark.parametrize(
+    ("logind_answer", "expected"), [(True, LidState.CLOSED), (False, LidState.OPEN), (None, LidState.UNKNOWN)]
+)
 def test_logind_answers_when_the_file_gives_none(
     sysfs_tree: SysfsTree, logind_answer: bool | None, expected: LidState
 ) -> None:
@@ -90,7 +92,9 @@ def test_logind_is_not_asked_when_the_file_answers(sysfs_tree: SysfsTree) -> Non
     assert calls == []
 
 
-def test_honours_lidguard_sysfs_root_at_call_time(sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_honours_lidguard_sysfs_root_at_call_time(
+    sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     reader = LinuxLidStateReader()
     sysfs_tree.write(LID0, "state:      closed\n")
     monkeypatch.setenv("LIDGUARD_SYSFS_ROOT", str(sysfs_tree.root))

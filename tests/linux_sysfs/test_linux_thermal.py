@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -38,10 +39,10 @@ needs_compiled = pytest.mark.skipif(COMPILED is None, reason="lidguard._native._
 
 def _read_native(root: Path) -> list[float]:
     assert COMPILED is not None
-    return COMPILED.read_zone_temperatures(str(root))
+    return list(COMPILED.read_zone_temperatures(str(root)))
 
 
-SAMPLERS: list = [
+SAMPLERS: list[Any] = [
     pytest.param(read_zone_temperatures_pure, id="pure"),
     pytest.param(_read_native, id="native", marks=needs_compiled),
 ]
@@ -49,7 +50,8 @@ SAMPLERS: list = [
 
 @pytest.fixture(params=SAMPLERS)
 def sampler(request: pytest.FixtureRequest) -> Callable[[Path], list[float]]:
-    return request.param
+    sample: Callable[[Path], list[float]] = request.param
+    return sample
 
 
 def _zone(tree: SysfsTree, index: int | str, temp: str | bytes, zone_type: str = "x86_pkg_temp") -> None:
@@ -61,7 +63,9 @@ def test_no_thermal_directory(sysfs_tree: SysfsTree, sampler: Callable[[Path], l
     assert sampler(sysfs_tree.root) == []
 
 
-def test_thermal_directory_without_zones(sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]) -> None:
+def test_thermal_directory_without_zones(
+    sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]
+) -> None:
     sysfs_tree.write(f"{THERMAL}/cooling_device0/cur_state", "0\n")
     assert sampler(sysfs_tree.root) == []
 
@@ -87,7 +91,19 @@ def test_whitespace_signs_and_non_positive_values(
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"\n", b"N/A\n", b"45.5\n", b"4a000\n", b"45 000\n", b"+-1\n", b"0x10\n", b"1" * 19, b"\x00", b"\xff"],
+    [
+        b"",
+        b"\n",
+        b"N/A\n",
+        b"45.5\n",
+        b"4a000\n",
+        b"45 000\n",
+        b"+-1\n",
+        b"0x10\n",
+        b"1" * 19,
+        b"\x00",
+        b"\xff",
+    ],
 )
 def test_non_numeric_values_are_skipped(
     sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]], content: bytes
@@ -108,13 +124,17 @@ def test_oversized_and_unreadable_zones_are_skipped(
     assert sampler(sysfs_tree.root) == [42.0]
 
 
-def test_symlinked_zones_like_real_sysfs(sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]) -> None:
+def test_symlinked_zones_like_real_sysfs(
+    sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]
+) -> None:
     zone = sysfs_tree.symlink_device(f"{THERMAL}/thermal_zone0", "sys/devices/virtual/thermal/thermal_zone0")
     (zone / "temp").write_text("47000\n")
     assert sampler(sysfs_tree.root) == [47.0]
 
 
-def test_non_numeric_zone_suffixes_sort_last(sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]) -> None:
+def test_non_numeric_zone_suffixes_sort_last(
+    sysfs_tree: SysfsTree, sampler: Callable[[Path], list[float]]
+) -> None:
     _zone(sysfs_tree, "_extra", "1000\n")
     _zone(sysfs_tree, 1, "2000\n")
     assert sampler(sysfs_tree.root) == [2.0, 1.0]
@@ -148,7 +168,9 @@ def test_reader_honours_lidguard_sysfs_root(sysfs_tree: SysfsTree, monkeypatch: 
     assert reader.read_temperatures_celsius() == [45.0]
 
 
-def test_no_extensions_forces_the_pure_sampler(sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_extensions_forces_the_pure_sampler(
+    sysfs_tree: SysfsTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LIDGUARD_NO_EXTENSIONS", "1")
     monkeypatch.delenv("LIDGUARD_REQUIRE_EXTENSIONS", raising=False)
     _zone(sysfs_tree, 0, "45000\n")

@@ -17,7 +17,9 @@ def test_default_root_is_slash() -> None:
     assert sysfs_root() == Path("/")
 
 
-def test_root_comes_from_the_environment_at_call_time(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_root_comes_from_the_environment_at_call_time(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("LIDGUARD_SYSFS_ROOT", str(tmp_path))
     assert sysfs_root() == tmp_path
     assert resolve_root(None) == tmp_path

@@ -121,6 +121,7 @@ def test_copilot_comm_alone_is_not_enough() -> None:
     assert matches_provider(process(801, "MainThread", "/x/copilot", "node"), "copilot")
     assert matches_provider(process(802, "MainThread", "/x/node", "/x/copilot"), "copilot")
     assert matches_provider(process(803, "gh-copilot", "/ext/gh-copilot", "gh-copilot"), "copilot")
+    assert not matches_provider(process(804, "gh", "/usr/bin/gh", "gh", "issue", "list", "-S", "copilot"), "copilot")
 
 
 def test_runner_counts_only_its_first_operand() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import shutil
 import signal
@@ -125,7 +126,7 @@ def test_real_chain_parity_field_by_field(real_chain: RealChain) -> None:
 def test_real_chain_shape(real_chain: RealChain, reader: AncestryReader) -> None:
     chain = reader(real_chain.leaf_pid)
     assert chain[0].pid == real_chain.leaf_pid
-    for child, parent in zip(chain, chain[1:]):
+    for child, parent in itertools.pairwise(chain):
         assert child.ppid == parent.pid
     pids = [info.pid for info in chain]
     # CHAIN_LEVELS + 1 shell levels plus the python process between levels 4 and 3.

@@ -141,7 +141,10 @@ def _is_gh_copilot(process: ProcessInfo, names: set[str]) -> bool:
     """``gh copilot ...`` (the gh command) or the ``gh-copilot`` extension binary."""
     if "gh-copilot" in names:
         return True
-    return "gh" in names and "copilot" in process.cmdline[1:]
+    if "gh" not in names:
+        return False
+    operands = [argument for argument in process.cmdline[1:] if not argument.startswith("-")]
+    return operands[:1] == ["copilot"]  # not `gh issue list --search copilot`
 
 
 def _runs_provider_script(arguments: tuple[str, ...], provider: str) -> bool:

@@ -27,7 +27,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from ..._native import extensions_disabled, extensions_required
 
@@ -183,7 +183,7 @@ class LogindConnection:
             )
         self._bus: Any = bus_pointer[0]
 
-    def __enter__(self) -> LogindConnection:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

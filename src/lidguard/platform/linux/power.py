@@ -35,10 +35,10 @@ from ._binding import (
 __all__ = [
     "LID_SWITCH_WHY",
     "LINUX_LID_SCHEME_IDENTIFIER",
-    "LinuxLidPolicy",
-    "LinuxPowerRequests",
     "InhibitorHandle",
     "InhibitorHelperError",
+    "LinuxLidPolicy",
+    "LinuxPowerRequests",
     "acquire_inhibitor",
     "build_inhibit_what",
     "describe_inhibitor_path",

@@ -19,7 +19,7 @@ import subprocess
 from ..api import SuspendMode, SuspendResult, Unsupported
 from ._binding import LogindConnection, LogindError, LogindUnavailable, RealSystemBusRefused, binding_status
 
-__all__ = ["LinuxSuspender", "PERMISSION_HINT", "SYSTEMCTL_TIMEOUT_SECONDS"]
+__all__ = ["PERMISSION_HINT", "SYSTEMCTL_TIMEOUT_SECONDS", "LinuxSuspender"]
 
 SYSTEMCTL_TIMEOUT_SECONDS = 30.0
 PERMISSION_HINT = (

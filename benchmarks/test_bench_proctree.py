@@ -1,0 +1,146 @@
+"""Ancestry walk of a real process chain: compiled reader vs pure reader vs psutil.
+
+Run: ``python -m pytest benchmarks/test_bench_proctree.py`` (add ``--benchmark-disable`` for a
+quick smoke run: every benchmark body then runs once). The compiled reader stays in the project only
+while it wins here (design/STYLE.md, house rule 5).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from lidguard import proctree
+
+psutil = pytest.importorskip("psutil")
+
+CHAIN_LEVELS = 10
+GROUP = "proctree-ancestry"
+MAX_NATIVE_TO_PURE_RATIO = 1.5
+LEVEL_SCRIPT = """#!/bin/sh
+if [ "$1" -le 0 ]; then
+  echo $$
+  read _ignored
+  exit 0
+fi
+"$0" $(($1 - 1)) --some-option "an argument with spaces"
+exit $?
+"""
+
+
+@pytest.fixture(scope="module")
+def leaf_pid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """The deepest process of a live chain of CHAIN_LEVELS + 1 shells below this test process."""
+    script = Path(tmp_path_factory.mktemp("chain")) / "level.sh"
+    script.write_text(LEVEL_SCRIPT)
+    script.chmod(0o755)
+    top = subprocess.Popen([str(script), str(CHAIN_LEVELS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           start_new_session=True)
+    assert top.stdin is not None and top.stdout is not None
+    try:
+        yield int(top.stdout.readline())
+    finally:
+        top.stdin.close()
+        try:
+            top.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(top.pid, signal.SIGKILL)
+            top.wait()
+        top.stdout.close()
+
+
+def _compiled_read_chain() -> Callable[[int], list[object]] | None:
+    """The compiled reader (also under LIDGUARD_NO_EXTENSIONS=1), or None when it is not built."""
+    if proctree.native_active():
+        return proctree.read_ancestry_native
+    try:
+        module = importlib.import_module("lidguard._native._proctree")
+    except ImportError:
+        return None
+    if module.ABI_VERSION != proctree.NATIVE_ABI_VERSION:
+        return None
+    return lambda pid: list(module.read_chain(pid, proctree.DEFAULT_MAX_DEPTH, proctree.DEFAULT_PROC_ROOT))
+
+
+def walk_pure(pid: int) -> list[object]:
+    return list(proctree.read_ancestry_pure(pid))
+
+
+def walk_psutil(pid: int) -> list[object]:
+    """The same facts through psutil: name, exe and cmdline for every ancestor."""
+    chain: list[object] = []
+    process = psutil.Process(pid)
+    while process is not None and len(chain) < proctree.DEFAULT_MAX_DEPTH:
+        with process.oneshot():
+            try:
+                exe = process.exe()
+            except psutil.AccessDenied:
+                exe = ""
+            chain.append((process.pid, process.ppid(), process.name(), exe, tuple(process.cmdline())))
+        process = process.parent()
+    return chain
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_bench_native(benchmark, leaf_pid: int) -> None:
+    reader = _compiled_read_chain()
+    if reader is None:
+        pytest.skip("the compiled proctree module is not built")
+    chain = benchmark(reader, leaf_pid)
+    assert len(chain) >= CHAIN_LEVELS + 2
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_bench_pure(benchmark, leaf_pid: int) -> None:
+    chain = benchmark(walk_pure, leaf_pid)
+    assert len(chain) >= CHAIN_LEVELS + 2
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_bench_psutil(benchmark, leaf_pid: int) -> None:
+    chain = benchmark(walk_psutil, leaf_pid)
+    assert len(chain) >= CHAIN_LEVELS + 2
+
+
+def _median_seconds(walk: Callable[[int], object], pid: int, *, rounds: int, calls: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(calls):
+            walk(pid)
+        samples.append((time.perf_counter() - started) / calls)
+    return statistics.median(samples)
+
+
+def test_median_ratios(leaf_pid: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """Measures the three walks interleaved in one run and prints medians and ratios.
+
+    The only assertion: the compiled reader is not more than 1.5x slower than the pure one (in
+    practice it is several times faster), so a regression that makes it pointless fails loudly.
+    """
+    native = _compiled_read_chain()
+    walks: dict[str, Callable[[int], object]] = {"pure": walk_pure, "psutil": walk_psutil}
+    if native is not None:
+        walks["native"] = native
+    medians: dict[str, list[float]] = {name: [] for name in walks}
+    for _ in range(5):  # interleaved, so a noisy moment hits every walk alike
+        for name, walk in walks.items():
+            medians[name].append(_median_seconds(walk, leaf_pid, rounds=3, calls=20))
+    result = {name: statistics.median(values) for name, values in medians.items()}
+    lines = [f"{name:>7}: {seconds * 1e6:9.1f} us per ancestry walk" for name, seconds in result.items()]
+    if "native" in result:
+        lines.append(f"pure/native = {result['pure'] / result['native']:.1f}x, "
+                     f"psutil/native = {result['psutil'] / result['native']:.1f}x")
+    lines.append(f"psutil/pure = {result['psutil'] / result['pure']:.1f}x")
+    with capsys.disabled():
+        print(f"\nproctree ancestry medians (depth >= {CHAIN_LEVELS + 2}):\n  " + "\n  ".join(lines))
+    if "native" in result:
+        assert result["native"] <= result["pure"] * MAX_NATIVE_TO_PURE_RATIO
