@@ -62,7 +62,9 @@ def use_helper(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _which(name: str) -> bool:
-    return any(os.access(Path(folder) / name, os.X_OK) for folder in os.environ.get("PATH", "").split(os.pathsep))
+    return any(
+        os.access(Path(folder) / name, os.X_OK) for folder in os.environ.get("PATH", "").split(os.pathsep)
+    )
 
 
 def acquire_and_release() -> None:

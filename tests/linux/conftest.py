@@ -69,7 +69,9 @@ def _use_binding(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip("LIDGUARD_NO_EXTENSIONS=1: the cffi binding is disabled on this run")
     monkeypatch.delenv("LIDGUARD_LOGIND_BINDING", raising=False)
     active, reason = _binding.binding_status()
-    assert active, f"the logind binding should be active (run `python setup.py build_ext --inplace`): {reason}"
+    assert active, (
+        f"the logind binding should be active (run `python setup.py build_ext --inplace`): {reason}"
+    )
 
 
 def _use_missing_library(monkeypatch: pytest.MonkeyPatch) -> None:

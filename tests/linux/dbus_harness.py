@@ -70,9 +70,13 @@ def missing_tools_reason() -> str | None:
     """Why the private-bus tests cannot run here, or None. Never decided by OS name."""
     if shutil.which("dbus-daemon") is None:
         return "dbus-daemon is not installed"
-    probe = subprocess.run(
-        [MOCK_PYTHON, "-c", "import dbusmock, dbus, gi"], capture_output=True, text=True, check=False
-    ) if Path(MOCK_PYTHON).exists() else None
+    probe = (
+        subprocess.run(
+            [MOCK_PYTHON, "-c", "import dbusmock, dbus, gi"], capture_output=True, text=True, check=False
+        )
+        if Path(MOCK_PYTHON).exists()
+        else None
+    )
     if probe is None or probe.returncode != 0:
         return f"python-dbusmock is not importable by {MOCK_PYTHON} (apt-get install python3-dbusmock)"
     return None
@@ -87,7 +91,9 @@ class PrivateSystemBus:
         config.write_text(BUS_CONFIG.format(socket=self.directory / "system_bus_socket"), encoding="utf-8")
         self.process = subprocess.Popen(
             ["dbus-daemon", "--nofork", f"--config-file={config}", "--print-address=1"],
-            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
         )
         assert self.process.stdout is not None
         # The first line is the address, printed once the daemon listens.
@@ -117,8 +123,11 @@ class LogindMock:
         if parameters:
             command += ["-p", json.dumps(parameters)]
         self.process = subprocess.Popen(
-            command, env=bus.environment(), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            command,
+            env=bus.environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         self._wait_for_owner(timeout=15.0)
 
@@ -135,16 +144,41 @@ class LogindMock:
 
     def has_owner(self) -> bool:
         # busctl would be faster, but dbus-python is guaranteed wherever dbusmock is.
-        return bool(self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                              "NameHasOwner", [LOGIND_NAME], "s"))
+        return bool(
+            self.call(
+                "org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus",
+                "NameHasOwner",
+                [LOGIND_NAME],
+                "s",
+            )
+        )
 
-    def call(self, name: str, path: str, interface: str, member: str,
-             args: list[Any] | None = None, signature: str | None = None) -> Any:
-        request = {"name": name, "path": path, "interface": interface, "member": member,
-                   "args": args or [], "signature": signature}
+    def call(
+        self,
+        name: str,
+        path: str,
+        interface: str,
+        member: str,
+        args: list[Any] | None = None,
+        signature: str | None = None,
+    ) -> Any:
+        request = {
+            "name": name,
+            "path": path,
+            "interface": interface,
+            "member": member,
+            "args": args or [],
+            "signature": signature,
+        }
         completed = subprocess.run(
             [MOCK_PYTHON, "-c", _BUS_CLIENT, json.dumps(request)],
-            env=self.bus.environment(), capture_output=True, text=True, timeout=30, check=False,
+            env=self.bus.environment(),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
         if completed.returncode != 0:
             raise RuntimeError(f"bus client failed: {completed.stderr}")
@@ -162,8 +196,9 @@ class LogindMock:
         """(timestamp, args) for every call of ``name`` so far (Mock.GetMethodCalls)."""
         return [(int(stamp), list(args)) for stamp, args in self._mock("GetMethodCalls", [name], "s")]
 
-    def add_method(self, name: str, in_signature: str, out_signature: str, code: str,
-                   interface: str = MANAGER_INTERFACE) -> None:
+    def add_method(
+        self, name: str, in_signature: str, out_signature: str, code: str, interface: str = MANAGER_INTERFACE
+    ) -> None:
         self._mock("AddMethod", [interface, name, in_signature, out_signature, code], "sssss")
 
     def add_property(self, name: str, value: Any, interface: str = MANAGER_INTERFACE) -> None:

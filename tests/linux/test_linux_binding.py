@@ -82,7 +82,9 @@ def test_stale_module_is_refused(binding_active: None, monkeypatch: pytest.Monke
         _binding._load_binding.cache_clear()
 
 
-def test_refuses_the_real_system_bus_under_pytest(binding_active: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refuses_the_real_system_bus_under_pytest(
+    binding_active: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("DBUS_SYSTEM_BUS_ADDRESS", raising=False)
     with pytest.raises(RealSystemBusRefused):
         LogindConnection()
@@ -96,7 +98,9 @@ def test_inhibit_returns_a_close_on_exec_fd_listed_until_closed(
         fd = connection.inhibit("sleep", "lidguard", "binding test", "block")
         try:
             assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
-            assert connection.list_inhibitors() == [("sleep", "lidguard", "binding test", "block", 1000, 123456)]
+            assert connection.list_inhibitors() == [
+                ("sleep", "lidguard", "binding test", "block", 1000, 123456)
+            ]
         finally:
             os.close(fd)
         deadline_entries = logind_mock.wait_for_inhibitors(lambda found: not found)
@@ -146,7 +150,9 @@ def test_dbus_errors_become_typed_exceptions_with_name_and_message(
     binding_active: None, logind_mock: LogindMock
 ) -> None:
     logind_mock.add_method(
-        "CanHibernate", "", "s",
+        "CanHibernate",
+        "",
+        "s",
         'raise dbus.exceptions.DBusException("custom failure text", name="org.example.Lidguard.Error.Custom")',
     )
     with LogindConnection() as connection, pytest.raises(LogindError) as raised:

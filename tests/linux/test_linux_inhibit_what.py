@@ -30,10 +30,19 @@ def test_build_inhibit_what(system: bool, display: bool, away: bool, expected: s
 
 def test_every_kind_is_one_logind_knows() -> None:
     # org.freedesktop.login1(5): the colon-separated kinds Inhibit accepts.
-    known = {"shutdown", "sleep", "idle", "handle-power-key", "handle-suspend-key",
-             "handle-hibernate-key", "handle-lid-switch"}
+    known = {
+        "shutdown",
+        "sleep",
+        "idle",
+        "handle-power-key",
+        "handle-suspend-key",
+        "handle-hibernate-key",
+        "handle-lid-switch",
+    }
     for system in (True, False):
         for display in (True, False):
-            what = build_inhibit_what(ProtectionRequest(prevent_system_sleep=system, prevent_display_sleep=display))
+            what = build_inhibit_what(
+                ProtectionRequest(prevent_system_sleep=system, prevent_display_sleep=display)
+            )
             assert what == "" or set(what.split(":")) <= known
             assert len(what.split(":")) == len(set(what.split(":")))

@@ -20,7 +20,7 @@ from lidguard.platform.linux.permission import (
     run_linux_permission,
 )
 
-UNMANAGED_RULE = 'polkit.addRule(function(action, subject) { return polkit.Result.NOT_HANDLED; });\n'
+UNMANAGED_RULE = "polkit.addRule(function(action, subject) { return polkit.Result.NOT_HANDLED; });\n"
 
 
 @pytest.fixture
@@ -40,9 +40,14 @@ def test_rule_content_is_exact() -> None:
     text = render_rule('ali"ce\\x')
     lines = text.splitlines()
     assert lines[:2] == [f"// {MANAGED_MARKERS[0]}", f"// {MANAGED_MARKERS[1]}"]
-    assert MANAGED_MARKERS == ("Managed by LidGuard Linux permission command.", "LidGuard Linux polkit rule v1.")
+    assert MANAGED_MARKERS == (
+        "Managed by LidGuard Linux permission command.",
+        "LidGuard Linux polkit rule v1.",
+    )
     assert len(LIDGUARD_POLKIT_ACTIONS) == 7
-    listed = [line.strip().strip('",') for line in lines if line.strip().startswith('"org.freedesktop.login1.')]
+    listed = [
+        line.strip().strip('",') for line in lines if line.strip().startswith('"org.freedesktop.login1.')
+    ]
     assert listed == [
         "org.freedesktop.login1.suspend",
         "org.freedesktop.login1.suspend-multiple-sessions",
@@ -81,7 +86,9 @@ def test_install_status_remove_as_root(
     assert run("remove") == (0, f"LidGuard polkit rule is not installed: {rule_path}\n", "")
 
 
-def test_unmanaged_files_are_never_overwritten_or_removed(rule_path: Path, unreachable_system_bus: str) -> None:
+def test_unmanaged_files_are_never_overwritten_or_removed(
+    rule_path: Path, unreachable_system_bus: str
+) -> None:
     rule_path.parent.mkdir(parents=True)
     # Only one marker is not enough: both must be present.
     rule_path.write_text(f"// {MANAGED_MARKERS[0]}\n{UNMANAGED_RULE}")

@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 from dbus_harness import LogindMock
@@ -33,7 +35,9 @@ def _whats(entries: list[tuple]) -> list[str]:
     return sorted(entry[0] for entry in entries)
 
 
-def test_protection_is_a_sleep_idle_inhibitor_until_released(inhibitor_backend: str, logind_mock: LogindMock) -> None:
+def test_protection_is_a_sleep_idle_inhibitor_until_released(
+    inhibitor_backend: str, logind_mock: LogindMock
+) -> None:
     power = LinuxPowerRequests()
     assert isinstance(power, PowerRequests)
     handle = power.apply(ProtectionRequest(reason=REASON))
@@ -47,7 +51,9 @@ def test_protection_is_a_sleep_idle_inhibitor_until_released(inhibitor_backend: 
 
 
 def test_display_only_protection_blocks_idle(inhibitor_backend: str, logind_mock: LogindMock) -> None:
-    handle = LinuxPowerRequests().apply(ProtectionRequest(prevent_system_sleep=False, prevent_display_sleep=True))
+    handle = LinuxPowerRequests().apply(
+        ProtectionRequest(prevent_system_sleep=False, prevent_display_sleep=True)
+    )
     assert _whats(logind_mock.list_inhibitors()) == ["idle"]
     handle.release()
     assert logind_mock.wait_for_inhibitors(lambda found: not found) == []
@@ -55,7 +61,9 @@ def test_display_only_protection_blocks_idle(inhibitor_backend: str, logind_mock
 
 def test_nothing_to_block_holds_nothing(logind_mock: LogindMock) -> None:
     handle = LinuxPowerRequests().apply(
-        ProtectionRequest(prevent_system_sleep=False, prevent_display_sleep=False, prevent_away_mode_sleep=True)
+        ProtectionRequest(
+            prevent_system_sleep=False, prevent_display_sleep=False, prevent_away_mode_sleep=True
+        )
     )
     assert "nothing" in handle.description
     assert logind_mock.list_inhibitors() == []
@@ -68,8 +76,14 @@ def test_lid_policy_is_a_separate_handle_lid_switch_inhibitor(
     power, lid = LinuxPowerRequests(), LinuxLidPolicy()
     assert isinstance(lid, LidPolicy)
     before = lid.read_lid_actions()
-    assert (before.power_scheme_identifier, before.alternating_current_action, before.direct_current_action) == (
-        LINUX_LID_SCHEME_IDENTIFIER, 1, 1,
+    assert (
+        before.power_scheme_identifier,
+        before.alternating_current_action,
+        before.direct_current_action,
+    ) == (
+        LINUX_LID_SCHEME_IDENTIFIER,
+        1,
+        1,
     )
     handle = power.apply(ProtectionRequest(reason=REASON))
     lid.set_do_nothing(before)
@@ -88,7 +102,9 @@ def test_lid_policy_is_a_separate_handle_lid_switch_inhibitor(
     assert logind_mock.wait_for_inhibitors(lambda found: not found) == []
 
 
-def test_drop_runtime_hold_and_close_release_everything(inhibitor_backend: str, logind_mock: LogindMock) -> None:
+def test_drop_runtime_hold_and_close_release_everything(
+    inhibitor_backend: str, logind_mock: LogindMock
+) -> None:
     power, lid = LinuxPowerRequests(), LinuxLidPolicy()
     lid.set_do_nothing(lid.read_lid_actions())
     lid.drop_runtime_hold()
@@ -145,7 +161,9 @@ def test_kill_9_of_the_holding_process_drops_its_inhibitors(
         environment["LIDGUARD_LOGIND_BINDING"] = "off"
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER_SCRIPT, inhibitor_backend],
-        env=environment, stdout=subprocess.PIPE, text=True,
+        env=environment,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None
@@ -194,3 +212,50 @@ def test_describe_names_the_active_path(inhibitor_backend: str) -> None:
     else:
         assert "systemd-inhibit" in description and "inactive" in description
     assert "handle-lid-switch" in LinuxLidPolicy().describe()
+
+
+def test_release_kills_the_helper_group_when_closing_stdin_is_not_enough(
+    unreachable_system_bus: str, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    # A stand-in systemd-inhibit that ignores its stdin: release must fall back to killing the group.
+    fake = tmp_path / "systemd-inhibit"
+    fake.write_text("#!/bin/sh\nexec 0</dev/null\nsleep 30 &\nwait\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")
+    handle = LinuxPowerRequests().apply(ProtectionRequest())
+    pid = int(handle.description.split("pid ")[1].split()[0])
+    handle.release()
+    # The whole group, background `sleep` included, is gone (zombies re-parented to a container's
+    # PID 1 may linger unreaped, so living members are read from /proc rather than probed with kill).
+    deadline = time.monotonic() + 2
+    while _living_group_members(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _living_group_members(pid) == []
+
+
+def _living_group_members(process_group: int) -> list[int]:
+    members = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        state, group = fields[0], int(fields[2])  # stat(5): state, ppid, pgrp after the comm field
+        if group == process_group and state != "Z":
+            members.append(int(stat_file.parent.name))
+    return members
+
+
+def test_a_helper_that_exits_at_once_reports_exit_code_and_stderr(
+    unreachable_system_bus: str, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    fake = tmp_path / "systemd-inhibit"
+    fake.write_text("#!/bin/sh\necho 'Failed to inhibit: Access denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")
+    with pytest.raises(InhibitorHelperError) as raised:
+        LinuxLidPolicy().set_do_nothing(LinuxLidPolicy().read_lid_actions())
+    assert raised.value.exit_code == 1
+    assert "Failed to inhibit: Access denied" in str(raised.value)

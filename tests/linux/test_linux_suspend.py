@@ -24,7 +24,9 @@ ACCESS_DENIED = (
 
 
 @pytest.mark.dbus
-def test_suspend_calls_logind_suspend_once_non_interactively(binding_active: None, logind_mock: LogindMock) -> None:
+def test_suspend_calls_logind_suspend_once_non_interactively(
+    binding_active: None, logind_mock: LogindMock
+) -> None:
     suspender = LinuxSuspender()
     assert isinstance(suspender, Suspender)
     result = suspender.suspend(SuspendMode.SLEEP)
@@ -52,8 +54,12 @@ def test_hibernate_calls_logind_hibernate(binding_active: None, logind_mock: Log
     ],
 )
 def test_cannot_answer_fails_without_calling_the_action(
-    binding_active: None, start_logind_mock: Callable[..., LogindMock],
-    mode: SuspendMode, parameter: str, answer: str, action: str,
+    binding_active: None,
+    start_logind_mock: Callable[..., LogindMock],
+    mode: SuspendMode,
+    parameter: str,
+    answer: str,
+    action: str,
 ) -> None:
     mock = start_logind_mock(**{parameter: answer})
     result = LinuxSuspender().suspend(mode)
@@ -84,7 +90,9 @@ def test_access_denied_is_a_failed_result_with_the_error_name_and_a_hint(
 @pytest.mark.dbus
 def test_other_logind_errors_carry_no_permission_hint(binding_active: None, logind_mock: LogindMock) -> None:
     logind_mock.add_method(
-        "Hibernate", "b", "",
+        "Hibernate",
+        "b",
+        "",
         'raise dbus.exceptions.DBusException("busy", name="org.freedesktop.login1.OperationInProgress")',
     )
     result = LinuxSuspender().suspend(SuspendMode.HIBERNATE)
@@ -129,7 +137,9 @@ def fake_systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[
     return install
 
 
-@pytest.mark.parametrize(("mode", "verb"), [(SuspendMode.SLEEP, "suspend"), (SuspendMode.HIBERNATE, "hibernate")])
+@pytest.mark.parametrize(
+    ("mode", "verb"), [(SuspendMode.SLEEP, "suspend"), (SuspendMode.HIBERNATE, "hibernate")]
+)
 def test_fallback_runs_systemctl(fake_systemctl: Callable[..., Path], mode: SuspendMode, verb: str) -> None:
     log = fake_systemctl(0)
     result = LinuxSuspender().suspend(mode)

@@ -13,7 +13,6 @@ __all__ = ["collect_doctor_report", "format_doctor_report"]
 
 def _native_modules(context: CliContext) -> list[dict[str, Any]]:
     from .. import proctree
-    from .._native import native_statuses
 
     modules: dict[str, dict[str, Any]] = {
         "proctree": {"name": "proctree", "active": proctree.native_active(), "reason": proctree.native_status_reason()},
@@ -22,8 +21,6 @@ def _native_modules(context: CliContext) -> list[dict[str, Any]]:
     if platform_statuses is not None:
         for status in platform_statuses():
             modules[status["name"]] = status
-    for status in native_statuses():
-        modules.setdefault(status.name.lstrip("_"), status.as_dict() | {"name": status.name.lstrip("_")})
     return list(modules.values())
 
 

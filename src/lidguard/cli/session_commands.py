@@ -24,7 +24,9 @@ def _add_session_options(parser: argparse.ArgumentParser, *, provider_required: 
     parser.add_argument("--provider-name", "--mcp-provider-name", dest="provider_name",
                         help="required with --provider mcp")
     parser.add_argument("--parent-pid", "--watched-process-id", "--watched-process-identifier",
-                        dest="parent_pid", help="process to watch; the session ends when it exits")
+                        dest="parent_pid",
+                        help="process to watch (the session ends when it exits), or 'auto' for the "
+                             "provider's agent found in this command's own ancestry")
     parser.add_argument("--working-directory", "--cwd", dest="working_directory",
                         help="working directory recorded for the session (default: current)")
 
@@ -37,7 +39,9 @@ def _session_fields(args: argparse.Namespace) -> dict[str, Any]:
     if provider is AgentProvider.MCP and not provider_name:
         raise CliError("The --provider-name option is required when --provider mcp is used.")
     watched = 0
-    if args.parent_pid is not None:
+    if (args.parent_pid or "").strip().lower() == "auto":
+        watched = _agent_from_own_ancestry(provider)
+    elif args.parent_pid is not None:
         try:
             watched = int(args.parent_pid)
         except ValueError:
@@ -54,6 +58,28 @@ def _session_fields(args: argparse.Namespace) -> dict[str, Any]:
         "WatchedProcessIdentifier": watched,
         "WorkingDirectory": working_directory,
     }
+
+
+_ANCESTRY_PROVIDER_WORDS = {
+    AgentProvider.CLAUDE: "claude",
+    AgentProvider.CODEX: "codex",
+    AgentProvider.GITHUB_COPILOT: "copilot",
+    AgentProvider.OPENCODE: "opencode",
+}
+
+
+def _agent_from_own_ancestry(provider: AgentProvider) -> int:
+    """The provider's agent process above this command (0 = none found); never the working directory."""
+    from .. import proctree
+    from ..hooks.agent_process import resolve_agent_process
+    from ..platform.api import Unsupported
+
+    try:
+        chain = proctree.read_ancestry()
+    except (Unsupported, OSError) as error:
+        raise CliError(f"The process ancestry cannot be read: {error}") from error
+    agent = resolve_agent_process(chain, _ANCESTRY_PROVIDER_WORDS.get(provider, "unknown"))
+    return agent.pid if agent is not None else 0
 
 
 def _print_response(response: dict[str, Any]) -> int:

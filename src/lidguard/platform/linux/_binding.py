@@ -226,8 +226,14 @@ class LogindConnection:
             bus = self._require_open()
             try:
                 return_code = self._lib.sd_bus_get_property_trivial(
-                    bus, LOGIND_DESTINATION.encode(), LOGIND_PATH.encode(),
-                    LOGIND_MANAGER_INTERFACE.encode(), name.encode(), error, b"b", value,
+                    bus,
+                    LOGIND_DESTINATION.encode(),
+                    LOGIND_PATH.encode(),
+                    LOGIND_MANAGER_INTERFACE.encode(),
+                    name.encode(),
+                    error,
+                    b"b",
+                    value,
                 )
                 if return_code < 0:
                     raise self._error_from_reply(error, return_code, f"Get {name}")
@@ -272,8 +278,12 @@ class LogindConnection:
             bus = self._require_open()
             self._check(
                 lib.sd_bus_message_new_method_call(
-                    bus, message_pointer, LOGIND_DESTINATION.encode(), LOGIND_PATH.encode(),
-                    LOGIND_MANAGER_INTERFACE.encode(), member.encode(),
+                    bus,
+                    message_pointer,
+                    LOGIND_DESTINATION.encode(),
+                    LOGIND_PATH.encode(),
+                    LOGIND_MANAGER_INTERFACE.encode(),
+                    member.encode(),
                 ),
                 "sd_bus_message_new_method_call",
             )

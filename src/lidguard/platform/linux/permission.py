@@ -144,7 +144,11 @@ def _read_rule(path: Path) -> str | None:
     except PermissionError as error:
         try:
             completed = subprocess.run(
-                ["sudo", "-n", "cat", "--", str(path)], capture_output=True, text=True, timeout=10, check=False
+                ["sudo", "-n", "cat", "--", str(path)],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as sudo_error:
             raise OSError(f"{error.strerror}; sudo -n cat failed: {sudo_error}") from error
@@ -179,7 +183,11 @@ def query_logind_capability(method: str) -> str:
         raise Unsupported("suspend", "busctl was not found and the logind binding is inactive")
     completed = subprocess.run(
         [busctl, "call", LOGIND_DESTINATION, LOGIND_PATH, LOGIND_MANAGER_INTERFACE, method],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=QUERY_TIMEOUT_SECONDS, check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=QUERY_TIMEOUT_SECONDS,
+        check=False,
     )
     match = _QUOTED_PATTERN.search(completed.stdout)  # busctl prints: s "yes"
     if completed.returncode != 0 or match is None:
@@ -225,8 +233,12 @@ def run_check(out: TextIO) -> int:
         print(f"inhibitor acquire/release: failed - {error}", file=out)
     try:
         completed = subprocess.run(
-            ["systemctl", "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-            timeout=QUERY_TIMEOUT_SECONDS, check=False,
+            ["systemctl", "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=QUERY_TIMEOUT_SECONDS,
+            check=False,
         )
         first_line = (completed.stdout.splitlines() or [""])[0]
         if completed.returncode != 0:
@@ -268,7 +280,10 @@ def install_rule(path: Path, user: str, *, use_sudo: bool, out: TextIO, err: Tex
             print(f"Refusing to overwrite unmanaged polkit rule file: {path}", file=err)
             return 1
         if exit_code != 0:
-            print(f"Failed to install LidGuard polkit rule {path} (sudo exit code {exit_code}): {stderr}", file=err)
+            print(
+                f"Failed to install LidGuard polkit rule {path} (sudo exit code {exit_code}): {stderr}",
+                file=err,
+            )
             return 1
     print(f"Installed LidGuard polkit rule for user {user}: {path}", file=out)
     return 0
@@ -290,7 +305,9 @@ def remove_rule(path: Path, *, use_sudo: bool, out: TextIO, err: TextIO) -> int:
             return 1
         stderr = ""
     else:
-        exit_code, stderr = _run_sudo_script(_SUDO_REMOVE_SCRIPT, "lidguard-rule-remove", [str(path), *MANAGED_MARKERS])
+        exit_code, stderr = _run_sudo_script(
+            _SUDO_REMOVE_SCRIPT, "lidguard-rule-remove", [str(path), *MANAGED_MARKERS]
+        )
     if exit_code == NOT_FOUND_EXIT_CODE:
         print(f"LidGuard polkit rule is not installed: {path}", file=out)
         return 0
@@ -298,7 +315,9 @@ def remove_rule(path: Path, *, use_sudo: bool, out: TextIO, err: TextIO) -> int:
         print(f"Refusing to remove unmanaged polkit rule file: {path}", file=err)
         return 1
     if exit_code != 0:
-        print(f"Failed to remove LidGuard polkit rule {path} (sudo exit code {exit_code}): {stderr}", file=err)
+        print(
+            f"Failed to remove LidGuard polkit rule {path} (sudo exit code {exit_code}): {stderr}", file=err
+        )
         return 1
     print(f"Removed LidGuard polkit rule: {path}", file=out)
     return 0
@@ -309,7 +328,11 @@ def _run_sudo_script(script: str, script_name: str, arguments: list[str]) -> tup
     try:
         completed = subprocess.run(
             ["sudo", "sh", "-c", script, script_name, *arguments],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=SUDO_TIMEOUT_SECONDS, check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=SUDO_TIMEOUT_SECONDS,
+            check=False,
         )
     except FileNotFoundError:
         return 127, "sudo was not found; run this command as root instead"

@@ -61,7 +61,9 @@ class InhibitorHelperError(LogindError):
 
     def __init__(self, exit_code: int, stderr: str) -> None:
         detail = stderr.strip() or "no error output"
-        super().__init__("lidguard.Error.SystemdInhibitFailed", f"systemd-inhibit exited with code {exit_code}: {detail}")
+        super().__init__(
+            "lidguard.Error.SystemdInhibitFailed", f"systemd-inhibit exited with code {exit_code}: {detail}"
+        )
         self.exit_code = exit_code
         self.stderr = stderr
 
@@ -130,7 +132,9 @@ def _acquire_with_binding(what: str, why: str, capability: str) -> InhibitorHand
     except LogindUnavailable as error:
         raise Unsupported(capability, f"systemd-logind is not reachable ({error})") from error
     # The inhibitor outlives the D-Bus connection (as in real logind); only the fd matters now.
-    return InhibitorHandle(f"logind inhibitor {what} (fd {fd}, {library_name} via cffi)", lambda: os.close(fd))
+    return InhibitorHandle(
+        f"logind inhibitor {what} (fd {fd}, {library_name} via cffi)", lambda: os.close(fd)
+    )
 
 
 def _acquire_with_helper(what: str, why: str, capability: str, *, binding_reason: str) -> InhibitorHandle:
@@ -142,15 +146,26 @@ def _acquire_with_helper(what: str, why: str, capability: str, *, binding_reason
         )
     shell = shutil.which("sh") or "/bin/sh"
     command = [
-        helper, f"--what={what}", f"--who={INHIBITOR_WHO}", f"--why={why}", f"--mode={INHIBITOR_MODE}",
-        "--", shell, "-c", "read _",
+        helper,
+        f"--what={what}",
+        f"--who={INHIBITOR_WHO}",
+        f"--why={why}",
+        f"--mode={INHIBITOR_MODE}",
+        "--",
+        shell,
+        "-c",
+        "read _",
     ]
     # stdin is a pipe whose only writer is this process (Popen pipes are close-on-exec): closing it, or
     # this process dying, makes `read` see EOF, sh exits and systemd-inhibit drops the inhibitor.
     # A new session gives the helper its own process group for the kill fallback in release.
     process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True, close_fds=True,
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
     )
     try:
         exit_code = process.wait(timeout=HELPER_PROBE_SECONDS)

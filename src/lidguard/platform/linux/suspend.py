@@ -62,7 +62,9 @@ class LinuxSuspender:
         can_method, action_method, _ = _LOGIND_METHODS[mode]
         try:
             with LogindConnection() as connection:
-                can_answer = connection.can_suspend() if mode is SuspendMode.SLEEP else connection.can_hibernate()
+                can_answer = (
+                    connection.can_suspend() if mode is SuspendMode.SLEEP else connection.can_hibernate()
+                )
                 if can_answer in _CANNOT_ANSWERS:
                     return SuspendResult(
                         False, f"logind {can_method} answered {can_answer!r}: {mode} is not available here."
@@ -78,11 +80,16 @@ class LinuxSuspender:
             if error.name in _PERMISSION_ERRORS:
                 message += f". {PERMISSION_HINT}"
             return SuspendResult(False, message)
-        return SuspendResult(True, f"Requested {mode} through logind {action_method} ({can_method}: {can_answer}).")
+        return SuspendResult(
+            True, f"Requested {mode} through logind {action_method} ({can_method}: {can_answer})."
+        )
 
     def _suspend_with_systemctl(self, mode: SuspendMode, *, binding_reason: str) -> SuspendResult:
         _, _, verb = _LOGIND_METHODS[mode]
-        if os.environ.get("PYTEST_CURRENT_TEST") and os.environ.get("LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS") != "1":
+        if (
+            os.environ.get("PYTEST_CURRENT_TEST")
+            and os.environ.get("LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS") != "1"
+        ):
             raise RealSystemBusRefused(
                 f"refusing to run `systemctl {verb}` under pytest; put a fake systemctl first on PATH "
                 "and set LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS=1"
@@ -94,12 +101,20 @@ class LinuxSuspender:
             )
         try:
             completed = subprocess.run(
-                [systemctl, verb], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                timeout=SYSTEMCTL_TIMEOUT_SECONDS, check=False,
+                [systemctl, verb],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=SYSTEMCTL_TIMEOUT_SECONDS,
+                check=False,
             )
         except subprocess.TimeoutExpired:
-            return SuspendResult(False, f"systemctl {verb} timed out after {SYSTEMCTL_TIMEOUT_SECONDS:.0f} s.")
+            return SuspendResult(
+                False, f"systemctl {verb} timed out after {SYSTEMCTL_TIMEOUT_SECONDS:.0f} s."
+            )
         if completed.returncode == 0:
             return SuspendResult(True, f"Requested {mode} with systemctl {verb}.")
         stderr = completed.stderr.strip() or "no error output"
-        return SuspendResult(False, f"systemctl {verb} failed with exit code {completed.returncode}: {stderr}")
+        return SuspendResult(
+            False, f"systemctl {verb} failed with exit code {completed.returncode}: {stderr}"
+        )

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the sdist and the Linux wheel, installs the wheel into a clean venv and checks that
+# `lidguard doctor --json` reports every native module active; then checks that
+# LIDGUARD_NO_EXTENSIONS=1 builds a pure wheel.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+python3 -m pip install -q build
+LIDGUARD_REQUIRE_EXTENSIONS=1 python3 -m build --sdist --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 \
+    || { tail -40 "$work/build.log"; exit 1; }
+wheel=$(ls "$work"/dist/lidguard-*.whl)
+ls "$work"/dist/lidguard-*.tar.gz >/dev/null
+python3 -m zipfile -l "$wheel" | grep -q "_native/_proctree.*\.so" || { echo "wheel lacks _proctree"; exit 1; }
+python3 -m zipfile -l "$wheel" | grep -q "_native/_thermal.*\.so" || { echo "wheel lacks _thermal"; exit 1; }
+python3 -m zipfile -l "$wheel" | grep -q "_native/_logind.py" || { echo "wheel lacks _logind"; exit 1; }
+
+python3 -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install -q "$wheel"
+env -u LIDGUARD_PLATFORM HOME="$work/home" XDG_DATA_HOME="$work/home/data" XDG_RUNTIME_DIR="$work/home/run" \
+    "$work/venv/bin/lidguard" doctor --json >"$work/doctor.json"
+"$work/venv/bin/python" - "$work/doctor.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+inactive = [m for m in report["nativeModules"] if not m["active"]]
+assert report["platform"] == "linux", report["platform"]
+assert not inactive, f"native modules inactive in the installed wheel: {inactive}"
+print("wheel OK:", ", ".join(f"{m['name']} ({m['reason']})" for m in report["nativeModules"]))
+PY
+
+LIDGUARD_NO_EXTENSIONS=1 python3 -m build --wheel --outdir "$work/pure" . >"$work/pure.log" 2>&1 \
+    || { tail -40 "$work/pure.log"; exit 1; }
+if python3 -m zipfile -l "$work"/pure/lidguard-*.whl | grep -q "\.so"; then
+    echo "LIDGUARD_NO_EXTENSIONS=1 wheel contains compiled modules"; exit 1
+fi
+echo "pure wheel OK: $(basename "$work"/pure/lidguard-*.whl)"
