@@ -73,11 +73,16 @@ def test_missing_library_is_inactive_with_the_reason(
 
 
 def test_stale_module_is_refused(binding_active: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LIDGUARD_REQUIRE_EXTENSIONS", raising=False)
     monkeypatch.setattr(_binding, "EXPECTED_ABI_VERSION", 999)
     _binding._load_binding.cache_clear()
     try:
         active, reason = binding_status()
         assert not active and "stale" in reason and "999" in reason
+        # Release-wheel runs require the compiled module: a stale one is an error there, not a fallback.
+        monkeypatch.setenv("LIDGUARD_REQUIRE_EXTENSIONS", "1")
+        with pytest.raises(ImportError, match="stale"):
+            binding_status()
     finally:
         _binding._load_binding.cache_clear()
 

@@ -196,11 +196,12 @@ def query_logind_capability(method: str) -> str:
     return _unescape_js_string(match.group(1))
 
 
-def _capability_line(method: str) -> tuple[str, bool]:
+def _query_capability_text(method: str) -> tuple[str, bool]:
+    """(answer, True) or (why it failed, False)."""
     try:
         return query_logind_capability(method), True
     except (LogindError, Unsupported, OSError, subprocess.TimeoutExpired) as error:
-        return f"unavailable ({error})", False
+        return str(error), False
 
 
 def _tool_line(name: str) -> str:
@@ -217,7 +218,8 @@ def show_status(out: TextIO) -> int:
     print(f"systemd-inhibit: {_tool_line('systemd-inhibit')}", file=out)
     print(f"systemctl: {_tool_line('systemctl')}", file=out)
     for method in ("CanSuspend", "CanHibernate"):
-        print(f"logind {method}: {_capability_line(method)[0]}", file=out)
+        text, succeeded = _query_capability_text(method)
+        print(f"logind {method}: {text if succeeded else f'unavailable ({text})'}", file=out)
     return 0
 
 
@@ -248,9 +250,9 @@ def run_check(out: TextIO) -> int:
         failures += 1
         print(f"systemctl --version: failed - {error}", file=out)
     for method in ("CanSuspend", "CanHibernate"):
-        value, succeeded = _capability_line(method)
+        text, succeeded = _query_capability_text(method)
         failures += 0 if succeeded else 1
-        print(f"logind {method}: {value if succeeded else 'failed - ' + value}", file=out)
+        print(f"logind {method}: {text if succeeded else f'failed - {text}'}", file=out)
     return 1 if failures else 0
 
 
