@@ -1,11 +1,19 @@
-"""Every test runs isolated: its own HOME, data and runtime folders, and the fake platform."""
+"""Every test runs isolated (own HOME, data and runtime folders, fake platform); `lidguard` runs the
+real CLI and runtime as processes inside that isolation."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,3 +33,77 @@ def isolated_home(monkeypatch: pytest.MonkeyPatch) -> Path:
     (home / "run").mkdir(mode=0o700)
     yield home
     shutil.rmtree(home, ignore_errors=True)
+
+
+
+class LidguardProcesses:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.state_file = home / "fake-state.json"
+        self.actions_file = home / "fake-actions.jsonl"
+        self.env = {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_DATA_HOME": str(home / "data"),
+            "XDG_RUNTIME_DIR": str(home / "run"),
+            "LIDGUARD_PLATFORM": "fake",
+            "LIDGUARD_FAKE_STATE": str(self.state_file),
+            "LIDGUARD_FAKE_ACTIONS": str(self.actions_file),
+        }
+        self.env.pop("PYTEST_CURRENT_TEST", None)
+        self.data_dir = home / "data" / "LidGuard"
+        self.socket = home / "run" / "lidguard" / "runtime.sock"
+
+    def run(self, *args: str, input_text: str | None = None, check: bool = False,
+            timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([sys.executable, "-m", "lidguard", *args], env=self.env, text=True,
+                                capture_output=True, input=input_text, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"lidguard {' '.join(args)} failed: {result.stderr}")
+        return result
+
+    def json(self, *args: str) -> Any:
+        result = self.run(*args, "--json", check=True)
+        return json.loads(result.stdout)
+
+    def set_machine(self, **state: Any) -> None:
+        self.state_file.write_text(json.dumps(state))
+
+    def actions(self) -> list[dict[str, Any]]:
+        if not self.actions_file.exists():
+            return []
+        return [json.loads(line) for line in self.actions_file.read_text().splitlines() if line.strip()]
+
+    def runtime_pids(self) -> list[int]:
+        result = subprocess.run(["pgrep", "-f", "lidguard run-server"], capture_output=True, text=True)
+        pids = []
+        for pid in result.stdout.split():
+            try:
+                environ = Path(f"/proc/{pid}/environ").read_bytes()
+            except OSError:
+                continue
+            if f"XDG_RUNTIME_DIR={self.home / 'run'}".encode() in environ:
+                pids.append(int(pid))
+        return pids
+
+    def wait_until(self, predicate, timeout: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.05)
+        return predicate()
+
+    def kill_runtimes(self) -> None:
+        for pid in self.runtime_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture
+def lidguard(isolated_home: Path) -> Iterator[LidguardProcesses]:
+    processes = LidguardProcesses(isolated_home)
+    yield processes
+    processes.kill_runtimes()

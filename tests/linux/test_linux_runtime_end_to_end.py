@@ -1,0 +1,173 @@
+"""The whole runtime on the Linux backend: real `lidguard` processes, a private system bus with
+python-dbusmock's logind, and a temporary /proc + /sys tree (LIDGUARD_SYSFS_ROOT).
+
+Nothing here can reach the machine's real logind: every process gets DBUS_SYSTEM_BUS_ADDRESS of
+the private bus.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.dbus
+
+
+def build_machine(root: Path, *, lid: str, connectors: dict[str, str]) -> None:
+    state = root / "proc" / "acpi" / "button" / "lid" / "LID0" / "state"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(f"state:      {lid}\n")
+    drm = root / "sys" / "class" / "drm"
+    drm.mkdir(parents=True, exist_ok=True)
+    for name, status in connectors.items():
+        (drm / name).mkdir(exist_ok=True)
+        (drm / name / "status").write_text(f"{status}\n")
+
+
+@pytest.fixture
+def linux_lidguard(logind_mock, lidguard, tmp_path):
+    """The `lidguard` process helper switched to the Linux backend on the private bus."""
+    root = tmp_path / "machine"
+    build_machine(root, lid="open", connectors={"card0-eDP-1": "connected", "card0-HDMI-A-1": "disconnected"})
+    lidguard.env.update({
+        "LIDGUARD_PLATFORM": "linux",
+        "LIDGUARD_SYSFS_ROOT": str(root),
+        "DBUS_SYSTEM_BUS_ADDRESS": os.environ["DBUS_SYSTEM_BUS_ADDRESS"],
+    })
+    lidguard.env.pop("LIDGUARD_LOGIND_BINDING", None)
+    lidguard.machine_root = root
+    lidguard.logind = logind_mock
+    return lidguard
+
+
+def lidguard_inhibitors(mock) -> list[tuple]:
+    return [entry for entry in mock.list_inhibitors() if entry[1] == "lidguard"]
+
+
+def test_protection_holds_sleep_idle_and_lid_inhibitors_and_releases_them(linux_lidguard):
+    lg = linux_lidguard
+    lg.run("start", "--provider", "claude", "--session", "s1", check=True)
+    held = lg.logind.wait_for_inhibitors(lambda entries: len(lidguard_inhibitors(lg.logind)) == 2)
+    whats = sorted(entry[0] for entry in held if entry[1] == "lidguard")
+    assert whats == ["handle-lid-switch", "sleep:idle"]
+    lg.run("stop", "--provider", "claude", "--session", "s1", check=True)
+    lg.logind.wait_for_inhibitors(lambda entries: not lidguard_inhibitors(lg.logind))
+    assert not (lg.data_dir / "pending-lid-action-backup.json").exists()
+
+
+def test_kill_9_of_the_runtime_drops_its_inhibitors(linux_lidguard):
+    lg = linux_lidguard
+    lg.run("start", "--provider", "claude", "--session", "s1", check=True)
+    lg.logind.wait_for_inhibitors(lambda entries: len(lidguard_inhibitors(lg.logind)) == 2)
+    for pid in lg.runtime_pids():
+        os.kill(pid, signal.SIGKILL)
+    lg.logind.wait_for_inhibitors(lambda entries: not lidguard_inhibitors(lg.logind))
+    # The next command finds the lid backup left behind and clears it.
+    lg.run("status", check=True)
+    assert not (lg.data_dir / "pending-lid-action-backup.json").exists()
+
+
+def _stop_and_wait_for_history(lg, expected_entries: int = 1) -> list[dict]:
+    lg.run("settings", "--post-stop-suspend-delay-seconds", "1", check=True)
+    lg.run("start", "--provider", "claude", "--session", "s1", check=True)
+    lg.run("stop", "--provider", "claude", "--session", "s1", check=True)
+    lg.wait_until(lambda: len(lg.json("suspend-history")["entries"]) >= expected_entries, timeout=15)
+    return lg.json("suspend-history")["entries"]
+
+
+def test_closed_lid_with_only_the_internal_panel_suspends_once(linux_lidguard):
+    lg = linux_lidguard
+    build_machine(lg.machine_root, lid="closed", connectors={"card0-eDP-1": "connected"})
+    [entry] = _stop_and_wait_for_history(lg)
+    assert entry["Succeeded"] is True and entry["SuspendMode"] == "Sleep"
+    calls = lg.logind.get_method_calls("Suspend")
+    assert [args for _, args in calls] == [[False]]
+    assert not lidguard_inhibitors(lg.logind)
+
+
+@pytest.mark.parametrize("lid, connectors", [
+    ("closed", {"card0-eDP-1": "connected", "card0-HDMI-A-1": "connected"}),
+    ("open", {"card0-eDP-1": "connected"}),
+])
+def test_external_display_or_open_lid_never_suspends(linux_lidguard, lid, connectors):
+    lg = linux_lidguard
+    build_machine(lg.machine_root, lid=lid, connectors=connectors)
+    lg.run("settings", "--post-stop-suspend-delay-seconds", "0", check=True)
+    lg.run("start", "--provider", "claude", "--session", "s1", check=True)
+    lg.run("stop", "--provider", "claude", "--session", "s1", check=True)
+    log = lg.data_dir / "session-execution.log"
+    assert lg.wait_until(lambda: "stop-suspend-skipped" in log.read_text())
+    assert lg.logind.get_method_calls("Suspend") == []
+    assert lg.json("suspend-history")["entries"] == []
+
+
+def test_hibernate_mode_calls_hibernate(linux_lidguard):
+    lg = linux_lidguard
+    build_machine(lg.machine_root, lid="closed", connectors={"card0-eDP-1": "connected"})
+    lg.run("settings", "--suspend-mode", "hibernate", check=True)
+    [entry] = _stop_and_wait_for_history(lg)
+    assert entry["SuspendMode"] == "Hibernate" and entry["Succeeded"] is True
+    assert [args for _, args in lg.logind.get_method_calls("Hibernate")] == [[False]]
+    assert lg.logind.get_method_calls("Suspend") == []
+
+
+def test_can_suspend_no_is_a_logged_failure_without_a_crash(start_logind_mock, lidguard, tmp_path):
+    mock = start_logind_mock(CanSuspend="no")
+    root = tmp_path / "machine"
+    build_machine(root, lid="closed", connectors={"card0-eDP-1": "connected"})
+    lidguard.env.update({"LIDGUARD_PLATFORM": "linux", "LIDGUARD_SYSFS_ROOT": str(root),
+                         "DBUS_SYSTEM_BUS_ADDRESS": os.environ["DBUS_SYSTEM_BUS_ADDRESS"]})
+    [entry] = _stop_and_wait_for_history(lidguard)
+    assert entry["Succeeded"] is False
+    assert mock.get_method_calls("Suspend") == []
+    assert "stop-suspend-failed" in (lidguard.data_dir / "session-execution.log").read_text()
+    assert lidguard.json("status")["runtimeRunning"] is True
+
+
+def test_access_denied_suspend_is_a_logged_failure_without_a_crash(linux_lidguard):
+    lg = linux_lidguard
+    build_machine(lg.machine_root, lid="closed", connectors={"card0-eDP-1": "connected"})
+    lg.logind.add_method(
+        "Suspend", "b", "",
+        "raise dbus.exceptions.DBusException('Permission denied', "
+        "name='org.freedesktop.DBus.Error.AccessDenied')")
+    [entry] = _stop_and_wait_for_history(lg)
+    assert entry["Succeeded"] is False
+    assert "AccessDenied" in entry["Message"]
+    assert lg.json("status")["runtimeRunning"] is True
+
+
+@pytest.mark.parametrize("agent_name, provider", [
+    ("claude", "claude"), ("codex", "codex"), ("copilot", "copilot"), ("opencode", "opencode"),
+])
+def test_agent_in_a_real_process_chain_is_watched_until_it_exits(linux_lidguard, tmp_path, agent_name, provider):
+    lg = linux_lidguard
+    bin_dir = tmp_path / "agent-bin"
+    bin_dir.mkdir()
+    agent = bin_dir / agent_name
+    agent.symlink_to(sys.executable)  # a fake agent binary: its comm and exe carry the provider's name
+    hook = (f"{sys.executable} -m lidguard start --provider {provider} --session chain --parent-pid auto"
+            " >/dev/null; sleep 30")
+    # shell -> fake agent -> sh -c -> lidguard (the hook); the fake agent runs the hook like an agent does.
+    script = ("import subprocess, sys; subprocess.run(['/bin/sh', '-c', sys.argv[1]])")
+    shell = subprocess.Popen(["/bin/sh", "-c", f'"{agent}" -c "{script}" "{hook}"'], env=lg.env,
+                             start_new_session=True)
+    try:
+        assert lg.wait_until(lambda: lg.json("status")["activeSessionCount"] == 1, timeout=20)
+        [session] = lg.json("status")["sessions"]
+        watched = session["watchedProcessIdentifier"]
+        assert watched, "the agent process must be resolved from the hook's ancestry"
+        comm = Path(f"/proc/{watched}/comm").read_text().strip()
+        assert comm == agent_name[:15]
+        os.kill(watched, signal.SIGKILL)
+        assert lg.wait_until(lambda: lg.json("status")["activeSessionCount"] == 0, timeout=20)
+        log = (lg.data_dir / "session-execution.log").read_text()
+        assert "watched-process-exited" in log
+    finally:
+        os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait()
