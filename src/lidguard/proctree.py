@@ -27,7 +27,8 @@ import sys
 from types import ModuleType
 
 from lidguard._native import load_native_module, native_statuses
-from lidguard.platform.api import ProcessInfo, Unsupported
+from lidguard.platform.errors import Unsupported
+from lidguard.platform.process_info import ProcessInfo
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",

@@ -171,3 +171,18 @@ def test_agent_in_a_real_process_chain_is_watched_until_it_exits(linux_lidguard,
     finally:
         os.killpg(shell.pid, signal.SIGKILL)
         shell.wait()
+
+
+def test_status_and_doctor_report_the_power_source(linux_lidguard):
+    lg = linux_lidguard
+    supplies = lg.machine_root / "sys" / "class" / "power_supply"
+    for name, files in {"AC": {"type": "Mains", "online": "1"},
+                        "BAT0": {"type": "Battery", "status": "Charging", "capacity": "80"}}.items():
+        (supplies / name).mkdir(parents=True)
+        for file_name, value in files.items():
+            (supplies / name / file_name).write_text(f"{value}\n")
+    status = lg.json("status")
+    assert status["powerSource"] == {"onAc": True, "batteryPercent": 80, "batteryStatus": "Charging"}
+    assert "Power source: AC, battery 80%, Charging" in lg.run("status", check=True).stdout
+    assert lg.json("doctor")["powerSource"]["batteryPercent"] == 80
+    assert "--prevent-away-mode-sleep" not in lg.run("settings", "--help", check=True).stdout

@@ -321,3 +321,67 @@ def test_settings_update_reaches_the_runtime_and_reapplies_changed_protection():
                                "protection-released", "protection-applied"]
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+class ControlledProcesses:
+    """Process watching the test controls: ``exit(pid)`` makes ``wait_for_exit(pid)`` return."""
+
+    def __init__(self) -> None:
+        self._exits: dict[int, anyio.Event] = {}
+        self.dead: set[int] = set()
+
+    def _event(self, pid: int) -> anyio.Event:
+        return self._exits.setdefault(pid, anyio.Event())
+
+    def exit(self, pid: int) -> None:
+        self.dead.add(pid)
+        self._event(pid).set()
+
+    def is_alive(self, pid: int) -> bool:
+        return pid not in self.dead
+
+    def read_ancestry(self, pid: int):
+        return []
+
+    async def wait_for_exit(self, pid: int) -> None:
+        await self._event(pid).wait()
+
+
+def test_watched_exit_is_a_cancel_path_that_keeps_the_suspend_already_scheduled():
+    harness = Harness(machine=closed_lid_machine())
+    processes = ControlledProcesses()
+    harness.platform.process = processes
+
+    async def body(h: Harness) -> None:
+        await h.start("a", WatchedProcessIdentifier=101)
+        await h.send("mark-session-softlocked", Provider="Claude", SessionIdentifier="a", SessionStateReason="x")
+        scheduled_at = anyio.current_time()
+        await anyio.sleep(6)
+        processes.exit(101)  # the agent dies while the soft-lock suspend is pending
+        await anyio.sleep(0.01)
+        assert not h.runtime.state.sessions
+        await anyio.sleep(4.5)
+        # fired at the original 10 s, not 10 s after the exit
+        assert h.actions().count("suspend-requested") == 1
+        assert anyio.current_time() - scheduled_at < 11
+        assert "watched-process-exited" in h.log_names()
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_watched_exit_ends_the_session_and_cleanup_orphans_removes_dead_ones():
+    harness = Harness()
+    processes = ControlledProcesses()
+    harness.platform.process = processes
+
+    async def body(h: Harness) -> None:
+        await h.start("a", WatchedProcessIdentifier=201)
+        await h.start("b", WatchedProcessIdentifier=202)
+        processes.exit(201)
+        await anyio.sleep(0.1)
+        assert [k.session_identifier for k in h.runtime.state.sessions] == ["b"]
+        processes.dead.add(202)  # dead, but its exit was never observed
+        response = await h.send("cleanup-orphans")
+        assert response["Message"] == "Cleaned 1 orphan session(s)." and response["ActiveSessionCount"] == 0
+
+    run_mock(lambda: with_runtime(harness, body))

@@ -119,9 +119,11 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
         except SettingsFileError as error:
             raise CliError(str(error)) from error
         response = _local_status(context)
+    power_source = _power_source(context)
     if args.json:
         print_json({
             "runtimeRunning": running,
+            "powerSource": power_source,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
             "activeSessionCount": response.get("ActiveSessionCount", 0),
             "lidSwitchState": response.get("LidSwitchState", "Unknown"),
@@ -133,10 +135,33 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
         return 0
     lines = ["LidGuard runtime is running." if running else "LidGuard runtime is not running."]
     lines += response_block(response, with_message=False)
+    if power_source is not None:
+        lines.append(f"Power source: {_power_source_text(power_source)}")
     lines.append(f"Settings file: {context.paths.settings_file}")
     lines += format_settings_block(settings)
     print("\n".join(lines))
     return 0
+
+
+def _power_source(context: CliContext) -> dict[str, Any] | None:
+    """AC/battery facts where the backend reads them (Linux: /sys/class/power_supply)."""
+    describe = getattr(context.platform, "describe_power_source", None)
+    if describe is None:
+        return None
+    try:
+        return describe()
+    except OSError:
+        return None
+
+
+def _power_source_text(power_source: dict[str, Any]) -> str:
+    on_ac = power_source.get("onAc")
+    parts = ["AC" if on_ac else "battery" if on_ac is False else "unknown"]
+    if power_source.get("batteryPercent") is not None:
+        parts.append(f"battery {power_source['batteryPercent']}%")
+    if power_source.get("batteryStatus"):
+        parts.append(str(power_source["batteryStatus"]))
+    return ", ".join(parts)
 
 
 def _local_status(context: CliContext) -> dict[str, Any]:

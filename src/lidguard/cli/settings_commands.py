@@ -157,9 +157,14 @@ def add_settings_commands(subparsers: Any) -> None:
         "settings", help="Show and change settings (interactive with no options).",
         description="With no options, asks for each setting in turn. Values are validated; the running "
                     "runtime receives the update.")
+    from ..platform.host import away_mode_supported
+
     for option in SETTING_OPTIONS:
         flags = [f"--{flag}" for flag in option.flags]
-        parser.add_argument(*flags, dest=option.name.replace("-", "_"), metavar=option.metavar, help=option.help)
+        # Away mode is Windows-only: hidden elsewhere (still parsed, to answer with a clear error).
+        hidden = option.name == "prevent-away-mode-sleep" and not away_mode_supported()
+        parser.add_argument(*flags, dest=option.name.replace("-", "_"), metavar=option.metavar,
+                            help=argparse.SUPPRESS if hidden else option.help)
     parser.add_argument("--reset", metavar="true|false", help="start from the defaults before applying options")
     parser.set_defaults(handler=_settings)
     for command, key, missing, removed in (

@@ -24,7 +24,7 @@ Rules (seed 000 "Process Exit Watcher"):
 
 from __future__ import annotations
 
-from lidguard.platform.api import ProcessInfo
+from lidguard.platform.process_info import ProcessInfo
 
 __all__ = ["AGENT_PROVIDERS", "is_lidguard_process", "matches_provider", "resolve_agent_process"]
 

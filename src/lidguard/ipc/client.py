@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, encode_message, failure_response
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "RUNTIME_NOT_RUNNING",
@@ -46,6 +47,8 @@ def _connect(socket_path: Path, window: float) -> socket.socket | None:
 
 def launch_runtime() -> bool:
     """Starts ``lidguard run-server`` detached (own session, stdio on /dev/null)."""
+    import subprocess  # only start events launch a runtime; keep it off the common hook path
+
     command = [sys.executable, "-m", "lidguard", "run-server"]
     try:
         subprocess.Popen(

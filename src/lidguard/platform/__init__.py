@@ -9,7 +9,12 @@ from __future__ import annotations
 import os
 import sys
 
-from .api import Platform, Unsupported
+from typing import TYPE_CHECKING
+
+from .errors import Unsupported
+
+if TYPE_CHECKING:  # the Protocols module is not needed to pick a backend (keeps hooks light)
+    from .api import Platform
 
 __all__ = ["PLATFORM_NAMES", "load_platform", "selected_platform_name"]
 

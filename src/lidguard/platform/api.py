@@ -17,8 +17,11 @@ Capabilities (one module of the same name per OS folder):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from .errors import Unsupported
+from .process_info import ProcessInfo
 
 __all__ = [
     "CAPABILITIES",
@@ -45,15 +48,6 @@ __all__ = [
 ]
 
 CAPABILITIES = ("power", "lid_policy", "lid", "display", "suspend", "thermal", "process", "sound")
-
-
-class Unsupported(Exception):
-    """A capability is not available on this machine; ``reason`` says why in one line."""
-
-    def __init__(self, capability: str, reason: str) -> None:
-        super().__init__(f"{capability} is unsupported: {reason}")
-        self.capability = capability
-        self.reason = reason
 
 
 class LidState(enum.StrEnum):
@@ -102,17 +96,6 @@ class DisplayConnector:
 class SuspendResult:
     succeeded: bool
     message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessInfo:
-    """One process of an ancestry chain, as one native call returns it."""
-
-    pid: int
-    ppid: int
-    name: str
-    exe: str = ""
-    cmdline: tuple[str, ...] = field(default_factory=tuple)
 
 
 class PowerHandle(Protocol):
