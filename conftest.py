@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 os.environ["LIDGUARD_PLATFORM"] = "fake"
+# Inherited by every process a test starts: backends refuse the real system bus and systemctl.
+os.environ["LIDGUARD_TEST_MODE"] = "1"
 
 
 @pytest.fixture(autouse=True)

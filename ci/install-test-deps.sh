@@ -10,6 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 # systemd tools (systemd-inhibit, systemctl, busctl) and libsystemd for the sd-bus binding,
 # a compiler and Python headers for the Cython modules.
 export DEBIAN_FRONTEND=noninteractive
+$SUDO dpkg --configure -a >/dev/null 2>&1 || true  # finish any interrupted earlier install
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     dbus-daemon dbus python3-dbusmock python3-dbus python3-gi systemd libsystemd0 \

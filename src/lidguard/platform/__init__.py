@@ -25,7 +25,8 @@ def selected_platform_name() -> str:
     """The concrete backend name from ``LIDGUARD_PLATFORM`` (``auto`` resolved)."""
     requested = os.environ.get("LIDGUARD_PLATFORM", "").strip().lower()
     if not requested:
-        requested = "fake" if "pytest" in sys.modules else "auto"
+        under_test = "pytest" in sys.modules or os.environ.get("LIDGUARD_TEST_MODE") == "1"
+        requested = "fake" if under_test else "auto"
     if requested not in PLATFORM_NAMES:
         raise ValueError(
             f"LIDGUARD_PLATFORM must be one of {', '.join(PLATFORM_NAMES)}; got {requested!r}."

@@ -44,6 +44,7 @@ __all__ = [
     "RealSystemBusRefused",
     "binding_status",
     "refuse_real_system_bus_under_pytest",
+    "running_under_tests",
 ]
 
 LOGIND_DESTINATION = "org.freedesktop.login1"
@@ -90,9 +91,14 @@ class RealSystemBusRefused(RuntimeError):
     """Raised under pytest when code would reach the machine's real system bus or power state."""
 
 
+def running_under_tests() -> bool:
+    """True inside pytest and in every process a test starts (the suite exports LIDGUARD_TEST_MODE=1)."""
+    return bool(os.environ.get("PYTEST_CURRENT_TEST")) or os.environ.get("LIDGUARD_TEST_MODE") == "1"
+
+
 def refuse_real_system_bus_under_pytest(action: str) -> None:
-    """Tests can never change live power policy: under pytest the private bus must be configured."""
-    if os.environ.get("PYTEST_CURRENT_TEST") and not os.environ.get("DBUS_SYSTEM_BUS_ADDRESS"):
+    """Tests can never change live power policy: under test the private bus must be configured."""
+    if running_under_tests() and not os.environ.get("DBUS_SYSTEM_BUS_ADDRESS"):
         raise RealSystemBusRefused(
             f"refusing to {action} on the real system bus under pytest; "
             "set DBUS_SYSTEM_BUS_ADDRESS to a private bus (tests/linux/conftest.py: system_bus)"

@@ -17,7 +17,14 @@ import shutil
 import subprocess
 
 from ..api import SuspendMode, SuspendResult, Unsupported
-from ._binding import LogindConnection, LogindError, LogindUnavailable, RealSystemBusRefused, binding_status
+from ._binding import (
+    LogindConnection,
+    LogindError,
+    LogindUnavailable,
+    RealSystemBusRefused,
+    binding_status,
+    running_under_tests,
+)
 
 __all__ = ["PERMISSION_HINT", "SYSTEMCTL_TIMEOUT_SECONDS", "LinuxSuspender"]
 
@@ -86,14 +93,14 @@ class LinuxSuspender:
 
     def _suspend_with_systemctl(self, mode: SuspendMode, *, binding_reason: str) -> SuspendResult:
         _, _, verb = _LOGIND_METHODS[mode]
-        if (
-            os.environ.get("PYTEST_CURRENT_TEST")
-            and os.environ.get("LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS") != "1"
-        ):
-            raise RealSystemBusRefused(
-                f"refusing to run `systemctl {verb}` under pytest; put a fake systemctl first on PATH "
-                "and set LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS=1"
-            )
+        if running_under_tests():
+            found = shutil.which("systemctl") or ""
+            real = os.path.realpath(found).startswith(("/usr/", "/bin/", "/sbin/", "/lib/"))
+            if os.environ.get("LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS") != "1" or real:
+                raise RealSystemBusRefused(
+                    f"refusing to run `systemctl {verb}` under test; put a fake systemctl first on PATH "
+                    "and set LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS=1"
+                )
         systemctl = shutil.which("systemctl")
         if systemctl is None:
             raise Unsupported(
