@@ -17,6 +17,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     gcc python3-dev procps >/dev/null
 
 python3 -m pip install -q -U "pip>=25.1"
+# Build tools for the in-place native build below (it runs without build isolation).
+python3 -m pip install -q -U "setuptools>=77" "setuptools-scm>=8" "cython>=3" "cffi>=1.17" wheel build
 python3 -m pip install -q --group test -e .
 # The editable install keeps sources in src/; build the native modules next to them.
 python3 setup.py -q build_ext --inplace
