@@ -33,13 +33,10 @@ def selected_platform_name() -> str:
         )
     if requested != "auto":
         return requested
-    if sys.platform.startswith("linux"):
-        return "linux"
-    if sys.platform == "darwin":
-        return "macos"
-    if sys.platform == "win32":
-        return "windows"
-    return "unsupported"
+    from .host import host_os_name
+
+    host = host_os_name()
+    return host if host in ("linux", "macos", "windows") else "unsupported"
 
 
 def load_platform(name: str | None = None) -> Platform:

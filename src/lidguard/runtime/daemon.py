@@ -187,8 +187,8 @@ class Runtime:
             self._cancel_watch(effect.key)
         elif isinstance(effect, policy.EvaluateSuspend):
             await self.suspend_flow.evaluate(effect)
-        elif isinstance(effect, policy.SessionEnded):
-            pass  # session-end notifications (webhooks) subscribe here; the stop itself is logged already
+        # policy.SessionEnded carries what session-end notifications (webhooks) need; the stop itself
+        # is already logged, and no notifier is configured in this build.
 
     # -- protection -------------------------------------------------------------------------------
     async def sync_protection(self) -> None:

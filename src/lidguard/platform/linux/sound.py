@@ -159,12 +159,8 @@ class VolumeState:
     muted: bool
 
 
-class WpctlMixer:
-    """WirePlumber's ``wpctl`` on the default sink (``wpctl get-volume`` prints ``Volume: 0.40 [MUTED]``)."""
-
-    name = "wpctl"
-    target = "@DEFAULT_AUDIO_SINK@"
-    _VOLUME_PATTERN = re.compile(r"Volume:\s*([0-9]+(?:\.[0-9]+)?)(\s*\[MUTED\])?")
+class _CommandMixer:
+    """A mixer driven by one command-line tool."""
 
     def __init__(self, executable: str, timeout: float) -> None:
         self._executable = executable
@@ -172,6 +168,14 @@ class WpctlMixer:
 
     def _run(self, *arguments: str) -> str:
         return _run_mixer_command([self._executable, *arguments], self._timeout)
+
+
+class WpctlMixer(_CommandMixer):
+    """WirePlumber's ``wpctl`` on the default sink (``wpctl get-volume`` prints ``Volume: 0.40 [MUTED]``)."""
+
+    name = "wpctl"
+    target = "@DEFAULT_AUDIO_SINK@"
+    _VOLUME_PATTERN = re.compile(r"Volume:\s*([0-9]+(?:\.[0-9]+)?)(\s*\[MUTED\])?")
 
     def capture(self) -> VolumeState:
         output = self._run("get-volume", self.target)
@@ -190,7 +194,7 @@ class WpctlMixer:
         self._run("set-mute", self.target, "1" if muted else "0")
 
 
-class PactlMixer:
+class PactlMixer(_CommandMixer):
     """``pactl`` on the default sink; the volume is captured per channel as raw values to keep balance."""
 
     name = "pactl"
@@ -198,13 +202,6 @@ class PactlMixer:
     # "Volume: front-left: 26214 /  40% / -23.88 dB,   front-right: 26214 /  40% / -23.88 dB"
     _CHANNEL_PATTERN = re.compile(r"(\d+)\s*/\s*\d+%")
     _MUTE_PATTERN = re.compile(r"Mute:\s*(yes|no)")
-
-    def __init__(self, executable: str, timeout: float) -> None:
-        self._executable = executable
-        self._timeout = timeout
-
-    def _run(self, *arguments: str) -> str:
-        return _run_mixer_command([self._executable, *arguments], self._timeout)
 
     def capture(self) -> VolumeState:
         volume_output = self._run("get-sink-volume", self.target)
