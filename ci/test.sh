@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== lint =="
+python3 -m ruff check src tests benchmarks ci conftest.py setup.py
+python3 ci/check_os_code.py
+
 echo "== test suite (native modules required) =="
 LIDGUARD_REQUIRE_EXTENSIONS=1 python3 -m pytest tests benchmarks --benchmark-disable -q -p no:cacheprovider
 

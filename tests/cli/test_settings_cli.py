@@ -46,7 +46,8 @@ def test_stored_values_are_normalized_not_rejected():
         "ClosedLidPermissionRequestDecision": "ask",
     })
     assert settings.emergency_hibernation_temperature_celsius == 110
-    assert Settings.model_validate({"EmergencyHibernationTemperatureCelsius": 1}).emergency_hibernation_temperature_celsius == 70
+    low = Settings.model_validate({"EmergencyHibernationTemperatureCelsius": 1})
+    assert low.emergency_hibernation_temperature_celsius == 70
     assert settings.post_stop_suspend_delay_seconds == 0
     assert settings.emergency_hibernation_temperature_mode.value == "Average"
     assert settings.post_stop_suspend_sound_volume_override_percent == 100
@@ -100,7 +101,8 @@ def test_corrupt_settings_file_is_a_clear_error_and_is_not_overwritten(lidguard)
      "The server-runtime-cleanup-delay-minutes option must be off or an integer of at least 1."),
     (["--emergency-hibernation-temperature-celsius", "69"],
      "The emergency-hibernation-temperature-celsius option must be an integer from 70 to 110."),
-    (["--post-stop-suspend-delay-seconds", "-1"], "The post-stop-suspend-delay-seconds option must be an integer of at least 0."),
+    (["--post-stop-suspend-delay-seconds", "-1"],
+     "The post-stop-suspend-delay-seconds option must be an integer of at least 0."),
     (["--post-stop-suspend-sound-volume-override-percent", "101"],
      "The post-stop-suspend-sound-volume-override-percent option must be off or an integer from 1 to 100."),
     (["--prevent-system-sleep", "maybe"], "The prevent-system-sleep option must be true or false."),

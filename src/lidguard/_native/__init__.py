@@ -14,7 +14,7 @@ from types import ModuleType
 
 __all__ = ["NativeStatus", "extensions_disabled", "extensions_required", "load_native_module", "native_statuses"]
 
-_STATUSES: dict[str, "NativeStatus"] = {}
+_STATUSES: dict[str, NativeStatus] = {}
 
 
 class NativeStatus:

@@ -52,7 +52,9 @@ def _temperature_mode(context: CliContext, text: str | None) -> TemperatureMode:
             stored = load_settings(context.paths.settings_file)
         except SettingsFileError as error:
             raise CliError(str(error)) from error
-        return TemperatureMode(stored.emergency_hibernation_temperature_mode.value) if stored else TemperatureMode.AVERAGE
+        if stored is None:
+            return TemperatureMode.AVERAGE
+        return TemperatureMode(stored.emergency_hibernation_temperature_mode.value)
     for mode in TemperatureMode:
         if mode.value.lower() == value:
             return mode

@@ -23,7 +23,7 @@ from .logs import ExceptionLog, SessionLog, SuspendHistory
 from .protection import ProtectionCoordinator
 from .requests import RequestError, RuntimeRequest, build_response, parse_request
 from .sessions import RegistryState, SessionKey
-from .suspend_flow import PendingSuspend, SuspendFlow
+from .suspend_flow import SuspendFlow
 
 __all__ = ["Runtime", "RuntimeClock"]
 

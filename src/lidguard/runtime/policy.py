@@ -233,7 +233,8 @@ def _mark_active(state: RegistryState, event: MarkActive, now: datetime) -> Outc
     existing = state.sessions.get(event.key)
     if existing is None:
         message = f"Session {event.key} is not active; ignored activity signal."
-        return Outcome(state, True, message, [LogEvent("session-activity-ignored", "mark-session-active", message, key=event.key)])
+        ignored = LogEvent("session-activity-ignored", "mark-session-active", message, key=event.key)
+        return Outcome(state, True, message, [ignored])
     session = existing.with_activity(now)
     if existing.soft_locked:
         message = f"Cleared soft-lock for {event.key} because activity was detected from {event.reason or 'activity'}."

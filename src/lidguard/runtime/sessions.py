@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Mapping
 
 __all__ = ["AgentProvider", "RegistryState", "Session", "SessionKey", "parse_provider"]
 
