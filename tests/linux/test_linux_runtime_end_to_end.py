@@ -217,3 +217,24 @@ def test_status_and_doctor_report_the_power_source(linux_lidguard):
     assert "Power source: AC, battery 80%, Charging" in lg.run("status", check=True).stdout
     assert lg.json("doctor")["powerSource"]["batteryPercent"] == 80
     assert "--prevent-away-mode-sleep" not in lg.run("settings", "--help", check=True).stdout
+
+
+def test_linux_permission_commands_through_the_cli(linux_lidguard, tmp_path):
+    lg = linux_lidguard
+    rule = tmp_path / "rules.d" / "49-lidguard.rules"
+    rule.parent.mkdir()
+    lg.env["LIDGUARD_POLKIT_RULE_PATH"] = str(rule)
+    status = lg.run("linux-permission", "status", check=True).stdout
+    assert "Polkit rule: not installed" in status
+    assert "logind CanSuspend: yes" in status
+    installed = lg.run("linux-permission", "install", check=True).stdout
+    assert "Installed LidGuard polkit rule for user" in installed
+    assert "org.freedesktop.login1.inhibit-handle-lid-switch" in rule.read_text()
+    assert "installed for current user" in lg.run("linux-permission", "status", check=True).stdout
+    check = lg.run("linux-permission", "check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert not lidguard_inhibitors(lg.logind), "check acquires and releases, never keeps"
+    assert "Removed LidGuard polkit rule" in lg.run("linux-permission", "remove", check=True).stdout
+    assert not rule.exists()
+    bad = lg.run("linux-permission", "explode")
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1
