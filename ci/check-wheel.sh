@@ -12,9 +12,10 @@ LIDGUARD_REQUIRE_EXTENSIONS=1 python3 -m build --sdist --wheel --outdir "$work/d
     || { tail -40 "$work/build.log"; exit 1; }
 wheel=$(ls "$work"/dist/lidguard-*.whl)
 ls "$work"/dist/lidguard-*.tar.gz >/dev/null
-python3 -m zipfile -l "$wheel" | grep -q "_native/_proctree.*\.so" || { echo "wheel lacks _proctree"; exit 1; }
-python3 -m zipfile -l "$wheel" | grep -q "_native/_thermal.*\.so" || { echo "wheel lacks _thermal"; exit 1; }
-python3 -m zipfile -l "$wheel" | grep -q "_native/_logind.py" || { echo "wheel lacks _logind"; exit 1; }
+python3 -m zipfile -l "$wheel" >"$work/wheel-files.txt"
+for module in "_native/_proctree.*\.so" "_native/_thermal.*\.so" "_native/_logind\.py"; do
+    grep -q "$module" "$work/wheel-files.txt" || { echo "wheel lacks $module"; exit 1; }
+done
 
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q "$wheel"
@@ -31,7 +32,8 @@ PY
 
 LIDGUARD_NO_EXTENSIONS=1 python3 -m build --wheel --outdir "$work/pure" . >"$work/pure.log" 2>&1 \
     || { tail -40 "$work/pure.log"; exit 1; }
-if python3 -m zipfile -l "$work"/pure/lidguard-*.whl | grep -q "\.so"; then
+python3 -m zipfile -l "$work"/pure/lidguard-*.whl >"$work/pure-files.txt"
+if grep -q "\.so" "$work/pure-files.txt"; then
     echo "LIDGUARD_NO_EXTENSIONS=1 wheel contains compiled modules"; exit 1
 fi
 echo "pure wheel OK: $(basename "$work"/pure/lidguard-*.whl)"
