@@ -177,3 +177,14 @@ def test_closed_lid_last_stop_suspends_through_the_fake_platform(lidguard):
     assert history["entries"][0]["Reason"] == "Completed" and history["entries"][0]["Succeeded"] is True
     human = lidguard.run("suspend-history", check=True).stdout
     assert "mode=Sleep reason=Completed succeeded=True" in human
+
+
+def test_concurrent_first_starts_share_one_auto_started_runtime(lidguard):
+    names = [f"race{index}" for index in range(20)]
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        codes = list(pool.map(
+            lambda name: lidguard.run("start", "--provider", "claude", "--session", name, timeout=60).returncode,
+            names))
+    assert codes == [0] * 20
+    assert len(lidguard.runtime_pids()) == 1
+    assert sorted(s["sessionIdentifier"] for s in lidguard.json("status")["sessions"]) == sorted(names)
