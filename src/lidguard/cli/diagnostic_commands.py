@@ -54,7 +54,7 @@ def _temperature_mode(context: CliContext, text: str | None) -> TemperatureMode:
             raise CliError(str(error)) from error
         if stored is None:
             return TemperatureMode.AVERAGE
-        return TemperatureMode(stored.emergency_hibernation_temperature_mode.value)
+        return stored.emergency_hibernation_temperature_mode
     for mode in TemperatureMode:
         if mode.value.lower() == value:
             return mode

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..platform.api import SuspendMode, SuspendResult, Unsupported
+from ..platform.api import SuspendResult, Unsupported
 from . import policy
 from .eligibility import closed_lid_eligibility
 from .logs import SuspendHistoryEntry
@@ -144,7 +144,7 @@ class SuspendFlow:
         runtime = self._runtime
         trigger = pending.trigger
         prefix = self._event_prefix(trigger)
-        mode = SuspendMode(runtime.settings.suspend_mode.value)
+        mode = runtime.settings.suspend_mode
         runtime.log(f"{prefix}-suspend-requesting", trigger.command, f"Requesting {mode.value}.",
                     session=trigger.trigger_session)
         with anyio.CancelScope(shield=True):

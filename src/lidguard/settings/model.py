@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..platform.api import SuspendMode, TemperatureMode
 from ..platform.host import away_mode_supported
 
 __all__ = [
@@ -34,15 +35,9 @@ EMERGENCY_TEMPERATURE_MAX = 110
 SYSTEM_SOUND_NAMES = ("Asterisk", "Beep", "Exclamation", "Hand", "Question")
 
 
-class SuspendModeSetting(enum.StrEnum):
-    SLEEP = "Sleep"
-    HIBERNATE = "Hibernate"
-
-
-class TemperatureModeSetting(enum.StrEnum):
-    LOW = "Low"
-    AVERAGE = "Average"
-    HIGH = "High"
+# The settings use the platform's own value types (one definition of each enum).
+SuspendModeSetting = SuspendMode
+TemperatureModeSetting = TemperatureMode
 
 
 class PermissionRequestDecision(enum.StrEnum):
