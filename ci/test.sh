@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 echo "== lint =="
 python3 -m ruff check src tests benchmarks ci conftest.py setup.py
 python3 ci/check_os_code.py
+python3 -m mypy src/lidguard
 
 echo "== test suite (native modules required) =="
 LIDGUARD_REQUIRE_EXTENSIONS=1 python3 -m pytest tests benchmarks --benchmark-disable -q -p no:cacheprovider

@@ -163,17 +163,27 @@ class SoundPlayer(Protocol):
 
 
 class Platform(Protocol):
-    """One OS backend: a name plus one object per capability."""
+    """One OS backend: a name plus one object per capability (read-only members, so plain
+    attributes of any narrower type satisfy it)."""
 
-    name: str
-    power: PowerRequests
-    lid_policy: LidPolicy
-    lid: LidStateReader
-    display: DisplayReader
-    suspend: Suspender
-    thermal: ThermalReader
-    process: ProcessWatcher
-    sound: SoundPlayer
+    @property
+    def name(self) -> str: ...
+    @property
+    def power(self) -> PowerRequests: ...
+    @property
+    def lid_policy(self) -> LidPolicy: ...
+    @property
+    def lid(self) -> LidStateReader: ...
+    @property
+    def display(self) -> DisplayReader: ...
+    @property
+    def suspend(self) -> Suspender: ...
+    @property
+    def thermal(self) -> ThermalReader: ...
+    @property
+    def process(self) -> ProcessWatcher: ...
+    @property
+    def sound(self) -> SoundPlayer: ...
 
     def describe_capabilities(self) -> dict[str, str]:
         """capability -> "available (...)" or "unsupported: reason", for `lidguard doctor`."""
