@@ -32,7 +32,7 @@ class CliContext:
 
     def recover_if_no_runtime(self) -> None:
         """REFERENCE 1.1: with no runtime alive, restore a lid policy left behind by a crash."""
-        from ..runtime.protection import LidBackupError, restore_pending_lid_backup
+        from ..runtime.protection import restore_pending_lid_backup
 
         if not self.paths.lid_backup_file.exists():
             return
@@ -45,9 +45,7 @@ class CliContext:
             return
         try:
             restore_pending_lid_backup(self.platform, self.paths.lid_backup_file)
-        except (LidBackupError, OSError) as error:
-            raise CliError(f"Failed to restore the lid policy from the pending backup: {error}") from error
-        except Exception as error:  # a platform error must still be one readable line
+        except Exception as error:  # a backup or platform error must still be one readable line
             raise CliError(f"Failed to restore the lid policy from the pending backup: {error}") from error
         finally:
             lock.release()

@@ -138,15 +138,15 @@ class Runtime:
     async def handle_message(self, message: dict[str, Any]) -> dict[str, Any]:
         command = str(message.get("Command", "")).strip().lower()
         if command not in _HANDLERS:
-            return await self._respond(False, f"Unsupported command: {message.get('Command')}")
+            return await self.respond(False, f"Unsupported command: {message.get('Command')}")
         try:
             request = parse_request(message)
             async with self.gate:
                 return await _HANDLERS[command](self, request)
         except RequestError as error:
-            return await self._respond(False, str(error))
+            return await self.respond(False, str(error))
 
-    async def _respond(self, succeeded: bool, message: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def respond(self, succeeded: bool, message: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         lid = await self.read_lid_state()
         displays = await self.read_displays()
         count = count_visible_displays(displays, exclude_internal=False) if displays is not None else 0
@@ -311,7 +311,7 @@ async def _handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, 
         key, watched, request.working_directory, request.transcript_path,
         watch_parent_process=runtime.settings.watch_parent_process,
     ))
-    return await runtime._respond(outcome.succeeded, outcome.message)
+    return await runtime.respond(outcome.succeeded, outcome.message)
 
 
 async def _handle_stop(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
@@ -319,17 +319,17 @@ async def _handle_stop(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
         request.session_key(), provider_session_end=request.is_provider_session_end,
         end_reason=request.session_end_reason, pending_provider_work=request.has_pending_provider_work,
     ))
-    return await runtime._respond(outcome.succeeded, outcome.message)
+    return await runtime.respond(outcome.succeeded, outcome.message)
 
 
 async def _handle_mark_active(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
     outcome = await runtime.apply_event(policy.MarkActive(request.session_key(), request.session_state_reason))
-    return await runtime._respond(outcome.succeeded, outcome.message)
+    return await runtime.respond(outcome.succeeded, outcome.message)
 
 
 async def _handle_mark_soft_locked(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
     outcome = await runtime.apply_event(policy.MarkSoftLocked(request.session_key(), request.session_state_reason))
-    return await runtime._respond(outcome.succeeded, outcome.message)
+    return await runtime.respond(outcome.succeeded, outcome.message)
 
 
 async def _handle_remove(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
@@ -342,11 +342,11 @@ async def _handle_remove(runtime: Runtime, request: RuntimeRequest) -> dict[str,
         event = policy.RemoveSessions(request.session_identifier, provider, request.provider_name or None)
     outcome = await runtime.apply_event(event)
     removed = [f"{session.key}" for session in outcome.removed]
-    return await runtime._respond(outcome.succeeded, outcome.message, {"RemovedSessions": removed})
+    return await runtime.respond(outcome.succeeded, outcome.message, {"RemovedSessions": removed})
 
 
 async def _handle_status(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
-    return await runtime._respond(True, "LidGuard runtime is running.")
+    return await runtime.respond(True, "LidGuard runtime is running.")
 
 
 async def _handle_cleanup_orphans(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
@@ -368,14 +368,14 @@ async def _handle_cleanup_orphans(runtime: Runtime, request: RuntimeRequest) -> 
         cleaned += 1
     message = f"Cleaned {cleaned} orphan session(s)."
     runtime.log("cleanup-orphans-completed", "cleanup-orphans", message)
-    return await runtime._respond(True, message, {"CleanedSessionCount": cleaned})
+    return await runtime.respond(True, message, {"CleanedSessionCount": cleaned})
 
 
 async def _handle_settings(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
     settings = request.parsed_settings()
     await runtime.update_settings(settings)
     runtime.log("settings-updated", "settings", "Runtime settings updated.")
-    return await runtime._respond(True, "Runtime settings updated.")
+    return await runtime.respond(True, "Runtime settings updated.")
 
 
 _HANDLERS: dict[str, Callable[[Runtime, RuntimeRequest], Awaitable[dict[str, Any]]]] = {

@@ -28,7 +28,7 @@ from ..platform.paths import LidGuardPaths, resolve_paths
 from ..platform.peercred import peer_uid
 from ..settings import SettingsFileError, headless_defaults, load_or_create_settings
 from .daemon import Runtime
-from .protection import LidBackupError, restore_pending_lid_backup
+from .protection import restore_pending_lid_backup
 
 __all__ = ["run_server", "serve"]
 
@@ -116,7 +116,7 @@ def _recover_lid_policy(platform: Platform, paths: LidGuardPaths, runtime: Runti
         if restore_pending_lid_backup(platform, paths.lid_backup_file):
             runtime.log("lid-action-restored-from-pending-backup", "run-server",
                         f"Restored the lid policy from {paths.lid_backup_file} left by an earlier runtime.")
-    except (LidBackupError, OSError, Exception) as error:
+    except Exception as error:  # a bad backup must not keep the runtime from starting
         runtime.log("lid-action-restore-failed", "run-server", f"Could not restore the lid policy: {error}",
                     succeeded=False)
 

@@ -9,7 +9,7 @@ Webhooks and ask-before-sleep plug in between the delay and the sound.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -36,8 +36,11 @@ class SuspendFlow:
         self._runtime = runtime
         self.pending: PendingSuspend | None = None
 
-    def _event_prefix(self, trigger: policy.EvaluateSuspend) -> str:
-        return trigger.command
+    def _log(self, trigger: policy.EvaluateSuspend, step: str, message: str, **details: Any) -> str:
+        """Logs ``<trigger command>-suspend-<step>`` (REFERENCE 3.3 names) and returns the event name."""
+        event_name = f"{trigger.command}-suspend-{step}"
+        self._runtime.log(event_name, trigger.command, message, **details)
+        return event_name
 
     def cancel(self, reason: str) -> None:
         pending, self.pending = self.pending, None
@@ -45,8 +48,7 @@ class SuspendFlow:
             return
         if pending.scope is not None:
             pending.scope.cancel()
-        self._runtime.log(f"{self._event_prefix(pending.trigger)}-suspend-canceled", pending.trigger.command,
-                          f"Canceled the pending suspend because of {reason}.")
+        self._log(pending.trigger, "canceled", f"Canceled the pending suspend because of {reason}.")
 
     async def _eligibility_text(self) -> tuple[bool, str]:
         lid = await self._runtime.read_lid_state()
@@ -57,12 +59,10 @@ class SuspendFlow:
     async def evaluate(self, trigger: policy.EvaluateSuspend) -> None:
         """Called with the gate held when protection stopped being wanted."""
         runtime = self._runtime
-        prefix = self._event_prefix(trigger)
         mode = runtime.settings.suspend_mode.value
         eligible, why_not = await self._eligibility_text()
         if not eligible:
-            runtime.log(f"{prefix}-suspend-skipped", trigger.command, f"Skipped {mode} because {why_not}",
-                        session=trigger.trigger_session)
+            self._log(trigger, "skipped", f"Skipped {mode} because {why_not}", session=trigger.trigger_session)
             return
         if self.pending is not None and trigger.cancel_path:
             return  # a cancel path keeps the suspend that is already scheduled or running
@@ -71,8 +71,8 @@ class SuspendFlow:
         when = "immediately" if delay == 0 else f"in {delay} second(s)"
         why = ("the last session stopped" if trigger.reason == "Completed"
                else "all remaining sessions are soft-locked")
-        runtime.log(f"{prefix}-suspend-scheduled", trigger.command,
-                    f"Scheduled {mode} {when} because the lid is closed, no suspend-blocking visible display "
+        self._log(trigger, "scheduled",
+                  f"Scheduled {mode} {when} because the lid is closed, no suspend-blocking visible display "
                     f"monitors remain, and {why}.", session=trigger.trigger_session)
         pending = PendingSuspend(trigger, delay)
         self.pending = pending
@@ -94,19 +94,17 @@ class SuspendFlow:
     async def _still_wanted(self, pending: PendingSuspend) -> bool:
         """Re-check (gate held): no session works again and the lid is still closed with no display."""
         runtime = self._runtime
-        prefix = self._event_prefix(pending.trigger)
         if self.pending is not pending:
             return False
         if runtime.state.protection_wanted:
             self.pending = None
-            runtime.log(f"{prefix}-suspend-canceled", pending.trigger.command,
-                        "Skipped pending suspend because a session became active before suspend ran.")
+            self._log(pending.trigger, "canceled",
+                      "Skipped pending suspend because a session became active before suspend ran.")
             return False
         eligible, why_not = await self._eligibility_text()
         if not eligible:
             self.pending = None
-            runtime.log(f"{prefix}-suspend-canceled", pending.trigger.command,
-                        f"Skipped pending suspend because {why_not}")
+            self._log(pending.trigger, "canceled", f"Skipped pending suspend because {why_not}")
             return False
         return True
 
@@ -127,26 +125,21 @@ class SuspendFlow:
 
     async def _play_sound(self, pending: PendingSuspend, sound: str, volume: int | None) -> None:
         runtime = self._runtime
-        prefix = self._event_prefix(pending.trigger)
         try:
             warnings = await runtime.call_platform(
                 lambda: runtime.platform.sound.play(sound, volume_percent=volume))
         except Exception as error:  # sound failures are warnings, never a reason not to suspend
-            runtime.log(f"{prefix}-suspend-sound-failed", pending.trigger.command,
-                        f"Post-stop sound {sound} failed: {error}", succeeded=False)
+            self._log(pending.trigger, "sound-failed", f"Post-stop sound {sound} failed: {error}", succeeded=False)
             return
         for warning in warnings:
-            runtime.log(f"{prefix}-suspend-sound-volume-warning", pending.trigger.command, warning,
-                        succeeded=False)
+            self._log(pending.trigger, "sound-volume-warning", warning, succeeded=False)
 
     async def _request_suspend(self, pending: PendingSuspend) -> None:
         """Gate held. Releases protection, then asks the platform to suspend, then records it."""
         runtime = self._runtime
         trigger = pending.trigger
-        prefix = self._event_prefix(trigger)
         mode = runtime.settings.suspend_mode
-        runtime.log(f"{prefix}-suspend-requesting", trigger.command, f"Requesting {mode.value}.",
-                    session=trigger.trigger_session)
+        self._log(trigger, "requesting", f"Requesting {mode.value}.", session=trigger.trigger_session)
         with anyio.CancelScope(shield=True):
             await runtime._release_protection()
             try:
@@ -156,9 +149,8 @@ class SuspendFlow:
             except Exception as error:
                 runtime.exception_log.record("suspend-request-failed", error)
                 result = SuspendResult(False, f"The {mode.value} request failed: {error}")
-        event_name = f"{prefix}-suspend-requested" if result.succeeded else f"{prefix}-suspend-failed"
-        runtime.log(event_name, trigger.command, result.message, succeeded=result.succeeded,
-                    session=trigger.trigger_session)
+        event_name = self._log(trigger, "requested" if result.succeeded else "failed", result.message,
+                               succeeded=result.succeeded, session=trigger.trigger_session)
         runtime.suspend_history.append(SuspendHistoryEntry(
             recorded_at=runtime.clock.now(), suspend_mode=mode.value, reason=trigger.reason,
             succeeded=result.succeeded, message=result.message, event_name=event_name,
