@@ -28,12 +28,6 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(1)
 
 
-def _linux_permission(context: Any, args: argparse.Namespace) -> int:
-    from ..platform.linux.permission import run_linux_permission
-
-    return run_linux_permission(args.subcommand, out=sys.stdout, err=sys.stderr)
-
-
 def _run_server(context: Any, args: argparse.Namespace) -> int:
     from ..runtime.server import run_server
 
@@ -41,7 +35,6 @@ def _run_server(context: Any, args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..platform.host import host_os_name
     from .diagnostic_commands import add_diagnostic_commands
     from .session_commands import add_session_commands
     from .settings_commands import add_settings_commands
@@ -51,10 +44,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_session_commands(subparsers)
     add_settings_commands(subparsers)
     add_diagnostic_commands(subparsers)
-    if host_os_name() == "linux":
-        sub = subparsers.add_parser("linux-permission", help="Check or install the polkit rule for logind actions.")
-        sub.add_argument("subcommand", choices=("status", "check", "install", "remove"))
-        sub.set_defaults(handler=_linux_permission, skip_recovery=False)
     sub = subparsers.add_parser("run-server", help="Run the per-user runtime (started automatically).")
     sub.set_defaults(handler=_run_server, skip_recovery=True)
     return parser

@@ -139,7 +139,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _linux_permission(context: CliContext, args: argparse.Namespace) -> int:
+    import sys
+
+    from ..platform.linux.permission import run_linux_permission
+
+    return run_linux_permission(args.subcommand, out=sys.stdout, err=sys.stderr)
+
+
 def add_diagnostic_commands(subparsers: Any) -> None:
+    from ..platform.host import host_os_name
+
     parser = subparsers.add_parser("doctor", help="Check this machine: platform, native modules, capabilities, paths.")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=_doctor)
@@ -157,4 +167,7 @@ def add_diagnostic_commands(subparsers: Any) -> None:
     parser.add_argument("--count", type=_positive_int, help="how many entries (default: the retention)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=_suspend_history)
-
+    if host_os_name() == "linux":
+        parser = subparsers.add_parser("linux-permission", help="Check or install the polkit rule for logind actions.")
+        parser.add_argument("subcommand", choices=("status", "check", "install", "remove"))
+        parser.set_defaults(handler=_linux_permission, skip_recovery=False)

@@ -21,7 +21,8 @@ from ..settings.model import Settings
 from . import policy
 from .logs import ExceptionLog, SessionLog, SuspendHistory
 from .protection import ProtectionCoordinator
-from .requests import RequestError, RuntimeRequest, build_response, parse_request
+from .requests import RequestError, RuntimeRequest, parse_request
+from .responses import build_response
 from .sessions import RegistryState, SessionKey
 from .suspend_flow import SuspendFlow
 

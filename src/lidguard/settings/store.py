@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,15 @@ from pydantic import ValidationError
 from ..fileio import write_atomic
 from .model import Settings, headless_defaults
 
-__all__ = ["SettingsFileError", "apply_changes", "load_or_create_settings", "load_settings", "save_settings"]
+__all__ = [
+    "SettingsFileError",
+    "SettingsReport",
+    "apply_changes",
+    "load_or_create_settings",
+    "load_settings",
+    "load_settings_report",
+    "save_settings",
+]
 
 
 class SettingsFileError(Exception):
@@ -66,3 +75,29 @@ def apply_changes(settings: Settings, changes: dict[tuple[str, ...], Any]) -> Se
             target = target.setdefault(key, {})
         target[json_path[-1]] = value
     return Settings.model_validate(data)
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsReport:
+    """What a reader that must carry on (status, doctor, the runtime) knows about the settings file.
+
+    ``settings`` is usable in every case: the stored values, or the headless defaults when the file
+    is missing or unusable. ``error`` names the file when it is unusable (the file is left as it
+    is); ``problems`` lists stored values that were out of range or unknown, each naming its key.
+    """
+
+    settings: Settings
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)
+    exists: bool = True
+
+
+def load_settings_report(path: Path) -> SettingsReport:
+    """Never raises for a bad file and never writes it."""
+    try:
+        settings = load_settings(path)
+    except SettingsFileError as error:
+        return SettingsReport(headless_defaults(), str(error))
+    if settings is None:
+        return SettingsReport(headless_defaults(), exists=False)
+    return SettingsReport(settings)

@@ -1,0 +1,22 @@
+"""Bounds every request field must respect, shared by the CLI/hook side and the runtime (stdlib only).
+
+A value outside these bounds is refused at the boundary with a readable message: the CLI before it
+sends, the runtime when it parses (it never trusts the client).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MAX_PROCESS_IDENTIFIER",
+    "MAX_PROVIDER_NAME_CHARS",
+    "MAX_REASON_CHARS",
+    "MAX_SESSION_IDENTIFIER_CHARS",
+    "MAX_PATH_CHARS",
+]
+
+# Process identifiers are C ints on every OS we support (Linux pid_max is at most 2^22).
+MAX_PROCESS_IDENTIFIER = 2**31 - 1
+MAX_SESSION_IDENTIFIER_CHARS = 512
+MAX_PROVIDER_NAME_CHARS = 128
+MAX_PATH_CHARS = 4096  # working directory, transcript path (PATH_MAX)
+MAX_REASON_CHARS = 512  # session end reason, soft-lock reason
