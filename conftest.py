@@ -54,7 +54,8 @@ class LidguardProcesses:
         }
         self.env.pop("PYTEST_CURRENT_TEST", None)
         self.data_dir = home / "data" / "LidGuard"
-        self.socket = home / "run" / "lidguard" / "runtime.sock"
+        # platform/paths.py: the socket is derived from the data folder alone (XDG_RUNTIME_DIR plays no part).
+        self.socket = self.data_dir / "run" / "runtime.sock"
 
     def run(self, *args: str, input_text: str | None = None, check: bool = False,
             timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -84,7 +85,8 @@ class LidguardProcesses:
                 environ = Path(f"/proc/{pid}/environ").read_bytes()
             except OSError:
                 continue
-            if f"XDG_RUNTIME_DIR={self.home / 'run'}".encode() in environ:
+            # HOME, not XDG_RUNTIME_DIR: a test may start the runtime from an environment without it.
+            if f"\0HOME={self.home}\0".encode() in b"\0" + environ:
                 pids.append(int(pid))
         return pids
 

@@ -9,7 +9,7 @@ from ..ipc.client import send_request
 from ..platform import load_platform
 from ..platform.api import Platform
 from ..platform.locking import InstanceLock
-from ..platform.paths import LidGuardPaths, resolve_paths
+from ..platform.paths import LidGuardPaths, RuntimeDirError, resolve_paths
 from .output import CliError
 
 __all__ = ["CliContext"]
@@ -17,7 +17,10 @@ __all__ = ["CliContext"]
 
 class CliContext:
     def __init__(self) -> None:
-        self.paths: LidGuardPaths = resolve_paths()
+        try:
+            self.paths: LidGuardPaths = resolve_paths()
+        except RuntimeDirError as error:
+            raise CliError(str(error)) from error
 
     @cached_property
     def platform(self) -> Platform:
@@ -31,7 +34,12 @@ class CliContext:
         return send_request(self.paths.socket_file, body, auto_start=auto_start)
 
     def recover_if_no_runtime(self) -> None:
-        """REFERENCE 1.1: with no runtime alive, restore a lid policy left behind by a crash."""
+        """REFERENCE 1.1: with no runtime alive, restore a lid policy left behind by a crash.
+
+        "No runtime alive" means the single-instance lock in the data folder is free, never "the socket
+        did not answer": a caller whose environment differs from the runtime's (no XDG_RUNTIME_DIR) must
+        not restore, and so delete, the backup of a runtime that still protects a session.
+        """
         from ..runtime.protection import restore_pending_lid_backup
 
         if not self.paths.lid_backup_file.exists():

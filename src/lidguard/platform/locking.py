@@ -1,4 +1,10 @@
-"""The runtime's single-instance lock: an OS file lock held for the runtime's whole life."""
+"""The runtime's single-instance lock: an OS file lock held for the runtime's whole life.
+
+The lock file lives in the data folder (``LidGuardPaths.lock_file``, see :mod:`.paths`), so every
+caller of one user finds the same lock whatever its environment. ``flock`` (or ``msvcrt.locking``)
+is released by the kernel when the holder dies, so a crashed runtime never leaves a stale lock.
+OS modules are imported lazily, inside the calls, so this module imports on every OS.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +24,9 @@ class InstanceLock:
 
     def try_acquire(self) -> bool:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        # O_NOFOLLOW: a symlink planted at the lock's name is refused (ELOOP), never followed.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(self.path, flags, 0o600)
         try:
             if sys.platform == "win32":
                 import msvcrt

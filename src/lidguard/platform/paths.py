@@ -1,17 +1,57 @@
-"""Per-user folders, following each OS's conventions.
+"""Per-user folders, following each OS's conventions, and where the runtime's lock and socket live.
 
-``HOME``, ``XDG_DATA_HOME`` and ``XDG_RUNTIME_DIR`` fully isolate an instance on Linux: two instances
-with different values never share a file or a socket.
+Data folder: ``$XDG_DATA_HOME/LidGuard`` (when absolute) else ``~/.local/share/LidGuard`` on Linux,
+``~/Library/Application Support/LidGuard`` on macOS, ``%LOCALAPPDATA%\\LidGuard`` on Windows. ``HOME``
+and ``XDG_DATA_HOME`` fully isolate an instance: two data folders never share a file, lock or socket.
+
+One runtime per data folder, whatever the caller's environment. Hooks run from cron, IDE terminals,
+``sudo -u`` and ssh sessions without PAM, where ``XDG_RUNTIME_DIR`` (and often ``TMPDIR``) is missing,
+so nothing below depends on them; the lock and the socket are derived from the data folder alone:
+
+* lock: ``<data>/runtime.lock``, beside settings.json and the lid backup. ``run-server`` holds it for
+  its whole life; a CLI runs crash recovery only when it can take it (``cli/context.py``).
+* socket: ``<data>/run/runtime.sock`` when that path fits in ``MAX_SOCKET_PATH_BYTES`` (100 bytes:
+  ``sun_path`` holds 107 bytes on Linux, 103 on macOS), else
+  ``/tmp/lidguard-<uid>-<hash>/runtime.sock`` where ``<hash>`` is the first 16 hex digits of the
+  SHA-256 of the data folder's real path. A fixed ``/tmp`` (not ``TMPDIR``) so every caller derives
+  the same name. On Windows (no uid) the folder is always ``<data>/run`` (a named pipe replaces the
+  socket later).
+
+The runtime folder (the socket's parent) is used only when it is the user's own private folder:
+``os.lstat`` (a symbolic link is never followed) must show a directory owned by this uid and not
+writable by group or others; a folder we own with other extra bits (0755) is tightened to 0700 when
+prepared. Anything else raises ``RuntimeDirError`` with a one-line message saying what to do. There
+is deliberately no silent fallback: a client and a server that chose different fallbacks would split
+the runtime in two. The data folder itself, when it exists, must belong to this uid (``sudo`` keeping
+another user's ``HOME`` is refused instead of mixing two users' files).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LidGuardPaths", "resolve_paths"]
+__all__ = [
+    "MAX_SOCKET_PATH_BYTES",
+    "LidGuardPaths",
+    "RuntimeDirError",
+    "check_runtime_dir",
+    "prepare_runtime_dir",
+    "resolve_paths",
+    "runtime_dir_for",
+]
+
+MAX_SOCKET_PATH_BYTES = 100
+SOCKET_NAME = "runtime.sock"
+SHORT_RUNTIME_BASE = Path("/tmp")
+
+
+class RuntimeDirError(ValueError):
+    """No safe folder for the runtime's socket or lock; the message is one readable line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +81,11 @@ class LidGuardPaths:
 
     @property
     def socket_file(self) -> Path:
-        return self.runtime_dir / "runtime.sock"
+        return self.runtime_dir / SOCKET_NAME
 
     @property
     def lock_file(self) -> Path:
-        return self.runtime_dir / "runtime.lock"
+        return self.data_dir / "runtime.lock"
 
 
 def _data_dir() -> Path:
@@ -60,13 +100,79 @@ def _data_dir() -> Path:
     return base / "LidGuard"
 
 
-def _runtime_dir(data_dir: Path) -> Path:
-    xdg = os.environ.get("XDG_RUNTIME_DIR", "").strip()
-    if xdg and os.path.isabs(xdg) and sys.platform != "win32":
-        return Path(xdg) / "lidguard"
-    return data_dir / "run"
+def _uid() -> int | None:
+    getuid = getattr(os, "getuid", None)
+    return getuid() if getuid else None
+
+
+def runtime_dir_for(data_dir: Path) -> Path:
+    """The socket's folder, from the data folder alone (see the module docstring)."""
+    nearby = data_dir / "run"
+    uid = _uid()
+    if uid is None or len(os.fsencode(str(nearby / SOCKET_NAME))) <= MAX_SOCKET_PATH_BYTES:
+        return nearby
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:16]
+    return SHORT_RUNTIME_BASE / f"lidguard-{uid}-{digest}"
+
+
+def _check_data_dir(data_dir: Path) -> None:
+    uid = _uid()
+    try:
+        owner = os.stat(data_dir).st_uid  # the data folder may be a symlink the user made on purpose
+    except OSError:
+        return
+    if uid is not None and owner != uid:
+        raise RuntimeDirError(f"The data folder {data_dir} belongs to uid {owner}, not to you (uid {uid}); "
+                              "run lidguard as that user or set HOME/XDG_DATA_HOME to a folder of your own.")
+
+
+def check_runtime_dir(path: Path) -> bool:
+    """Raises ``RuntimeDirError`` unless ``path`` is missing or a private folder of this user.
+
+    Returns True when the folder exists (and is safe), False when it does not exist yet.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise RuntimeDirError(f"Cannot inspect the runtime folder {path}: {error.strerror or error}.") from error
+    if stat.S_ISLNK(info.st_mode):
+        raise RuntimeDirError(f"The runtime folder {path} is a symbolic link; LidGuard never follows one. "
+                              "Remove it and try again.")
+    if not stat.S_ISDIR(info.st_mode):
+        raise RuntimeDirError(f"The runtime folder {path} is not a folder. Remove it and try again.")
+    uid = _uid()
+    if uid is not None and info.st_uid != uid:
+        raise RuntimeDirError(f"The runtime folder {path} belongs to uid {info.st_uid}, not to you (uid {uid}); "
+                              "LidGuard only uses a folder of your own. Remove it and try again.")
+    if uid is not None and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise RuntimeDirError(f"The runtime folder {path} is writable by other users "
+                              f"(mode {stat.S_IMODE(info.st_mode):04o}); LidGuard only uses a private 0700 folder. "
+                              f"Remove it (or run chmod 700 on it) and try again.")
+    return True
+
+
+def prepare_runtime_dir(path: Path) -> Path:
+    """Creates the runtime folder 0700 (or checks the existing one) and tightens it to 0700."""
+    if path.parent != SHORT_RUNTIME_BASE:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        os.mkdir(path, 0o700)  # never follows a symlink at ``path``: it fails with EEXIST instead
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise RuntimeDirError(f"Cannot create the runtime folder {path}: {error.strerror or error}.") from error
+    check_runtime_dir(path)
+    if _uid() is not None and stat.S_IMODE(os.lstat(path).st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
 
 
 def resolve_paths() -> LidGuardPaths:
+    """The user's paths; raises ``RuntimeDirError`` when an existing folder is not safe to use."""
     data_dir = _data_dir()
-    return LidGuardPaths(data_dir=data_dir, runtime_dir=_runtime_dir(data_dir))
+    runtime_dir = runtime_dir_for(data_dir)
+    _check_data_dir(data_dir)
+    check_runtime_dir(runtime_dir)
+    return LidGuardPaths(data_dir=data_dir, runtime_dir=runtime_dir)
