@@ -2,17 +2,33 @@
 
 All metadata lives in pyproject.toml. Compiled modules are optional accelerators:
 ``LIDGUARD_NO_EXTENSIONS=1`` builds a pure wheel, ``LIDGUARD_REQUIRE_EXTENSIONS=1`` makes a
-failed native build fatal (used for release wheels).
+failed native build fatal (used for release wheels). Both are read by ``src/lidguard/switches.py``,
+loaded here by path (the package is not built yet), so the build and the runtime modules agree on
+every value (``false``, ``off``, ...); a value that is neither on nor off stops the build.
 """
 
+import importlib.util
 import os
 import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-NO_EXTENSIONS = os.environ.get("LIDGUARD_NO_EXTENSIONS", "") not in ("", "0")
-REQUIRE_EXTENSIONS = os.environ.get("LIDGUARD_REQUIRE_EXTENSIONS", "") not in ("", "0")
+
+def _load_switches():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "lidguard", "switches.py")
+    spec = importlib.util.spec_from_file_location("_lidguard_build_switches", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_switches = _load_switches()
+try:
+    NO_EXTENSIONS = _switches.no_extensions()
+    REQUIRE_EXTENSIONS = _switches.require_extensions()
+except _switches.SwitchError as error:
+    sys.exit(f"lidguard: {error}")
 
 
 def _cython_extensions():

@@ -3,16 +3,26 @@
 Every compiled module has a pure-Python twin; the compiled one is used only when it imports and its
 ``ABI_VERSION`` matches what the caller expects (a stale build is refused with a readable reason).
 ``LIDGUARD_NO_EXTENSIONS=1`` forces the pure fallback; ``LIDGUARD_REQUIRE_EXTENSIONS=1`` turns a
-missing or stale module into an ImportError instead of a fallback.
+missing or stale module into ``RequiredExtensionError`` (an ImportError whose message names the
+module and says why) instead of a fallback. Both switches are read by :mod:`lidguard.switches`, the
+same parser ``setup.py`` uses, so the build and the runtime agree on every value.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from types import ModuleType
 
-__all__ = ["NativeStatus", "extensions_disabled", "extensions_required", "load_native_module", "native_statuses"]
+from .. import switches
+
+__all__ = [
+    "NativeStatus",
+    "RequiredExtensionError",
+    "extensions_disabled",
+    "extensions_required",
+    "load_native_module",
+    "native_statuses",
+]
 
 _STATUSES: dict[str, NativeStatus] = {}
 
@@ -29,37 +39,51 @@ class NativeStatus:
         return {"name": self.name, "active": self.active, "reason": self.reason}
 
 
-def _flag(variable: str) -> bool:
-    return os.environ.get(variable, "").strip() not in ("", "0", "false", "no")
+class RequiredExtensionError(ImportError):
+    """``LIDGUARD_REQUIRE_EXTENSIONS`` is on and a compiled module is missing or stale (one-line message)."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(
+            f"LIDGUARD_REQUIRE_EXTENSIONS is on but the compiled module lidguard._native.{name} cannot be used: "
+            f"{reason}. Rebuild it (python3 setup.py build_ext --inplace, or reinstall lidguard) or unset "
+            "LIDGUARD_REQUIRE_EXTENSIONS.",
+            name=f"lidguard._native.{name}",
+        )
+        self.module = name
+        self.reason = reason
 
 
 def extensions_disabled() -> bool:
-    return _flag("LIDGUARD_NO_EXTENSIONS")
+    """``LIDGUARD_NO_EXTENSIONS`` is on; raises ``switches.SwitchError`` for a value that is neither."""
+    return switches.no_extensions()
 
 
 def extensions_required() -> bool:
-    return _flag("LIDGUARD_REQUIRE_EXTENSIONS")
+    """``LIDGUARD_REQUIRE_EXTENSIONS`` is on; raises ``switches.SwitchError`` for a value that is neither."""
+    return switches.require_extensions()
 
 
 def load_native_module(name: str, expected_abi: int) -> ModuleType | None:
     """Returns ``lidguard._native.<name>`` or None (pure fallback); records why for `doctor`."""
     if extensions_disabled():
-        _STATUSES[name] = NativeStatus(name, False, "disabled by LIDGUARD_NO_EXTENSIONS=1")
+        value = switches.raw_value("LIDGUARD_NO_EXTENSIONS")
+        _STATUSES[name] = NativeStatus(name, False, f"disabled by LIDGUARD_NO_EXTENSIONS={value}")
         return None
+    required = extensions_required()
     try:
         module = importlib.import_module(f"lidguard._native.{name}")
     except ImportError as error:
         reason = f"not built or not importable ({error})"
-        if extensions_required():
-            raise ImportError(f"lidguard native module {name} is required but {reason}") from error
+        if required:
+            raise RequiredExtensionError(name, reason) from error
         _STATUSES[name] = NativeStatus(name, False, reason)
         return None
     found_abi = getattr(module, "ABI_VERSION", None)
     if found_abi != expected_abi:
-        reason = f"stale build (ABI {found_abi}, expected {expected_abi}); rebuild lidguard"
-        if extensions_required():
-            raise ImportError(f"lidguard native module {name} is a {reason}")
-        _STATUSES[name] = NativeStatus(name, False, reason)
+        reason = f"stale build (ABI {found_abi}, expected {expected_abi})"
+        if required:
+            raise RequiredExtensionError(name, reason)
+        _STATUSES[name] = NativeStatus(name, False, f"{reason}; rebuild lidguard")
         return None
     _STATUSES[name] = NativeStatus(name, True, "compiled module active")
     return module

@@ -28,11 +28,9 @@ another user's ``HOME`` is refused instead of mixing two users' files).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
@@ -54,10 +52,38 @@ class RuntimeDirError(ValueError):
     """No safe folder for the runtime's socket or lock; the message is one readable line."""
 
 
-@dataclass(frozen=True, slots=True)
 class LidGuardPaths:
-    data_dir: Path
-    runtime_dir: Path
+    """The user's files and folders (immutable; a plain class: ``dataclasses`` costs the hook path ~10 ms)."""
+
+    __slots__ = ("_data_dir", "_runtime_dir")
+    _data_dir: Path
+    _runtime_dir: Path
+
+    def __init__(self, data_dir: Path, runtime_dir: Path) -> None:
+        object.__setattr__(self, "_data_dir", data_dir)
+        object.__setattr__(self, "_runtime_dir", runtime_dir)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"LidGuardPaths is immutable; cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LidGuardPaths):
+            return NotImplemented
+        return (self._data_dir, self._runtime_dir) == (other._data_dir, other._runtime_dir)
+
+    def __hash__(self) -> int:
+        return hash((self._data_dir, self._runtime_dir))
+
+    def __repr__(self) -> str:
+        return f"LidGuardPaths(data_dir={self._data_dir!r}, runtime_dir={self._runtime_dir!r})"
+
+    @property
+    def data_dir(self) -> Path:
+        return self._data_dir
+
+    @property
+    def runtime_dir(self) -> Path:
+        return self._runtime_dir
 
     @property
     def settings_file(self) -> Path:
@@ -111,6 +137,8 @@ def runtime_dir_for(data_dir: Path) -> Path:
     uid = _uid()
     if uid is None or len(os.fsencode(str(nearby / SOCKET_NAME))) <= MAX_SOCKET_PATH_BYTES:
         return nearby
+    import hashlib  # only for long data folders: OpenSSL costs the hook path ~5 ms
+
     digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:16]
     return SHORT_RUNTIME_BASE / f"lidguard-{uid}-{digest}"
 

@@ -2,41 +2,14 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
 
+from ..providers import AgentProvider, parse_provider  # the one providers module; re-exported here
+
 __all__ = ["AgentProvider", "RegistryState", "Session", "SessionKey", "parse_provider"]
-
-
-class AgentProvider(enum.StrEnum):
-    UNKNOWN = "Unknown"
-    CODEX = "Codex"
-    CLAUDE = "Claude"
-    GITHUB_COPILOT = "GitHubCopilot"
-    CUSTOM = "Custom"
-    MCP = "Mcp"
-    OPENCODE = "OpenCode"
-
-
-_PROVIDER_WORDS = {
-    "unknown": AgentProvider.UNKNOWN,
-    "codex": AgentProvider.CODEX,
-    "claude": AgentProvider.CLAUDE,
-    "copilot": AgentProvider.GITHUB_COPILOT,
-    "github-copilot": AgentProvider.GITHUB_COPILOT,
-    "githubcopilot": AgentProvider.GITHUB_COPILOT,
-    "custom": AgentProvider.CUSTOM,
-    "mcp": AgentProvider.MCP,
-    "opencode": AgentProvider.OPENCODE,
-}
-
-
-def parse_provider(text: str | None) -> AgentProvider | None:
-    """CLI words and enum names alike (case-insensitive); None when unknown."""
-    return _PROVIDER_WORDS.get((text or "").strip().lower())
 
 
 @dataclass(frozen=True, slots=True, order=True)

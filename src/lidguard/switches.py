@@ -1,0 +1,116 @@
+"""Every ``LIDGUARD_*`` environment switch, read in one place (stdlib only: hook path and build).
+
+On/off switches accept ``1``, ``true``, ``yes``, ``on`` (on) and ``0``, ``false``, ``no``, ``off`` or
+an empty/unset value (off), in any case and with surrounding spaces; anything else raises
+``SwitchError`` (a ``ValueError`` with a one-line message) instead of being guessed.
+
+``setup.py`` loads this very file by path (``importlib.util.spec_from_file_location``) before the
+package is built, so the build and the runtime modules (:mod:`lidguard._native`) can never disagree
+about ``LIDGUARD_NO_EXTENSIONS=false``. Therefore this module imports nothing but ``os`` and uses no
+relative imports.
+
+| switch | meaning |
+|---|---|
+| ``LIDGUARD_NO_EXTENSIONS`` | build no compiled module / use the pure-Python twins at run time |
+| ``LIDGUARD_REQUIRE_EXTENSIONS`` | a failed native build, or a missing or stale compiled module, is an error |
+| ``LIDGUARD_PLATFORM`` | backend: ``auto``, ``fake``, ``linux``, ``macos``, ``windows`` (checked by ``platform``) |
+| ``LIDGUARD_TEST_MODE`` | set by the test suite for every process it starts: never touch the live machine |
+| ``LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS`` | in test mode, allow a fake ``systemctl`` first on PATH |
+| ``LIDGUARD_LOGIND_BINDING`` | ``off`` keeps the cffi logind binding out (helper processes instead) |
+| ``LIDGUARD_FAKE_STATE``, ``LIDGUARD_FAKE_ACTIONS`` | files that drive / record the fake platform |
+| ``LIDGUARD_SYSFS_ROOT`` | root of the /sys and /proc trees the Linux readers use (tests) |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+__all__ = [
+    "FALSE_WORDS",
+    "TRUE_WORDS",
+    "SwitchError",
+    "allow_systemctl_in_tests",
+    "fake_actions_file",
+    "fake_state_file",
+    "is_on",
+    "logind_binding_enabled",
+    "no_extensions",
+    "parse_switch",
+    "platform_name",
+    "raw_value",
+    "require_extensions",
+    "sysfs_root",
+    "in_test_mode",
+]
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+
+class SwitchError(ValueError):
+    """A ``LIDGUARD_*`` variable holds a value that is neither on nor off."""
+
+
+def parse_switch(name: str, value: str | None) -> bool:
+    """``value`` of the variable ``name`` as on (True) or off (False); unset is off."""
+    if value is None:
+        return False
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise SwitchError(f"{name} must be 1, true, yes or on (on) or 0, false, no, off or empty (off); got {value!r}.")
+
+
+def raw_value(name: str, environ: Mapping[str, str] | None = None) -> str:
+    """The variable's value with surrounding spaces removed ("" when unset)."""
+    return (os.environ if environ is None else environ).get(name, "").strip()
+
+
+def is_on(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    return parse_switch(name, (os.environ if environ is None else environ).get(name))
+
+
+def no_extensions(environ: Mapping[str, str] | None = None) -> bool:
+    return is_on("LIDGUARD_NO_EXTENSIONS", environ)
+
+
+def require_extensions(environ: Mapping[str, str] | None = None) -> bool:
+    return is_on("LIDGUARD_REQUIRE_EXTENSIONS", environ)
+
+
+def in_test_mode(environ: Mapping[str, str] | None = None) -> bool:
+    return is_on("LIDGUARD_TEST_MODE", environ)
+
+
+def allow_systemctl_in_tests(environ: Mapping[str, str] | None = None) -> bool:
+    return is_on("LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS", environ)
+
+
+def logind_binding_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """``LIDGUARD_LOGIND_BINDING``: on unless switched off (unset means on)."""
+    value = raw_value("LIDGUARD_LOGIND_BINDING", environ)
+    return True if not value else parse_switch("LIDGUARD_LOGIND_BINDING", value)
+
+
+def platform_name(environ: Mapping[str, str] | None = None) -> str:
+    """``LIDGUARD_PLATFORM`` lower-cased ("" when unset); ``lidguard.platform`` validates the name."""
+    return raw_value("LIDGUARD_PLATFORM", environ).lower()
+
+
+def _path_or_none(name: str, environ: Mapping[str, str] | None) -> str | None:
+    return raw_value(name, environ) or None
+
+
+def fake_state_file(environ: Mapping[str, str] | None = None) -> str | None:
+    return _path_or_none("LIDGUARD_FAKE_STATE", environ)
+
+
+def fake_actions_file(environ: Mapping[str, str] | None = None) -> str | None:
+    return _path_or_none("LIDGUARD_FAKE_ACTIONS", environ)
+
+
+def sysfs_root(environ: Mapping[str, str] | None = None) -> str | None:
+    return _path_or_none("LIDGUARD_SYSFS_ROOT", environ)
