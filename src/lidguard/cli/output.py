@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, TextIO
 
 __all__ = [
     "CliError",
+    "escape_control",
     "format_local",
+    "pending_suspend_json",
+    "pending_suspend_line",
     "print_json",
     "response_block",
     "session_json",
@@ -19,6 +22,22 @@ __all__ = [
 
 class CliError(Exception):
     """A failure shown as one line on stderr with exit code 1."""
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# C0/C1 controls and DEL, bidirectional overrides/isolates, line/paragraph separators, lone surrogates.
+_ESCAPED_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), (0x200E, 0x200F), (0x2028, 0x202E), (0x2066, 0x2069),
+                   (0xD800, 0xDFFF))
+_ESCAPES = {
+    code: _NAMED_ESCAPES.get(chr(code)) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+    for low, high in _ESCAPED_RANGES
+    for code in range(low, high + 1)
+}
+
+
+def escape_control(text: str) -> str:
+    """One printable line: control characters (newlines, ESC, ...) shown as ``\\n``, ``\\x1b``, ..."""
+    return text.translate(_ESCAPES)
 
 
 def format_local(value: str | None) -> str:
@@ -53,6 +72,7 @@ def session_line(session: dict[str, Any]) -> str:
 
 
 def response_block(response: dict[str, Any], *, with_message: bool = True) -> list[str]:
+    """The standard block (REFERENCE 1.2), every line escaped (ids and folders may hold anything)."""
     lines = []
     if with_message and response.get("Message"):
         lines.append(str(response["Message"]))
@@ -62,7 +82,52 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
         f"Visible display monitor count: {response.get('VisibleDisplayMonitorCount', 0)}",
     ]
     lines += [session_line(session) for session in response.get("Sessions", [])]
-    return lines
+    pending = pending_suspend_line(response.get("PendingSuspend"))
+    if pending:
+        lines.append(pending)
+    return [escape_control(line) for line in lines]
+
+
+_PENDING_REASONS = {
+    "Completed": "the last active session completed",
+    "SoftLocked": "every remaining session is soft-locked",
+}
+
+
+def _parse_utc(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def pending_suspend_line(pending: Any, now: datetime | None = None) -> str | None:
+    """``Suspend scheduled: Sleep at <local time> (in N s) because ...`` for a reply's PendingSuspend."""
+    if not isinstance(pending, dict):
+        return None
+    mode = str(pending.get("Mode") or "Sleep")
+    reason = str(pending.get("Reason") or "")
+    because = _PENDING_REASONS.get(reason, reason or "no session is active")
+    if pending.get("Stage") == "requesting":
+        return f"Suspend in progress: {mode} is being requested because {because}."
+    deadline = _parse_utc(pending.get("DeadlineUtc"))
+    if deadline is None:
+        return f"Suspend scheduled: {mode} because {because}."
+    seconds = max(0, round((deadline - (now or datetime.now(timezone.utc))).total_seconds()))
+    at = deadline.astimezone().strftime("%H:%M:%S")
+    after_sound = " after the post-stop sound" if pending.get("Stage") == "sound" else ""
+    return f"Suspend scheduled: {mode}{after_sound} at {at} (in {seconds} s) because {because}."
+
+
+def pending_suspend_json(pending: Any) -> dict[str, Any] | None:
+    """camelCase for ``status --json``."""
+    if not isinstance(pending, dict):
+        return None
+    return {"mode": pending.get("Mode"), "reason": pending.get("Reason"), "stage": pending.get("Stage"),
+            "deadlineUtc": pending.get("DeadlineUtc")}
 
 
 def session_json(session: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,372 @@
+"""The hook path: start, stop, mark-session-*, remove-session and stop-runtime without argparse.
+
+Agents run these on every prompt and tool call, so they import only the standard library and
+lidguard's stdlib modules (paths, ipc, providers, proctree for ``--parent-pid auto``): ``main``
+dispatches them here before the full parser is built. Options follow REFERENCE 1.1: ``--name value``
+or ``--name=value``, names case-insensitive, the last occurrence wins; ``--help``/``-h`` anywhere
+hands the command to the full parser, which prints its help.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..ipc.limits import (
+    MAX_PATH_CHARS,
+    MAX_PROCESS_IDENTIFIER,
+    MAX_PROVIDER_NAME_CHARS,
+    MAX_REASON_CHARS,
+    MAX_SESSION_IDENTIFIER_CHARS,
+)
+from .output import CliError, escape_control, response_block
+
+__all__ = ["COMMANDS", "COMMAND_HELP", "OPTION_HELP", "options_of", "run_fast", "safe_text"]
+
+# option key -> (names, help); flags take no value (``--all``, ``--all=false``, ``--all true``).
+OPTION_HELP: dict[str, tuple[tuple[str, ...], str]] = {
+    "provider": (("--provider",), "codex, claude, copilot, opencode, custom, mcp or unknown"),
+    "session": (("--session", "--session-id", "--session-identifier"),
+                "session identifier (default: <Provider>:<working directory>)"),
+    "provider_name": (("--provider-name", "--mcp-provider-name"), "required with --provider mcp"),
+    "parent_pid": (("--parent-pid", "--watched-process-id", "--watched-process-identifier"),
+                   "process to watch (the session ends when it exits), or 'auto' for the provider's agent "
+                   "found in this command's own ancestry"),
+    "working_directory": (("--working-directory", "--cwd"),
+                          "working directory recorded for the session (default: current)"),
+    "reason": (("--reason", "--session-state-reason"), "why the session's state changed (logged)"),
+    "all": (("--all",), "remove every session"),
+    "force": (("--force",), "stop the runtime even while sessions are active (their protection ends)"),
+}
+FLAGS = frozenset({"all", "force"})
+_SESSION = ("provider", "session", "provider_name", "parent_pid", "working_directory")
+_COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "start": _SESSION,
+    "stop": _SESSION,
+    "mark-session-active": (*_SESSION, "reason"),
+    "mark-session-softlocked": (*_SESSION, "reason"),
+    "remove-session": ("all", "session", "provider", "provider_name"),
+    "stop-runtime": ("force",),
+}
+COMMAND_HELP = {
+    "start": "Start or update a session (starts the runtime if needed).",
+    "stop": "Stop a session (never sends a session-end webhook).",
+    "mark-session-active": "Mark a session active again (hooks: a prompt or tool use after a soft-lock).",
+    "mark-session-softlocked": "Mark a session soft-locked (hooks: waiting for the user).",
+    "remove-session": "Remove sessions without ending them normally.",
+    "stop-runtime": "Stop the runtime (refuses while sessions are active unless --force).",
+}
+COMMANDS = tuple(_COMMAND_OPTIONS)
+HELP_TOKENS = frozenset({"--help", "-h", "/?"})
+_NAME_TO_KEY = {name: key for key, (names, _) in OPTION_HELP.items() for name in names}
+
+
+def options_of(command: str) -> tuple[str, ...]:
+    return _COMMAND_OPTIONS[command]
+
+
+# -- parsing ---------------------------------------------------------------------------------------
+def _parse(command: str, arguments: list[str]) -> dict[str, str | bool]:
+    allowed = _COMMAND_OPTIONS[command]
+    values: dict[str, str | bool] = {}
+    index = 0
+    while index < len(arguments):
+        token = arguments[index]
+        index += 1
+        if not token.startswith("--"):
+            raise CliError(f"Unexpected argument: {_shown(token)}")
+        name, has_value, value = token[2:].partition("=")
+        if not name:
+            raise CliError("An option name is required after --.")
+        key = _NAME_TO_KEY.get("--" + name.lower())
+        if key is None or key not in allowed:
+            raise CliError(f"Unknown option --{_shown(name)} for {command} (see `lidguard help {command}`).")
+        if not has_value and index < len(arguments) and not arguments[index].startswith("--"):
+            value, has_value = arguments[index], "="
+            index += 1
+        if key in FLAGS:
+            values[key] = _boolean(key, value) if has_value else True
+        elif not has_value:
+            raise CliError(f"The --{name.lower()} option requires a value.")
+        else:
+            values[key] = value
+    return values
+
+
+def _boolean(key: str, value: str) -> bool:
+    word = value.strip().lower()
+    if word in ("true", "1", "yes", "y", "on"):
+        return True
+    if word in ("false", "0", "no", "n", "off"):
+        return False
+    raise CliError(f"The --{key} option must be true or false.")
+
+
+def _shown(text: str, limit: int = 64) -> str:
+    """User text inside an error line: escaped, valid Unicode, bounded."""
+    text = escape_control(safe_text(text))
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def safe_text(text: str) -> str:
+    """Text that encodes as UTF-8: bytes that were not UTF-8 (surrogate escapes) shown as ``\\xff``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(
+            (f"\\x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else f"\\u{ord(char):04x}")
+            if "\ud800" <= char <= "\udfff" else char
+            for char in text
+        )
+    return text
+
+
+def _bounded(text: str, limit: int, what: str) -> str:
+    if len(text) > limit:
+        raise CliError(f"The {what} must be at most {limit} characters.")
+    return text
+
+
+# -- session fields --------------------------------------------------------------------------------
+def _providers() -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module("lidguard.providers")
+    except ImportError:  # before the providers module lands: the same names from runtime/sessions.py
+        return importlib.import_module("lidguard.runtime.sessions")
+
+
+_CHOICES = "codex, claude, copilot, opencode, custom, mcp, or unknown"
+
+
+def _provider(values: dict[str, Any], providers: Any) -> Any:
+    text = str(values.get("provider") or "").strip()
+    if not text:
+        raise CliError(f"A provider is required. Use {_CHOICES}.")
+    provider = providers.parse_provider(text)
+    if provider is None:
+        raise CliError(f"Unknown provider: {_shown(text)}. Use {_CHOICES}.")
+    return provider
+
+
+def _watched_process(values: dict[str, Any], provider: Any) -> int:
+    text = str(values.get("parent_pid") or "").strip()
+    if not text:
+        return 0
+    if text.lower() == "auto":
+        return _agent_from_own_ancestry(provider)
+    if not (text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_PROCESS_IDENTIFIER):
+        raise CliError("The watched process identifier must be a non-negative integer of at most "
+                       f"{MAX_PROCESS_IDENTIFIER}.")
+    return int(text)
+
+
+_ANCESTRY_WORDS = {"Claude": "claude", "Codex": "codex", "GitHubCopilot": "copilot", "OpenCode": "opencode"}
+
+
+def _agent_from_own_ancestry(provider: Any) -> int:
+    """The provider's agent process above this command (0 = none found); never the working directory."""
+    from .. import proctree
+    from ..hooks.agent_process import resolve_agent_process
+    from ..platform.errors import Unsupported
+
+    try:
+        chain = proctree.read_ancestry()
+    except (Unsupported, OSError) as error:
+        raise CliError(f"The process ancestry cannot be read: {error}") from error
+    agent = resolve_agent_process(chain, _ANCESTRY_WORDS.get(str(provider.value), "unknown"))
+    return agent.pid if agent is not None else 0
+
+
+def _working_directory(values: dict[str, Any]) -> str:
+    given = str(values.get("working_directory") or "").strip()
+    if not given:
+        try:
+            given = os.getcwd()
+        except OSError:  # the folder was deleted under the agent: still protect
+            given = os.environ.get("PWD") or os.sep
+    folder = safe_text(os.path.abspath(given)).rstrip(os.sep) or os.sep
+    return _bounded(folder, MAX_PATH_CHARS, "working directory")
+
+
+def _fallback_session(display: str, folder: str) -> str:
+    session = f"{display}:{folder}"
+    if len(session) <= MAX_SESSION_IDENTIFIER_CHARS:
+        return session
+    import hashlib  # only for folders deeper than an identifier may be long
+
+    digest = hashlib.sha256(session.encode("utf-8")).hexdigest()[:16]
+    keep = MAX_SESSION_IDENTIFIER_CHARS - len(display) - len(digest) - 5
+    return f"{display}:{digest}:...{folder[-keep:]}"
+
+
+def _session_fields(values: dict[str, Any]) -> dict[str, Any]:
+    providers = _providers()
+    provider = _provider(values, providers)
+    name = _bounded(safe_text(str(values.get("provider_name") or "").strip()), MAX_PROVIDER_NAME_CHARS,
+                    "provider name")
+    is_mcp = provider.value == "Mcp"
+    if is_mcp and not name:
+        raise CliError("The --provider-name option is required when --provider mcp is used.")
+    watched = _watched_process(values, provider)
+    folder = _working_directory(values)
+    display = f"Mcp:{name}" if is_mcp else str(provider.value)
+    session = safe_text(str(values.get("session") or "").strip())
+    session = _bounded(session, MAX_SESSION_IDENTIFIER_CHARS, "session identifier") or _fallback_session(
+        display, folder)
+    return {"Provider": provider.value, "ProviderName": name, "SessionIdentifier": session,
+            "WatchedProcessIdentifier": watched, "WorkingDirectory": folder}
+
+
+def _reason(values: dict[str, Any]) -> str:
+    return _bounded(safe_text(str(values.get("reason") or "").strip()), MAX_REASON_CHARS, "reason")
+
+
+# -- commands --------------------------------------------------------------------------------------
+class _Session:
+    """Paths resolved once; the crash-recovery step only when a lid backup was left behind."""
+
+    def __init__(self) -> None:
+        from ..platform.paths import resolve_paths
+
+        try:
+            self.paths = resolve_paths()
+        except ValueError as error:  # RuntimeDirError: an unsafe folder, one line
+            raise CliError(str(error)) from error
+
+    def recover(self) -> None:
+        """REFERENCE 1.1 recovery, paid for only when a backup exists AND no runtime holds the lock.
+
+        A live runtime keeps the lid backup while it protects a session, so the backup alone is the
+        common case; the full recovery (platform, restore code) loads only after a crash.
+        """
+        if not self.paths.lid_backup_file.exists():
+            return
+        from ..platform.locking import InstanceLock
+
+        lock = InstanceLock(self.paths.lock_file)
+        try:
+            if not lock.try_acquire():
+                return  # a runtime is alive and owns the backup
+            lock.release()
+        except OSError:
+            pass  # the full recovery reports it as one line
+        from .context import CliContext
+
+        CliContext().recover_if_no_runtime()
+
+    def request(self, command: str, *, auto_start: bool = False, **fields: Any) -> dict[str, Any]:
+        from ..ipc.client import send_request
+
+        return send_request(self.paths.socket_file, {"Command": command, **fields}, auto_start=auto_start)
+
+
+def _print_response(response: dict[str, Any]) -> int:
+    if not response.get("Succeeded"):
+        raise CliError(str(response.get("Message") or "The runtime reported a failure."))
+    sys.stdout.write("\n".join(response_block(response)) + "\n")
+    return 0
+
+
+def _start(session: _Session, values: dict[str, Any]) -> int:
+    fields = _session_fields(values)
+    from .raw_settings import read_settings_for_start
+
+    raw = read_settings_for_start(session.paths.settings_file)
+    if raw.warning:
+        sys.stderr.write(f"lidguard: warning: {escape_control(raw.warning)}\n")
+    if raw.settings is not None:
+        fields.update(HasSettings=True, Settings=raw.settings)
+    return _print_response(session.request("start", auto_start=True, **fields))
+
+
+def _stop(session: _Session, values: dict[str, Any]) -> int:
+    fields = _session_fields(values)
+    return _print_response(session.request("stop", IsProviderSessionEnd=False, **fields))
+
+
+def _mark(command: str) -> Callable[[_Session, dict[str, Any]], int]:
+    def run(session: _Session, values: dict[str, Any]) -> int:
+        fields = _session_fields(values)
+        return _print_response(session.request(command, SessionStateReason=_reason(values), **fields))
+
+    return run
+
+
+def _remove_session(session: _Session, values: dict[str, Any]) -> int:
+    fields: dict[str, Any]
+    if values.get("all"):
+        for key, flag in (("session", "--session"), ("provider", "--provider"), ("provider_name", "--provider-name")):
+            if values.get(key):
+                raise CliError(f"The --all option cannot be combined with {flag}.")
+        fields = {"MatchAllSessions": True}
+    else:
+        identifier = safe_text(str(values.get("session") or "").strip())
+        if not identifier:
+            raise CliError("A session identifier is required.")
+        fields = {"SessionIdentifier": _bounded(identifier, MAX_SESSION_IDENTIFIER_CHARS, "session identifier")}
+        if values.get("provider"):
+            fields["Provider"] = _provider(values, _providers()).value
+            fields["ProviderName"] = _bounded(safe_text(str(values.get("provider_name") or "").strip()),
+                                              MAX_PROVIDER_NAME_CHARS, "provider name")
+    response = session.request("remove-session", **fields)
+    if response.get("RuntimeUnavailable"):
+        print("LidGuard runtime is not running. No active session was removed.")
+        return 0
+    return _print_response(response)
+
+
+def _stop_runtime(session: _Session, values: dict[str, Any]) -> int:
+    response = session.request("shutdown", Force=bool(values.get("force")))
+    if response.get("RuntimeUnavailable"):
+        print("LidGuard runtime is not running.")
+        return 0
+    if not response.get("Succeeded"):
+        raise CliError(str(response.get("Message") or "The runtime refused to stop."))
+    print(escape_control(str(response.get("Message") or "LidGuard runtime is stopping.")))
+    _wait_until_gone(session)
+    return 0
+
+
+def _wait_until_gone(session: _Session, timeout: float = 5.0) -> None:
+    """Until the socket stops answering, so a following ``start`` meets a new runtime."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(0.25)
+        try:
+            probe.connect(os.fspath(session.paths.socket_file))
+        except OSError:
+            return
+        finally:
+            probe.close()
+        time.sleep(0.05)
+
+
+_HANDLERS: dict[str, Callable[[_Session, dict[str, Any]], int]] = {
+    "start": _start,
+    "stop": _stop,
+    "mark-session-active": _mark("mark-session-active"),
+    "mark-session-softlocked": _mark("mark-session-softlocked"),
+    "remove-session": _remove_session,
+    "stop-runtime": _stop_runtime,
+}
+
+
+def run_fast(arguments: list[str]) -> int | None:
+    """The exit code, or None when the full CLI must handle the arguments (other commands, help)."""
+    if not arguments:
+        return None
+    command = arguments[0].lower()
+    if command not in _HANDLERS or any(token.lower() in HELP_TOKENS for token in arguments[1:]):
+        return None
+    values = _parse(command, arguments[1:])
+    session = _Session()
+    session.recover()
+    return _HANDLERS[command](session, values)

@@ -1,0 +1,140 @@
+"""The full command line (argparse): every command, categorized help. Hook commands never load it
+(``cli/fast.py``) except for their ``--help``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, NoReturn
+
+__all__ = ["CATEGORIES", "build_parser", "run_full"]
+
+CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Session Control", ("start", "stop", "status", "remove-session", "cleanup-orphans", "stop-runtime")),
+    ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
+                            "remove-closed-lid-stop-follow-up-webhook", "suspend-history")),
+    ("Diagnostics", ("doctor", "current-lid-state", "current-monitor-count", "current-temperature",
+                     "linux-permission")),
+    ("Managed / Internal Commands", ("mark-session-active", "mark-session-softlocked", "run-server", "version")),
+)
+HELP_COMMANDS = ("help", "--help", "-h", "/?")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one readable line and exit code 1."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"lidguard: {message} (see `lidguard help {self.prog.split()[-1]}`)\n"
+                         if " " in self.prog else f"lidguard: {message} (see `lidguard help`)\n")
+        raise SystemExit(1)
+
+
+def _run_server(context: Any, args: argparse.Namespace) -> int:
+    from ..runtime.server import run_server
+
+    return run_server()
+
+
+def _version(context: Any, args: argparse.Namespace) -> int:
+    from . import print_version
+
+    return print_version()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .diagnostic_commands import add_diagnostic_commands
+    from .session_commands import add_session_commands
+    from .settings_commands import add_settings_commands
+
+    parser = _Parser(prog="lidguard", add_help=False)
+    subparsers = parser.add_subparsers(dest="command", parser_class=_Parser)
+    add_session_commands(subparsers)
+    add_settings_commands(subparsers)
+    add_diagnostic_commands(subparsers)
+    sub = subparsers.add_parser("run-server", help="Run the per-user runtime (started automatically).")
+    sub.set_defaults(handler=_run_server, skip_recovery=True)
+    sub = subparsers.add_parser("version", help="Print the installed lidguard version (also --version).")
+    sub.set_defaults(handler=_version, skip_recovery=True)
+    return parser
+
+
+def _summary_help(parser: argparse.ArgumentParser) -> str:
+    from ..platform.paths import resolve_paths
+    from .output import CliError
+
+    commands = _subcommands(parser)
+    lines = ["Usage: lidguard <command> [options]", "       lidguard help <command>", ""]
+    for title, names in CATEGORIES:
+        present = [name for name in names if name in commands]
+        if not present:
+            continue
+        lines.append(f"{title}:")
+        for name in present:
+            lines.append(f"  {name:<42}{_help_text(parser, name)}")
+        lines.append("")
+    try:
+        paths = resolve_paths()
+    except ValueError as error:  # RuntimeDirError: an unsafe folder
+        raise CliError(str(error)) from error
+    lines += ["Paths & Notes:", f"  Settings file: {paths.settings_file}", f"  Session log: {paths.session_log_file}",
+              f"  Suspend history: {paths.suspend_history_file}",
+              "  Read commands take --json for machine-readable output.",
+              "  Stop the runtime: lidguard stop-runtime (add --force while sessions are active)."]
+    return "\n".join(lines)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _help_text(parser: argparse.ArgumentParser, name: str) -> str:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                if choice.dest == name:
+                    return choice.help or ""
+    return ""
+
+
+def _help(parser: argparse.ArgumentParser, topics: list[str]) -> int:
+    from .output import escape_control
+
+    if not topics:
+        print(_summary_help(parser))
+        return 0
+    if len(topics) > 1:
+        sys.stderr.write(f"lidguard: Unexpected argument: {escape_control(topics[1])} "
+                         "(use `lidguard help <command>`)\n")
+        return 1
+    commands = _subcommands(parser)
+    topic = topics[0].lower()
+    if topic not in commands:
+        sys.stderr.write(f"lidguard: Unknown command: {escape_control(topics[0])} (see `lidguard help`)\n")
+        return 1
+    print(commands[topic].format_help())
+    return 0
+
+
+def run_full(arguments: list[str]) -> int:
+    """Every command the fast path did not take. CliError and friends are handled by ``cli.main``."""
+    parser = build_parser()
+    if not arguments:
+        print(_summary_help(parser))
+        return 1
+    arguments = [arguments[0].lower(), *("--help" if token.lower() == "--help" else token for token in arguments[1:])]
+    if arguments[0] in HELP_COMMANDS:
+        return _help(parser, arguments[1:])
+    from .context import CliContext
+
+    args = parser.parse_args(arguments)
+    handler = getattr(args, "handler", None)
+    if handler is None:  # a hook command reached here only for its help
+        print(_subcommands(parser)[arguments[0]].format_help())
+        return 0
+    context = CliContext()
+    if not getattr(args, "skip_recovery", False):
+        context.recover_if_no_runtime()
+    return int(handler(context, args) or 0)
