@@ -20,7 +20,7 @@ from lidguard.platform.linux import _binding
 from lidguard.platform.linux.power import acquire_inhibitor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "linux"))
-from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason
+from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason, skip_unless_available
 
 pytestmark = pytest.mark.dbus
 
@@ -32,9 +32,7 @@ WHY = "lidguard benchmark"
 
 @pytest.fixture(scope="module")
 def private_logind() -> Iterator[LogindMock]:
-    reason = missing_tools_reason()
-    if reason is not None:
-        pytest.skip(reason)
+    skip_unless_available(missing_tools_reason())
     bus = PrivateSystemBus()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address)

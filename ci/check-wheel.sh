@@ -11,9 +11,11 @@ python3 -m pip install -q build
 LIDGUARD_REQUIRE_EXTENSIONS=1 python3 -m build --sdist --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 \
     || { tail -40 "$work/build.log"; exit 1; }
 wheel=$(ls "$work"/dist/lidguard-*.whl)
-ls "$work"/dist/lidguard-*.tar.gz >/dev/null
+sdist=$(ls "$work"/dist/lidguard-*.tar.gz)
+tar -tzf "$sdist" >"$work/sdist-files.txt"  # to a file: grep -q closing a pipe breaks pipefail
+grep -q "^lidguard-[^/]*/LICENSE$" "$work/sdist-files.txt" || { echo "sdist lacks LICENSE"; exit 1; }
 python3 -m zipfile -l "$wheel" >"$work/wheel-files.txt"
-for module in "_native/_proctree.*\.so" "_native/_thermal.*\.so" "_native/_logind\.py"; do
+for module in "_native/_proctree.*\.so" "_native/_thermal.*\.so" "_native/_logind\.py" "dist-info/licenses/LICENSE"; do
     grep -q "$module" "$work/wheel-files.txt" || { echo "wheel lacks $module"; exit 1; }
 done
 

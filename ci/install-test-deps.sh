@@ -1,24 +1,131 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs on a fresh Debian machine (run as root, or with sudo).
+# Installs everything the test suite needs on a fresh Debian/Ubuntu machine (root, or sudo for the
+# system packages), and is quick and idempotent when everything is already there.
+#
+#   bash ci/install-test-deps.sh           check first; install/build only what is missing
+#   bash ci/install-test-deps.sh --check   only check: exit 0 when ready, 1 (and say what) otherwise
+#   bash ci/install-test-deps.sh --force   install everything again
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+mode="${1:-}"
+case "$mode" in
+    ""|--check|--force) ;;
+    *) echo "usage: bash ci/install-test-deps.sh [--check|--force]" >&2; exit 2 ;;
+esac
+
+# What the suite needs: Python modules of the `test` dependency group (pyproject.toml) plus the build
+# tools, system tools for the Linux backend tests, lidguard installed editable from THIS tree, and the
+# native modules built in place and newer than their sources. Prints one line per missing thing.
+check() {
+    local missing=0
+    python3 - <<'PY' || missing=1
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+problems = []
+modules = {
+    "pytest": "pytest", "pytest_benchmark": "pytest-benchmark", "pytest_timeout": "pytest-timeout",
+    "hypothesis": "hypothesis", "trio": "trio", "psutil": "psutil", "httpx": "httpx", "ruff": "ruff",
+    "mypy": "mypy", "anyio": "anyio", "pydantic": "pydantic", "cffi": "cffi", "Cython": "cython",
+    "setuptools_scm": "setuptools-scm",
+}
+for module, package in modules.items():
+    if importlib.util.find_spec(module) is None:
+        problems.append(f"python: python3 cannot import {module} ({package})")
+spec = importlib.util.find_spec("lidguard")
+source = Path("src/lidguard/__init__.py").resolve()
+if spec is None or spec.origin is None or Path(spec.origin).resolve() != source:
+    problems.append(f"python: lidguard is not installed editable from {source.parent}")
+for tool in ("dbus-daemon", "systemd-inhibit", "systemctl", "gcc", "pgrep"):
+    if shutil.which(tool) is None:
+        problems.append(f"system: {tool} is not installed")
+mock_python = os.environ.get("LIDGUARD_DBUSMOCK_PYTHON", "/usr/bin/python3")
+probe = subprocess.run([mock_python, "-c", "import dbusmock, dbus, gi"], capture_output=True) \
+    if Path(mock_python).exists() else None
+if probe is None or probe.returncode != 0:
+    problems.append(f"system: {mock_python} cannot import dbusmock, dbus and gi (python3-dbusmock)")
+native = Path("src/lidguard/_native")
+# Each built module and the sources it comes from (the generated .c files in native/ do not count).
+builds = {"_proctree.*.so": ["proctree_linux.pyx"], "_thermal.*.so": ["thermal_linux.pyx"],
+          "_logind.py": ["logind_cdef.h", "logind_build.py"]}
+for pattern, sources in builds.items():
+    found = sorted(native.glob(pattern))
+    if not found:
+        problems.append(f"native: {pattern} is not built in place")
+    elif found[0].stat().st_mtime < max((Path("native") / name).stat().st_mtime for name in sources):
+        problems.append(f"native: {found[0].name} is older than native/{' or native/'.join(sources)}")
+for problem in problems:
+    print(f"test set-up: {problem}")
+sys.exit(1 if problems else 0)
+PY
+    return $missing
+}
+
+if [ "$mode" = "--check" ]; then
+    check
+    exit $?
+fi
+if [ "$mode" = "--force" ]; then
+    needs="system: python: native:"
+else
+    needs="$(check || true)"
+    if [ -z "$needs" ]; then
+        echo "test set-up: everything is installed"
+        exit 0
+    fi
+    echo "$needs"
+fi
+needs_part() { case "$needs" in *"$1"*) return 0 ;; *) return 1 ;; esac; }
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-# dbus-daemon + python-dbusmock (logind template, runs under Debian's python3 with PyGObject),
-# systemd tools (systemd-inhibit, systemctl, busctl) and libsystemd for the sd-bus binding,
-# a compiler and Python headers for the Cython modules.
-export DEBIAN_FRONTEND=noninteractive
-$SUDO dpkg --configure -a >/dev/null 2>&1 || true  # finish any interrupted earlier install
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends \
-    dbus-daemon dbus python3-dbusmock python3-dbus python3-gi systemd libsystemd0 \
-    gcc python3-dev procps >/dev/null
+if needs_part "system:"; then
+    # dbus-daemon + python-dbusmock (logind template, runs under Debian's python3 with PyGObject),
+    # systemd tools (systemd-inhibit, systemctl, busctl) and libsystemd for the sd-bus binding,
+    # a compiler and Python headers for the Cython modules.
+    if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
+        echo "test set-up: system packages are missing, this is not root and sudo is not installed" >&2
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO dpkg --configure -a >/dev/null 2>&1 || true  # finish any interrupted earlier install
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends \
+        dbus-daemon dbus python3-dbusmock python3-dbus python3-gi systemd libsystemd0 gcc python3-dev procps \
+        >/dev/null
+fi
 
-python3 -m pip install -q -U "pip>=25.1"
-# Build tools for the in-place native build below (it runs without build isolation).
-python3 -m pip install -q -U "setuptools>=77" "setuptools-scm>=8" "cython>=3" "cffi>=1.17" wheel build
-python3 -m pip install -q --group test -e .
-# The editable install keeps sources in src/; build the native modules next to them.
-python3 setup.py -q build_ext --inplace
+# pip and the build use the python3 on PATH (a venv, pyenv or a writable prefix); pip goes through
+# sudo only when that prefix is not writable by a non-root user. The absolute interpreter path keeps
+# sudo's secure_path from picking another python3.
+PYTHON="$(python3 -c 'import sys; print(sys.executable)')"
+PIP_SUDO=""
+if [ -n "$SUDO" ] && ! "$PYTHON" -c 'import os, sys, sysconfig
+sys.exit(0 if os.access(sysconfig.get_paths()["purelib"], os.W_OK) else 1)'; then
+    PIP_SUDO="$SUDO"
+fi
+if needs_part "python:" || needs_part "native:"; then
+    # `pip install --group` needs pip >= 25.1.
+    "$PYTHON" -c 'import sys; from importlib.metadata import version
+sys.exit(0 if tuple(int(p) for p in version("pip").split(".")[:2]) >= (25, 1) else 1)' 2>/dev/null \
+        || $PIP_SUDO "$PYTHON" -m pip install -q -U "pip>=25.1"
+fi
+if needs_part "python:"; then
+    # Build tools for the in-place native build below (it runs without build isolation).
+    $PIP_SUDO "$PYTHON" -m pip install -q -U "setuptools>=77" "setuptools-scm>=8" "cython>=3" "cffi>=1.17" \
+        wheel build
+    $PIP_SUDO "$PYTHON" -m pip install -q --group test -e .
+fi
+# The editable install keeps sources in src/; build the native modules next to them (as the user who
+# runs the tests, so the build products are theirs). Always after a pip install: it may bring a new
+# Cython or cffi.
+"$PYTHON" setup.py -q build_ext --inplace
+# cffi leaves an unchanged _logind.py alone: mark every build product as current for the check.
+touch src/lidguard/_native/_proctree.*.so src/lidguard/_native/_thermal.*.so src/lidguard/_native/_logind.py
+check

@@ -21,7 +21,7 @@ from lidguard.platform.linux import _binding
 
 # --import-mode=importlib puts no test folder on sys.path; the harness is shared with benchmarks/.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason
+from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason, skip_unless_available
 
 
 @functools.cache
@@ -31,9 +31,7 @@ def _cached_missing_tools_reason() -> str | None:
 
 @pytest.fixture
 def system_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[PrivateSystemBus]:
-    reason = _cached_missing_tools_reason()
-    if reason is not None:
-        pytest.skip(reason)
+    skip_unless_available(_cached_missing_tools_reason())
     bus = PrivateSystemBus()
     monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address)
     try:
@@ -87,7 +85,7 @@ def inhibitor_backend(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
         _use_binding(monkeypatch)
     else:
         if shutil.which("systemd-inhibit") is None:
-            pytest.skip("systemd-inhibit is not installed (the fallback under test)")
+            skip_unless_available("systemd-inhibit is not installed (the fallback under test)")
         if backend == "forced-off":
             monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")
         else:

@@ -66,6 +66,22 @@ except dbus.exceptions.DBusException as error:
 """
 
 
+def dbus_required() -> bool:
+    """``LIDGUARD_REQUIRE_DBUS=1`` (ci/test.sh under CI=true): missing tools fail instead of skipping."""
+    return os.environ.get("LIDGUARD_REQUIRE_DBUS", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def skip_unless_available(reason: str | None) -> None:
+    """Skips the calling test (fails it when D-Bus tests are required) when ``reason`` is not None."""
+    if reason is None:
+        return
+    import pytest
+
+    if dbus_required():
+        pytest.fail(f"LIDGUARD_REQUIRE_DBUS is set but the D-Bus tests cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 def missing_tools_reason() -> str | None:
     """Why the private-bus tests cannot run here, or None. Never decided by OS name."""
     if shutil.which("dbus-daemon") is None:
