@@ -9,15 +9,15 @@ from typing import Any
 from ..settings import (
     SETTING_OPTIONS,
     Settings,
-    SettingsFileError,
     SettingsInputError,
     apply_changes,
     headless_defaults,
-    load_or_create_settings,
+    load_settings_report,
     save_settings,
 )
 from ..settings.display import format_settings_block
-from ..settings.validation import parse_bool
+from ..settings.model import NUMBER_RANGES
+from ..settings.validation import parse_bool, range_text
 from .context import CliContext
 from .output import CliError
 
@@ -45,11 +45,25 @@ _INTERACTIVE = (
 _OPTIONS_BY_NAME = {option.name: option for option in SETTING_OPTIONS}
 
 
-def _load(context: CliContext) -> Settings:
-    try:
-        return load_or_create_settings(context.paths.settings_file)
-    except SettingsFileError as error:
-        raise CliError(str(error)) from error
+def _load(context: CliContext) -> tuple[Settings, list[str]]:
+    """The stored settings (created with the headless defaults when missing) and the problem lines
+    of values that were not used as stored; an unusable file is an error and is left as it is."""
+    path = context.paths.settings_file
+    report = load_settings_report(path)
+    if report.error is not None:
+        raise CliError(report.error)
+    if not report.exists:
+        save_settings(path, report.settings)
+    return report.settings, report.problems
+
+
+def problem_lines(problems: list[str], *, saved: bool) -> list[str]:
+    """The stored values that were not used as they are, for the settings output."""
+    if not problems:
+        return []
+    title = ("Stored values that were not usable (the file now holds the values used):" if saved
+             else "Stored values that are not used as they are:")
+    return [title, *(f"  {problem}" for problem in problems)]
 
 
 def _stored_value(settings: Settings, json_path: tuple[str, ...]) -> Any:
@@ -67,9 +81,11 @@ def _display_value(value: Any) -> str:
     return str(value)
 
 
-def _save_and_sync(context: CliContext, settings: Settings, lines: list[str]) -> int:
+def _save_and_sync(context: CliContext, settings: Settings, lines: list[str],
+                   problems: list[str] | None = None) -> int:
     save_settings(context.paths.settings_file, settings)
-    lines = [f"Settings file: {context.paths.settings_file}", *format_settings_block(settings), *lines]
+    lines = [f"Settings file: {context.paths.settings_file}", *problem_lines(problems or [], saved=True),
+             *format_settings_block(settings), *lines]
     response = context.request("settings", HasSettings=True, Settings=settings.to_file_json())
     if response.get("Succeeded"):
         lines.append("Runtime settings updated.")
@@ -82,9 +98,11 @@ def _save_and_sync(context: CliContext, settings: Settings, lines: list[str]) ->
     return 0
 
 
-def _interactive(context: CliContext, settings: Settings) -> Settings:
+def _interactive(context: CliContext, settings: Settings, problems: list[str]) -> Settings:
     from ..platform.host import away_mode_supported
 
+    if problems:
+        print("\n".join(problem_lines(problems, saved=False)))
     defaults = headless_defaults()
     changes: dict[tuple[str, ...], Any] = {}
     for label, option_name in _INTERACTIVE:
@@ -93,9 +111,10 @@ def _interactive(context: CliContext, settings: Settings) -> Settings:
         option = _OPTIONS_BY_NAME[option_name]
         stored = _stored_value(settings, option.json_path)
         default = _stored_value(defaults, option.json_path)
+        extra = f"{range_text(option.json_path[-1])}, " if option.json_path[-1] in NUMBER_RANGES else ""
         while True:
             sys.stdout.write(f"{label} (stored: {_display_value(stored)}, default: {_display_value(default)}, "
-                             f"press Enter to keep stored): ")
+                             f"{extra}press Enter to keep stored): ")
             sys.stdout.flush()
             answer = sys.stdin.readline()
             if answer == "":
@@ -117,12 +136,13 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
     given = {option.name: getattr(args, option.name.replace("-", "_")) for option in SETTING_OPTIONS}
     given = {name: value for name, value in given.items() if value is not None}
     reset = parse_bool(args.reset, "reset") if args.reset is not None else False
+    problems: list[str] = []
     if reset:
         settings = headless_defaults()
     else:
-        settings = _load(context)
+        settings, problems = _load(context)
     if not given and not reset:
-        settings = _interactive(context, settings)
+        settings = _interactive(context, settings, problems)
         hints = [
             "To change the power request reason run: lidguard settings --power-request-reason \"<text>\"",
             "To set the pre-suspend webhook run: lidguard settings --pre-suspend-webhook-url <url>",
@@ -130,7 +150,7 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
             "To set the post-session-end webhook run: lidguard settings --post-session-end-webhook-url <url>",
             "To remove the post-session-end webhook run: lidguard remove-post-session-end-webhook",
         ]
-        return _save_and_sync(context, settings, hints)
+        return _save_and_sync(context, settings, hints, problems)
     changes: dict[tuple[str, ...], Any] = {}
     for name, text in given.items():
         option = _OPTIONS_BY_NAME[name]
@@ -138,16 +158,16 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
             changes[option.json_path] = option.parse(text)
         except SettingsInputError as error:
             raise CliError(str(error)) from error
-    return _save_and_sync(context, apply_changes(settings, changes), [])
+    return _save_and_sync(context, apply_changes(settings, changes), [], problems)
 
 
 def _remover(json_key: str, missing: str, removed: str):
     def remove(context: CliContext, args: argparse.Namespace) -> int:
-        settings = _load(context)
+        settings, problems = _load(context)
         if not _stored_value(settings, (json_key,)):
             print(missing)
             return 0
-        return _save_and_sync(context, apply_changes(settings, {(json_key,): ""}), [removed])
+        return _save_and_sync(context, apply_changes(settings, {(json_key,): ""}), [removed], problems)
 
     return remove
 

@@ -1,37 +1,74 @@
 """The settings model: every setting of the original LidGuard plus the seeds' new ones.
 
 JSON keys are PascalCase and compatible with the original tool's ``settings.json``. "off" is
-stored as ``null`` for the nullable integers and as ``""`` for sounds and webhook URLs. Values read
-from a file are normalized (clamped) rather than rejected; the CLI rejects out-of-range input.
+stored as ``null`` for the nullable integers and as ``""`` for sounds and webhook URLs.
+
+Ranges (``NUMBER_RANGES``; the CLI rejects anything outside them, see ``validation.py``)::
+
+    SessionTimeoutMinutes                            off or 1-10080 (one week)
+    ServerRuntimeCleanupDelayMinutes                 off or 1-10080 (one week)
+    PostStopSuspendDelaySeconds                      0-3600 (one hour)
+    ClosedLidStopFollowUpDelaySeconds                0-3600 (one hour)
+    SuspendHistoryEntryCount                         off or 1-1000
+    EmergencyHibernationTemperatureCelsius           70-110
+    PostStopSuspendSoundVolumeOverridePercent        off or 1-100
+    ClosedLidStopFollowUpSoundVolumeOverridePercent  off or 1-100
+
+The maxima keep every deadline the runtime computes (now + timeout) far inside the range of dates.
+Values read from a file or received by the runtime are normalized, never rejected, and never
+silently change meaning: a number outside its range is clamped to the nearest bound (a stored 0
+timeout is 1 minute, not "off"; only ``null`` is off), a value of the wrong type (text, true/false,
+a fraction) uses the default, an unknown enum name uses the default, a sound that is neither a
+system sound name nor a ``.wav`` path and a webhook URL that is not absolute http(s) are off.
+``problems.find_problems`` names each such key for ``settings``/``status``/``doctor``.
 """
 
 from __future__ import annotations
 
 import enum
+import math
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..platform.api import SuspendMode, TemperatureMode
 from ..platform.host import away_mode_supported
 
 __all__ = [
     "DEFAULT_POWER_REQUEST_REASON",
+    "DELAY_SECONDS_MAX",
     "EMERGENCY_TEMPERATURE_MAX",
     "EMERGENCY_TEMPERATURE_MIN",
+    "ENUM_SETTINGS",
+    "MINUTES_MAX",
+    "NUMBER_RANGES",
+    "NumberRange",
     "PermissionRequestDecision",
     "PowerRequestSettings",
+    "SOUND_SETTINGS",
+    "SUSPEND_HISTORY_COUNT_MAX",
+    "SYSTEM_SOUND_NAMES",
     "Settings",
     "SuspendModeSetting",
-    "SYSTEM_SOUND_NAMES",
     "TemperatureModeSetting",
+    "URL_SETTINGS",
     "headless_defaults",
+    "is_absolute_http_url",
+    "normalize_enum",
+    "normalize_number",
+    "normalize_sound",
+    "normalize_url",
     "stop_follow_up_enabled",
 ]
 
 DEFAULT_POWER_REQUEST_REASON = "LidGuard is keeping the system awake while an agent session is running."
 EMERGENCY_TEMPERATURE_MIN = 70
 EMERGENCY_TEMPERATURE_MAX = 110
+MINUTES_MAX = 7 * 24 * 60  # one week
+DELAY_SECONDS_MAX = 60 * 60  # one hour
+SUSPEND_HISTORY_COUNT_MAX = 1000
 SYSTEM_SOUND_NAMES = ("Asterisk", "Beep", "Exclamation", "Hand", "Question")
 
 
@@ -46,21 +83,95 @@ class PermissionRequestDecision(enum.StrEnum):
     ASK = "Ask"
 
 
-def _enum_lenient(enum_type: type[enum.StrEnum], value: Any, fallback: enum.StrEnum) -> enum.StrEnum:
+@dataclass(frozen=True, slots=True)
+class NumberRange:
+    """An integer setting's bounds; ``off_allowed`` means JSON ``null`` (CLI ``off``) disables it."""
+
+    minimum: int
+    maximum: int
+    default: int | None
+    off_allowed: bool
+
+    @property
+    def text(self) -> str:
+        return f"{self.minimum}-{self.maximum}"
+
+
+NUMBER_RANGES: dict[str, NumberRange] = {
+    "SessionTimeoutMinutes": NumberRange(1, MINUTES_MAX, 12, True),
+    "ServerRuntimeCleanupDelayMinutes": NumberRange(1, MINUTES_MAX, 10, True),
+    "PostStopSuspendDelaySeconds": NumberRange(0, DELAY_SECONDS_MAX, 10, False),
+    "ClosedLidStopFollowUpDelaySeconds": NumberRange(0, DELAY_SECONDS_MAX, 120, False),
+    "SuspendHistoryEntryCount": NumberRange(1, SUSPEND_HISTORY_COUNT_MAX, 10, True),
+    "EmergencyHibernationTemperatureCelsius": NumberRange(EMERGENCY_TEMPERATURE_MIN, EMERGENCY_TEMPERATURE_MAX,
+                                                          93, False),
+    "PostStopSuspendSoundVolumeOverridePercent": NumberRange(1, 100, None, True),
+    "ClosedLidStopFollowUpSoundVolumeOverridePercent": NumberRange(1, 100, None, True),
+}
+ENUM_SETTINGS: dict[str, tuple[type[enum.StrEnum], enum.StrEnum]] = {
+    "SuspendMode": (SuspendModeSetting, SuspendModeSetting.SLEEP),
+    "ClosedLidPermissionRequestDecision": (PermissionRequestDecision, PermissionRequestDecision.DENY),
+    "EmergencyHibernationTemperatureMode": (TemperatureModeSetting, TemperatureModeSetting.AVERAGE),
+}
+SOUND_SETTINGS = ("PostStopSuspendSound", "ClosedLidStopFollowUpSound")
+URL_SETTINGS = ("PreSuspendWebhookUrl", "PostSessionEndWebhookUrl", "ClosedLidStopFollowUpWebhookUrl")
+
+
+def normalize_number(spec: NumberRange, value: Any) -> tuple[int | None, str | None]:
+    """(value used, why the stored value was not used as is - None when it was)."""
+    if value is None:
+        return (None, None) if spec.off_allowed else (spec.default, "is not an integer")
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return spec.default, "is not an integer"
+    if value < spec.minimum:
+        return spec.minimum, f"is out of range ({spec.text})"
+    if value > spec.maximum:
+        return spec.maximum, f"is out of range ({spec.text})"
+    return value, None
+
+
+def normalize_enum(key: str, value: Any) -> tuple[enum.StrEnum, str | None]:
+    enum_type, default = ENUM_SETTINGS[key]
     if isinstance(value, enum_type):
-        return value
-    text = str(value or "").strip().lower()
-    for member in enum_type:
-        if member.value.lower() == text:
-            return member
-    return fallback
+        return value, None
+    if isinstance(value, str):
+        for member in enum_type:
+            if member.value.lower() == value.strip().lower():
+                return member, None
+    return default, f"is not one of {', '.join(member.value for member in enum_type)}"
 
 
-def _clamp_optional_minimum(value: Any, minimum: int) -> int | None:
-    if value is None or value == "":
-        return None
-    number = int(value)
-    return number if number >= minimum else None
+def normalize_sound(value: Any) -> tuple[str, str | None]:
+    """off (""), a system sound name (canonical case) or a ``.wav`` path; anything else is off."""
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and text.lower() in ("", "off"):
+        return "", None
+    if text is not None:
+        for name in SYSTEM_SOUND_NAMES:
+            if name.lower() == text.lower():
+                return name, None
+        if text.lower().endswith(".wav"):
+            return text, None
+    return "", (f"is not off, a system sound name ({', '.join(SYSTEM_SOUND_NAMES)}) or a .wav file path")
+
+
+def is_absolute_http_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+
+
+def normalize_url(value: Any) -> tuple[str, str | None]:
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and text.lower() in ("", "off"):
+        return "", None
+    if text is not None and is_absolute_http_url(text):
+        return text, None
+    return "", "is not an absolute http or https URL"
 
 
 class PowerRequestSettings(BaseModel):
@@ -118,60 +229,38 @@ class Settings(BaseModel):
         None, alias="ClosedLidStopFollowUpSoundVolumeOverridePercent"
     )
 
-    # -- normalization of stored values (clamping, never rejecting) ------------------------------
-    @field_validator("suspend_mode", mode="before")
-    @classmethod
-    def _suspend_mode(cls, value: Any) -> SuspendModeSetting:
-        return _enum_lenient(SuspendModeSetting, value, SuspendModeSetting.SLEEP)  # type: ignore[return-value]
-
-    @field_validator("emergency_hibernation_temperature_mode", mode="before")
-    @classmethod
-    def _temperature_mode(cls, value: Any) -> TemperatureModeSetting:
-        return _enum_lenient(TemperatureModeSetting, value, TemperatureModeSetting.AVERAGE)  # type: ignore[return-value]
-
-    @field_validator("closed_lid_permission_request_decision", mode="before")
-    @classmethod
-    def _decision(cls, value: Any) -> PermissionRequestDecision:
-        return _enum_lenient(PermissionRequestDecision, value, PermissionRequestDecision.DENY)  # type: ignore[return-value]
-
-    @field_validator("emergency_hibernation_temperature_celsius", mode="before")
-    @classmethod
-    def _clamp_temperature(cls, value: Any) -> int:
-        number = 93 if value is None else int(value)
-        return max(EMERGENCY_TEMPERATURE_MIN, min(EMERGENCY_TEMPERATURE_MAX, number))
-
-    @field_validator("post_stop_suspend_delay_seconds", "closed_lid_stop_follow_up_delay_seconds", mode="before")
-    @classmethod
-    def _non_negative(cls, value: Any) -> int:
-        return max(0, int(value or 0))
-
+    # -- normalization of stored and received values (clamping, never rejecting) -------------------
     @field_validator(
-        "session_timeout_minutes", "server_runtime_cleanup_delay_minutes", "suspend_history_entry_count",
+        "suspend_mode", "closed_lid_permission_request_decision", "emergency_hibernation_temperature_mode",
         mode="before",
     )
     @classmethod
-    def _optional_at_least_one(cls, value: Any) -> int | None:
-        return _clamp_optional_minimum(value, 1)
+    def _enum(cls, value: Any, info: ValidationInfo) -> enum.StrEnum:
+        return normalize_enum(_alias(info.field_name), value)[0]
 
     @field_validator(
-        "post_stop_suspend_sound_volume_override_percent",
+        "session_timeout_minutes", "server_runtime_cleanup_delay_minutes", "post_stop_suspend_delay_seconds",
+        "closed_lid_stop_follow_up_delay_seconds", "suspend_history_entry_count",
+        "emergency_hibernation_temperature_celsius", "post_stop_suspend_sound_volume_override_percent",
         "closed_lid_stop_follow_up_sound_volume_override_percent",
         mode="before",
     )
     @classmethod
-    def _volume(cls, value: Any) -> int | None:
-        number = _clamp_optional_minimum(value, 1)
-        return None if number is None else min(100, number)
+    def _number(cls, value: Any, info: ValidationInfo) -> int | None:
+        return normalize_number(NUMBER_RANGES[_alias(info.field_name)], value)[0]
+
+    @field_validator("post_stop_suspend_sound", "closed_lid_stop_follow_up_sound", mode="before")
+    @classmethod
+    def _sound(cls, value: Any) -> str:
+        return normalize_sound(value)[0]
 
     @field_validator(
-        "post_stop_suspend_sound", "closed_lid_stop_follow_up_sound", "pre_suspend_webhook_url",
-        "post_session_end_webhook_url", "closed_lid_stop_follow_up_webhook_url",
+        "pre_suspend_webhook_url", "post_session_end_webhook_url", "closed_lid_stop_follow_up_webhook_url",
         mode="before",
     )
     @classmethod
-    def _off_is_empty(cls, value: Any) -> str:
-        text = str(value or "").strip()
-        return "" if text.lower() == "off" else text
+    def _url(cls, value: Any) -> str:
+        return normalize_url(value)[0]
 
     # -- serialization --------------------------------------------------------------------------
     def to_file_json(self) -> dict[str, Any]:
@@ -193,6 +282,12 @@ class Settings(BaseModel):
         return result
 
 
+def _alias(field_name: str | None) -> str:
+    alias = Settings.model_fields[str(field_name)].alias
+    assert alias is not None
+    return alias
+
+
 def headless_defaults() -> Settings:
     """What a freshly created settings file holds (ChangeLidAction on, unlike the class default)."""
     return Settings(ChangeLidAction=True)
@@ -200,8 +295,6 @@ def headless_defaults() -> Settings:
 
 def stop_follow_up_enabled(settings: Settings) -> bool:
     """Ask-before-sleep runs only with a valid URL, a reply window >= 20 s and a delay >= 10 s."""
-    from .validation import is_absolute_http_url
-
     return (
         is_absolute_http_url(settings.closed_lid_stop_follow_up_webhook_url)
         and settings.closed_lid_stop_follow_up_delay_seconds >= 20

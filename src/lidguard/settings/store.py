@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from ..fileio import write_atomic
 from .model import Settings, headless_defaults
+from .problems import find_problems
 
 __all__ = [
     "SettingsFileError",
@@ -27,8 +28,8 @@ class SettingsFileError(Exception):
     """The settings file exists but cannot be used; the message names the file."""
 
 
-def load_settings(path: Path) -> Settings | None:
-    """The stored settings, None when there is no file, or SettingsFileError."""
+def _read_raw(path: Path) -> dict[str, Any] | None:
+    """The stored JSON object, None when there is no file, or SettingsFileError naming the file."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -37,19 +38,29 @@ def load_settings(path: Path) -> Settings | None:
         raise SettingsFileError(f"Cannot read the settings file {path}: {error.strerror or error}") from error
     try:
         data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise SettingsFileError(
             f"The settings file {path} is not valid JSON ({error}). Fix it or run "
             "`lidguard settings --reset true` to replace it with defaults."
         ) from error
     if not isinstance(data, dict):
         raise SettingsFileError(f"The settings file {path} must hold a JSON object.")
+    return data
+
+
+def _validate(path: Path, data: dict[str, Any]) -> Settings:
     try:
         return Settings.model_validate(data)
     except (ValidationError, ValueError, TypeError) as error:
         first = error.errors()[0] if isinstance(error, ValidationError) else {"msg": str(error), "loc": ()}
         where = ".".join(str(part) for part in first.get("loc", ())) or "a value"
         raise SettingsFileError(f"The settings file {path} has an invalid {where}: {first['msg']}.") from error
+
+
+def load_settings(path: Path) -> Settings | None:
+    """The stored settings (normalized, see ``model``), None when there is no file, or SettingsFileError."""
+    data = _read_raw(path)
+    return None if data is None else _validate(path, data)
 
 
 def save_settings(path: Path, settings: Settings) -> None:
@@ -95,9 +106,10 @@ class SettingsReport:
 def load_settings_report(path: Path) -> SettingsReport:
     """Never raises for a bad file and never writes it."""
     try:
-        settings = load_settings(path)
+        data = _read_raw(path)
+        if data is None:
+            return SettingsReport(headless_defaults(), exists=False)
+        settings = _validate(path, data)
     except SettingsFileError as error:
         return SettingsReport(headless_defaults(), str(error))
-    if settings is None:
-        return SettingsReport(headless_defaults(), exists=False)
-    return SettingsReport(settings)
+    return SettingsReport(settings, problems=find_problems(data))

@@ -7,6 +7,7 @@ with the one-line message shown to the user.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..platform.host import away_mode_supported
-from .model import EMERGENCY_TEMPERATURE_MAX, EMERGENCY_TEMPERATURE_MIN, SYSTEM_SOUND_NAMES
+from .model import NUMBER_RANGES, SYSTEM_SOUND_NAMES, is_absolute_http_url
 
 __all__ = [
     "SETTING_OPTIONS",
@@ -23,6 +24,7 @@ __all__ = [
     "is_absolute_http_url",
     "normalize_webhook_url",
     "parse_bool",
+    "range_text",
 ]
 
 _TRUE = {"true", "1", "yes", "y", "on"}
@@ -42,55 +44,35 @@ def parse_bool(text: str, option: str) -> bool:
     raise SettingsInputError(f"The {option} option must be true or false.")
 
 
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,30}")
+
+
 def _parse_int(text: str) -> int | None:
-    try:
-        return int(text.strip())
-    except ValueError:
-        return None
+    """ASCII digits with an optional sign, nothing else (no "1_000", "1e3" or other scripts' digits)."""
+    value = text.strip()
+    return int(value) if _INTEGER_TEXT.fullmatch(value) else None
 
 
-def _off_or_at_least_one(option: str) -> Callable[[str], int | None]:
+def _bounded(option: str, json_key: str) -> Callable[[str], int | None]:
+    """An integer within ``NUMBER_RANGES[json_key]``, or ``off`` (None) where the setting allows it."""
+    spec = NUMBER_RANGES[json_key]
+    allowed = f"{'off or ' if spec.off_allowed else ''}an integer from {spec.minimum} to {spec.maximum}"
+
     def parse(text: str) -> int | None:
-        if text.strip().lower() == "off":
+        if spec.off_allowed and text.strip().lower() == "off":
             return None
         number = _parse_int(text)
-        if number is None or number < 1:
-            raise SettingsInputError(f"The {option} option must be off or an integer of at least 1.")
+        if number is None or not spec.minimum <= number <= spec.maximum:
+            raise SettingsInputError(f"The {option} option must be {allowed}.")
         return number
 
     return parse
 
 
-def _non_negative(option: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        number = _parse_int(text)
-        if number is None or number < 0:
-            raise SettingsInputError(f"The {option} option must be an integer of at least 0.")
-        return number
-
-    return parse
-
-
-def _temperature_celsius(text: str) -> int:
-    number = _parse_int(text)
-    if number is None or not EMERGENCY_TEMPERATURE_MIN <= number <= EMERGENCY_TEMPERATURE_MAX:
-        raise SettingsInputError(
-            "The emergency-hibernation-temperature-celsius option must be an integer from "
-            f"{EMERGENCY_TEMPERATURE_MIN} to {EMERGENCY_TEMPERATURE_MAX}."
-        )
-    return number
-
-
-def _volume(option: str) -> Callable[[str], int | None]:
-    def parse(text: str) -> int | None:
-        if text.strip().lower() == "off":
-            return None
-        number = _parse_int(text)
-        if number is None or not 1 <= number <= 100:
-            raise SettingsInputError(f"The {option} option must be off or an integer from 1 to 100.")
-        return number
-
-    return parse
+def range_text(json_key: str) -> str:
+    """``off|1-10080`` / ``0-3600``: the accepted values, for help text and prompts."""
+    spec = NUMBER_RANGES[json_key]
+    return f"{'off|' if spec.off_allowed else ''}{spec.text}"
 
 
 def _choice(option: str, choices: tuple[str, ...]) -> Callable[[str], str]:
@@ -132,14 +114,6 @@ def parse_sound(option: str) -> Callable[[str], str]:
         return str(path)
 
     return parse
-
-
-def is_absolute_http_url(text: str) -> bool:
-    try:
-        parts = urlsplit(text.strip())
-    except ValueError:
-        return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
 
 
 def normalize_webhook_url(text: str) -> str:
@@ -195,6 +169,10 @@ def _bool_option(flags: tuple[str, ...], path: tuple[str, ...], help_text: str) 
     return SettingOption(flags, path, lambda text: parse_bool(text, flags[0]), "true|false", help_text)
 
 
+def _number_option(flags: tuple[str, ...], json_key: str, help_text: str) -> SettingOption:
+    return SettingOption(flags, (json_key,), _bounded(flags[0], json_key), range_text(json_key), help_text)
+
+
 SETTING_OPTIONS: tuple[SettingOption, ...] = (
     _bool_option(("prevent-system-sleep", "system-required"), ("PowerRequest", "PreventSystemSleep"),
                  "Block idle system sleep while a session works."),
@@ -208,31 +186,27 @@ SETTING_OPTIONS: tuple[SettingOption, ...] = (
                  "Block lid-close sleep while a session works."),
     _bool_option(("watch-parent-process", "watch-parent"), ("WatchParentProcess",),
                  "End a session when its agent process exits."),
-    SettingOption(("session-timeout-minutes",), ("SessionTimeoutMinutes",),
-                  _off_or_at_least_one("session-timeout-minutes"), "off|N",
-                  "Soft-lock a session after N minutes without activity."),
-    SettingOption(("server-runtime-cleanup-delay-minutes",), ("ServerRuntimeCleanupDelayMinutes",),
-                  _off_or_at_least_one("server-runtime-cleanup-delay-minutes"), "off|N",
-                  "Stop the idle runtime after N minutes (off = at once)."),
+    _number_option(("session-timeout-minutes",), "SessionTimeoutMinutes",
+                   "Soft-lock a session after N minutes without activity (at most one week)."),
+    _number_option(("server-runtime-cleanup-delay-minutes",), "ServerRuntimeCleanupDelayMinutes",
+                   "Stop the idle runtime after N minutes (off = at once; at most one week)."),
     _bool_option(("emergency-hibernation-on-high-temperature",), ("EmergencyHibernationOnHighTemperature",),
                  "Hibernate at once when the closed laptop overheats."),
     SettingOption(("emergency-hibernation-temperature-mode",), ("EmergencyHibernationTemperatureMode",),
                   _choice("emergency-hibernation-temperature-mode", ("Low", "Average", "High")),
                   "low|average|high", "How thermal zones are combined."),
-    SettingOption(("emergency-hibernation-temperature-celsius",), ("EmergencyHibernationTemperatureCelsius",),
-                  _temperature_celsius, "70-110", "Emergency hibernation threshold."),
+    _number_option(("emergency-hibernation-temperature-celsius",), "EmergencyHibernationTemperatureCelsius",
+                   "Emergency hibernation threshold in Celsius."),
     SettingOption(("suspend-mode",), ("SuspendMode",), _choice("suspend-mode", ("Sleep", "Hibernate")),
                   "sleep|hibernate", "What to do once the last session is done."),
-    SettingOption(("post-stop-suspend-delay-seconds",), ("PostStopSuspendDelaySeconds",),
-                  _non_negative("post-stop-suspend-delay-seconds"), "N", "Delay before suspending (0 = at once)."),
+    _number_option(("post-stop-suspend-delay-seconds",), "PostStopSuspendDelaySeconds",
+                   "Delay before suspending in seconds (0 = at once; at most one hour)."),
     SettingOption(("post-stop-suspend-sound",), ("PostStopSuspendSound",), parse_sound("post-stop-suspend-sound"),
                   "off|NAME|WAV", "Sound played before suspending."),
-    SettingOption(("post-stop-suspend-sound-volume-override-percent",),
-                  ("PostStopSuspendSoundVolumeOverridePercent",),
-                  _volume("post-stop-suspend-sound-volume-override-percent"), "off|1-100",
-                  "Master volume while the sound plays."),
-    SettingOption(("suspend-history-count", "suspend-history-entry-count"), ("SuspendHistoryEntryCount",),
-                  _off_or_at_least_one("suspend-history-count"), "off|N", "Suspend history entries kept."),
+    _number_option(("post-stop-suspend-sound-volume-override-percent",),
+                   "PostStopSuspendSoundVolumeOverridePercent", "Master volume in percent while the sound plays."),
+    _number_option(("suspend-history-count", "suspend-history-entry-count"), "SuspendHistoryEntryCount",
+                   "Suspend history entries kept (off = no history)."),
     SettingOption(("pre-suspend-webhook-url", "suspend-webhook-url"), ("PreSuspendWebhookUrl",),
                   _webhook_url("pre-suspend-webhook-url", "remove-pre-suspend-webhook"), "URL",
                   "POSTed right before suspending."),
@@ -246,16 +220,14 @@ SETTING_OPTIONS: tuple[SettingOption, ...] = (
     SettingOption(("closed-lid-stop-follow-up-webhook-url",), ("ClosedLidStopFollowUpWebhookUrl",),
                   _webhook_url("closed-lid-stop-follow-up-webhook-url", "remove-closed-lid-stop-follow-up-webhook"),
                   "URL", "Ask-before-sleep notification endpoint."),
-    SettingOption(("closed-lid-stop-follow-up-delay-seconds",), ("ClosedLidStopFollowUpDelaySeconds",),
-                  _non_negative("closed-lid-stop-follow-up-delay-seconds"), "N",
-                  "Reply window for ask-before-sleep (>= 20 to enable)."),
+    _number_option(("closed-lid-stop-follow-up-delay-seconds",), "ClosedLidStopFollowUpDelaySeconds",
+                   "Reply window for ask-before-sleep in seconds (>= 20 to enable; at most one hour)."),
     _bool_option(("repeat-closed-lid-stop-follow-up",), ("RepeatClosedLidStopFollowUp",),
                  "Ask again on the next stop of a continued turn."),
     SettingOption(("closed-lid-stop-follow-up-sound",), ("ClosedLidStopFollowUpSound",),
                   parse_sound("closed-lid-stop-follow-up-sound"), "off|NAME|WAV",
                   "Sound played when the ask-before-sleep notification goes out."),
-    SettingOption(("closed-lid-stop-follow-up-sound-volume-override-percent",),
-                  ("ClosedLidStopFollowUpSoundVolumeOverridePercent",),
-                  _volume("closed-lid-stop-follow-up-sound-volume-override-percent"), "off|1-100",
-                  "Master volume while the ask-before-sleep sound plays."),
+    _number_option(("closed-lid-stop-follow-up-sound-volume-override-percent",),
+                   "ClosedLidStopFollowUpSoundVolumeOverridePercent",
+                   "Master volume in percent while the ask-before-sleep sound plays."),
 )
