@@ -6,56 +6,14 @@ No real waiting: a 12-minute timeout or a 10-second delay passes in microseconds
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 import anyio
 import pytest
-import trio.testing
+from lidguard_runtime_harness import Harness, closed_lid_machine, run_mock, with_runtime
 
 from lidguard.platform.api import DisplayConnector, LidState
-from lidguard.platform.fake import FakeMachine, FakePlatform
-from lidguard.platform.paths import resolve_paths
-from lidguard.runtime.daemon import Runtime
+from lidguard.platform.fake import FakeMachine
 from lidguard.settings.model import Settings, headless_defaults
-
-
-def run_mock(test: Callable[[], Awaitable[None]]) -> None:
-    anyio.run(test, backend="trio", backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
-
-
-class Harness:
-    def __init__(self, settings: Settings | None = None, machine: FakeMachine | None = None) -> None:
-        self.platform = FakePlatform(machine or FakeMachine())
-        self.paths = resolve_paths()
-        self.runtime = Runtime(platform=self.platform, paths=self.paths, settings=settings or headless_defaults())
-
-    async def send(self, command: str, **fields: Any) -> dict[str, Any]:
-        return await self.runtime.handle_message({"v": 1, "Command": command, **fields})
-
-    async def start(self, session: str = "s1", provider: str = "Claude", **fields: Any) -> dict[str, Any]:
-        return await self.send("start", Provider=provider, SessionIdentifier=session, **fields)
-
-    async def stop(self, session: str = "s1", provider: str = "Claude", **fields: Any) -> dict[str, Any]:
-        return await self.send("stop", Provider=provider, SessionIdentifier=session, **fields)
-
-    def actions(self) -> list[str]:
-        return [action["action"] for action in self.platform.actions]
-
-    def log_names(self) -> list[str]:
-        return [entry["EventName"] for entry in self.runtime.session_log.read()]
-
-
-async def with_runtime(harness: Harness, body: Callable[[Harness], Awaitable[None]]) -> None:
-    async with anyio.create_task_group() as task_group:
-        await harness.runtime.run(task_group)
-        await body(harness)
-        task_group.cancel_scope.cancel()
-    await harness.runtime.shutdown()
-
-
-def closed_lid_machine(*displays: DisplayConnector) -> FakeMachine:
-    return FakeMachine(lid=LidState.CLOSED, displays=list(displays) or [DisplayConnector("eDP-1", True)])
 
 
 def test_start_applies_protection_and_lid_policy_and_stop_restores_them():
@@ -309,7 +267,7 @@ def test_bad_requests_get_error_replies(message, expected):
     run_mock(lambda: with_runtime(harness, body))
 
 
-def test_settings_update_reaches_the_runtime_and_reapplies_changed_protection():
+def test_settings_update_reaches_the_runtime_and_changes_only_the_lid_policy():
     harness = Harness()
 
     async def body(h: Harness) -> None:
@@ -317,8 +275,7 @@ def test_settings_update_reaches_the_runtime_and_reapplies_changed_protection():
         updated = {**headless_defaults().to_file_json(), "ChangeLidAction": False}
         response = await h.send("settings", HasSettings=True, Settings=updated)
         assert response["Succeeded"] and response["Settings"]["ChangeLidAction"] is False
-        assert h.actions() == ["protection-applied", "lid-policy-changed", "lid-policy-restored",
-                               "protection-released", "protection-applied"]
+        assert h.actions() == ["protection-applied", "lid-policy-changed", "lid-policy-restored"]
 
     run_mock(lambda: with_runtime(harness, body))
 

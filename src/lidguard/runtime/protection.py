@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,7 +19,14 @@ from ..fileio import write_atomic
 from ..platform.api import LidActionSnapshot, Platform, PowerHandle, ProtectionRequest
 from ..settings.model import Settings
 
-__all__ = ["LidBackupError", "ProtectionCoordinator", "read_lid_backup", "restore_pending_lid_backup"]
+__all__ = [
+    "LidBackupError",
+    "ProtectionCoordinator",
+    "ProtectionTarget",
+    "protection_target",
+    "read_lid_backup",
+    "restore_pending_lid_backup",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +87,25 @@ def protection_request(settings: Settings) -> ProtectionRequest:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ProtectionTarget:
+    """What protection should look like: the power request and whether the lid-close action is held."""
+
+    request: ProtectionRequest
+    change_lid_action: bool
+
+
+def protection_target(settings: Settings) -> ProtectionTarget:
+    return ProtectionTarget(protection_request(settings), settings.change_lid_action)
+
+
 class ProtectionCoordinator:
-    """Holds at most one applied protection. Blocking calls: run it off the event loop."""
+    """Holds at most one applied protection and moves it to a target changing only what differs.
+
+    A new power request is acquired before the old one is released (make-before-break); the lid
+    policy and its backup are touched only when ``change_lid_action`` itself changes. Blocking
+    calls: run it off the event loop, one call at a time.
+    """
 
     def __init__(self, platform: Platform, backup_path: Path,
                  log_failure: Callable[[str, str], None]) -> None:
@@ -88,29 +113,54 @@ class ProtectionCoordinator:
         self._backup_path = backup_path
         self._log_failure = log_failure
         self._power: PowerHandle | None = None
+        self._request: ProtectionRequest | None = None
         self._lid_changed = False
 
     @property
     def applied(self) -> bool:
         return self._power is not None or self._lid_changed
 
-    def apply(self, settings: Settings) -> None:
-        """Applies protection if it is not applied yet; rolls back on failure and re-raises."""
-        if self.applied:
-            return
-        self._power = self._platform.power.apply(protection_request(settings))
-        if not settings.change_lid_action:
-            return
-        try:
-            snapshot = read_lid_backup(self._backup_path)
-            if snapshot is None:
-                snapshot = self._platform.lid_policy.read_lid_actions()
-                _write_lid_backup(self._backup_path, snapshot)
-            self._lid_changed = True
-            self._platform.lid_policy.set_do_nothing(snapshot)
-        except Exception:
+    @property
+    def current(self) -> ProtectionTarget | None:
+        if not self.applied:
+            return None
+        return ProtectionTarget(self._request or ProtectionRequest(), self._lid_changed)
+
+    def converge(self, target: ProtectionTarget | None) -> None:
+        """Moves to ``target`` (None: release everything). On a failure from nothing applied, rolls
+        back and re-raises; on a failure while protected, keeps what is held and re-raises."""
+        if target is None:
             self.release()
+            return
+        from_nothing = not self.applied
+        try:
+            if self._power is None or self._request != target.request:
+                new = self._platform.power.apply(target.request)
+                old, self._power, self._request = self._power, new, target.request
+                if old is not None:
+                    old.release()
+            if target.change_lid_action and not self._lid_changed:
+                self._hold_lid_policy()
+            elif not target.change_lid_action and self._lid_changed:
+                self._lid_changed = False
+                self._restore_lid_policy()
+        except Exception:
+            if from_nothing:
+                self.release()
             raise
+
+    def apply(self, settings: Settings) -> None:
+        """Applies protection for ``settings`` if nothing is applied yet."""
+        if not self.applied:
+            self.converge(protection_target(settings))
+
+    def _hold_lid_policy(self) -> None:
+        snapshot = read_lid_backup(self._backup_path)
+        if snapshot is None:
+            snapshot = self._platform.lid_policy.read_lid_actions()
+            _write_lid_backup(self._backup_path, snapshot)
+        self._lid_changed = True
+        self._platform.lid_policy.set_do_nothing(snapshot)
 
     def release(self) -> None:
         """Releases everything held; restores the lid policy only from the backup file."""
@@ -122,14 +172,13 @@ class ProtectionCoordinator:
             except Exception as error:  # keep releasing the power request
                 errors.append(error)
         if self._power is not None:
-            power, self._power = self._power, None
+            power, self._power, self._request = self._power, None, None
             try:
                 power.release()
             except Exception as error:
                 errors.append(error)
         if errors:
             raise errors[0]
-
     def _restore_lid_policy(self) -> None:
         try:
             snapshot = read_lid_backup(self._backup_path)

@@ -31,6 +31,7 @@ def session_to_wire(session: Session) -> dict[str, Any]:
 
 def build_response(*, succeeded: bool, message: str, state: RegistryState, settings: Settings,
                    lid_state: LidState, visible_display_count: int,
+                   pending_suspend: dict[str, Any] | None = None,
                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
     response: dict[str, Any] = {
         "v": PROTOCOL_VERSION,
@@ -42,6 +43,7 @@ def build_response(*, succeeded: bool, message: str, state: RegistryState, setti
         "Settings": settings.to_file_json(),
         "LidSwitchState": lid_state.value,
         "VisibleDisplayMonitorCount": visible_display_count,
+        "PendingSuspend": pending_suspend,
     }
     if extra:
         response.update(extra)

@@ -1,0 +1,243 @@
+"""The runtime: the session registry, the gate, the clock and the list of components.
+
+One event at a time under the gate (an ``anyio.Lock``): ``policy.transition`` produces the new
+state and effects, each effect goes to the component that owns it (``components/``), then every
+component hears ``state_changed``. Nothing under the gate awaits: slow platform calls (protection,
+machine readings, sound, the suspend request) run off it, and ``protection.reconcile()`` runs after
+the gate is released. Background work lives in the task group handed to ``run``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ..ipc.protocol import failure_response
+from ..platform.api import Platform
+from ..platform.paths import LidGuardPaths
+from ..settings.model import Settings
+from . import policy, suspend_policy
+from .clock import Clock, WallClock
+from .components import Component
+from .components.protection import ProtectionComponent
+from .components.suspend import SuspendComponent
+from .components.timers import TimerComponent
+from .components.watchers import WatcherComponent
+from .logs import ExceptionLog, SessionLog, SuspendHistory
+from .machine import MachineView
+from .requests import RequestError, parse_request
+from .responses import build_response
+from .sessions import RegistryState, SessionKey
+
+__all__ = ["Runtime"]
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+SNAPSHOT_MAX_AGE_SECONDS = 2.0  # replies from real backends may show a lid state this old
+
+
+def _printable(value: Any, limit: int = 200) -> str:
+    """Text safe to put in a reply or a log line whatever it holds (lone surrogates, huge values)."""
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class Runtime:
+    def __init__(self, *, platform: Platform, paths: LidGuardPaths, settings: Settings,
+                 clock: Clock | None = None, offload_platform_calls: bool | None = None) -> None:
+        self.platform = platform
+        self.paths = paths
+        self.settings = settings
+        self.clock: Clock = clock or WallClock()
+        self.state = RegistryState()
+        self.gate = anyio.Lock()
+        self.exit_requested = anyio.Event()
+        self.session_log = SessionLog(paths.session_log_file)
+        self.suspend_history = SuspendHistory(paths.suspend_history_file)
+        self.exception_log = ExceptionLog(paths.exception_log_file)
+        # Real backends block and go to a worker thread; the fake answers instantly (tests may still offload).
+        self.offload = platform.name != "fake" if offload_platform_calls is None else offload_platform_calls
+        self.machine = MachineView(platform, self.call_platform,
+                                   max_age_seconds=SNAPSHOT_MAX_AGE_SECONDS if self.offload else 0.0,
+                                   on_error=self.exception_log.record)
+        self.protection = ProtectionComponent(self)
+        self.suspend = SuspendComponent(self)
+        self.watchers = WatcherComponent(self)
+        self.timers = TimerComponent(self)
+        self.components: list[Component] = [self.protection, self.suspend, self.watchers, self.timers]
+        self._owners: dict[type, list[Component]] = {}
+        for component in self.components:
+            for effect_type in component.handles():
+                self._owners.setdefault(effect_type, []).append(component)
+        self._task_group: TaskGroup | None = None
+        self.stopping = False
+
+    # -- plumbing -------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._task_group is not None
+
+    async def call_platform(self, function: Callable[..., T], *args: Any) -> T:
+        if self.offload:
+            return await anyio.to_thread.run_sync(function, *args)
+        return function(*args)
+
+    def spawn(self, function: Callable[[anyio.CancelScope], Awaitable[None]]) -> anyio.CancelScope:
+        """Starts a background task in its own cancel scope and returns that scope."""
+        assert self._task_group is not None, "runtime is not running"
+        scope = anyio.CancelScope()
+
+        async def runner() -> None:
+            with scope:
+                try:
+                    await function(scope)
+                except Exception as error:  # a background failure must not kill the runtime
+                    self.exception_log.record("background-task-failed", error)
+                    logger.exception("background task failed")
+
+        self._task_group.start_soon(runner)
+        return scope
+
+    def log(self, event_name: str, command: str, message: str, *, succeeded: bool = True,
+            session: Any = None, stop: policy.Stop | None = None, key: SessionKey | None = None,
+            extra: dict[str, Any] | None = None) -> None:
+        """Appends to the session log; works before the event loop exists and never raises."""
+        try:
+            self.session_log.append(
+                event_name=event_name, command=command, message=message, succeeded=succeeded, session=session,
+                key=key or (stop.key if stop else None),
+                now=self.clock.now(), active_session_count=len(self.state.sessions),
+                provider_session_end=stop.provider_session_end if stop else None,
+                session_end_reason=(stop.end_reason or None) if stop else None, extra=extra,
+            )
+        except Exception as error:
+            self.exception_log.record("session-log-write-failed", error)
+
+    # -- the questions every component answers ----------------------------------------------------------
+    def protection_wanted(self) -> bool:
+        if self.stopping:
+            return False
+        return self.state.protection_wanted or any(c.wants_protection() for c in self.components)
+
+    def busy(self) -> bool:
+        return bool(self.state.sessions) or any(c.busy() for c in self.components)
+
+    # -- lifecycle --------------------------------------------------------------------------------------
+    async def run(self, task_group: TaskGroup) -> None:
+        """Binds the runtime to a task group; the caller owns the group and the exit."""
+        self._task_group = task_group
+        self.timers.started()
+
+    async def begin_shutdown(self, reason: str) -> None:
+        """Stops wanting protection, releases it and asks the server to exit."""
+        async with self.gate:
+            self.stopping = True
+            self.suspend.cancel(reason)
+            self.state_changed()
+        await self.protection.reconcile()
+        self.exit_requested.set()
+
+    async def shutdown(self) -> None:
+        """Releases protection; shielded so a cancelled runtime still cleans up."""
+        with anyio.CancelScope(shield=True):
+            async with self.gate:
+                self.stopping = True
+                self.suspend.cancel("runtime-exiting")
+            await self.protection.release_all()
+            self.platform.close()
+
+    # -- events -----------------------------------------------------------------------------------------
+    def apply_event(self, event: policy.Event) -> policy.Outcome:
+        """Runs one policy transition and hands out its effects (gate held; never awaits)."""
+        outcome = policy.transition(self.state, event, self.clock.now())
+        self.state = outcome.state
+        self.apply_effects(outcome.effects)
+        self.state_changed()
+        return outcome
+
+    def apply_effects(self, effects: list[policy.Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, policy.LogEvent):
+                self.log(effect.event_name, effect.command, effect.message, succeeded=effect.succeeded,
+                         session=effect.session, stop=effect.stop, key=effect.key)
+                continue
+            # policy.SessionEnded has no owner yet (session-end webhooks will own it).
+            for component in self._owners.get(type(effect), ()):
+                component.apply(effect)
+
+    def state_changed(self) -> None:
+        for component in self.components:
+            component.state_changed()
+
+    def update_settings(self, settings: Settings) -> bool:
+        """Gate held. Returns False when nothing changed; ``protection.reconcile()`` applies the rest."""
+        previous = self.settings
+        if settings == previous:
+            return False
+        self.settings = settings
+        for component in self.components:
+            component.settings_changed(previous, settings)
+        return True
+
+    async def run_event(self, event: policy.Event, *,
+                        guard: Callable[[], bool] | None = None) -> policy.Outcome | None:
+        """Reads the machine afresh when the event may schedule a suspend, applies the event under the
+        gate (unless ``guard``, checked under the gate, says no), then reconciles protection."""
+        if suspend_policy.may_trigger_suspend(event):
+            await self.machine.fresh()
+        async with self.gate:
+            if guard is not None and not guard():
+                return None
+            outcome = self.apply_event(event)
+        await self.protection.reconcile()
+        return outcome
+
+    # -- requests ---------------------------------------------------------------------------------------
+    async def handle_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One request -> one reply. Never raises: any failure becomes a failure reply."""
+        try:
+            return await self._handle(message)
+        except Exception as error:
+            self.exception_log.record("request-failed", error)
+            text = f"The runtime failed to handle the request: {_printable(str(error))}"
+            try:
+                return self.reply(False, text)
+            except Exception:
+                return failure_response(text)
+
+    async def _handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        from .handlers import HANDLERS
+
+        raw = message.get("Command", "")
+        command = raw.strip().lower() if isinstance(raw, str) else ""
+        handler = HANDLERS.get(command)
+        if handler is None:
+            return self.reply(False, f"Unsupported command: {_printable(raw)}")
+        await self.machine.cached()
+        if self.stopping and command not in ("status", "shutdown"):
+            return self.reply(False, "LidGuard runtime is stopping; try again in a moment.")
+        if command == "start" and message.get("HasSettings") and not isinstance(message.get("Settings"), dict):
+            # Settings that are not even an object must not keep the session from starting (protection first).
+            self.log("settings-update-rejected", "start",
+                     "Kept the current settings because the settings sent with start are not a JSON object.",
+                     succeeded=False)
+            message = {**message, "HasSettings": False, "Settings": None}
+        try:
+            request = parse_request(message)
+            return await handler(self, request)
+        except RequestError as error:
+            return self.reply(False, str(error))
+
+    def reply(self, succeeded: bool, message: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The standard reply from what the runtime knows now (no platform query)."""
+        reading = self.machine.latest
+        return build_response(succeeded=succeeded, message=message, state=self.state, settings=self.settings,
+                              lid_state=reading.lid, visible_display_count=reading.visible_display_count,
+                              pending_suspend=self.suspend.describe(), extra=extra)

@@ -1,0 +1,75 @@
+"""Holds keep-awake protection while anyone wants it, changing only what changed.
+
+``reconcile()`` moves the applied protection to what is wanted now (``Runtime.protection_wanted``
+and the current settings). It runs off the gate under its own lock, shielded: the slow platform
+calls (logind, powercfg, IOPMAssertion) never hold up other requests, and a cancelled runtime
+never leaves half an apply behind.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ..protection import ProtectionCoordinator, ProtectionTarget, protection_target
+from . import ComponentBase
+
+if TYPE_CHECKING:
+    from ..app import Runtime
+
+__all__ = ["ProtectionComponent"]
+
+_MAX_ROUNDS = 4  # the wanted state may move while a round runs; converge again, boundedly
+
+
+class ProtectionComponent(ComponentBase):
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._coordinator = ProtectionCoordinator(runtime.platform, runtime.paths.lid_backup_file,
+                                                  self._log_failure)
+        self._lock = anyio.Lock()
+
+    @property
+    def applied(self) -> bool:
+        return self._coordinator.applied
+
+    def _log_failure(self, event_name: str, message: str) -> None:
+        self._runtime.log(event_name, "protection", message, succeeded=False)
+
+    def _target(self) -> ProtectionTarget | None:
+        runtime = self._runtime
+        return protection_target(runtime.settings) if runtime.protection_wanted() else None
+
+    async def reconcile(self) -> Exception | None:
+        """Converges to the wanted protection; returns the platform error when a change failed."""
+        runtime = self._runtime
+        with anyio.CancelScope(shield=True):
+            async with self._lock:
+                for _ in range(_MAX_ROUNDS):
+                    target = self._target()
+                    if target == self._coordinator.current:
+                        return None
+                    try:
+                        await runtime.call_platform(self._coordinator.converge, target)
+                    except Exception as error:
+                        if target is None:
+                            event, message = "protection-release-failed", f"Releasing protection failed: {error}"
+                        else:
+                            event, message = "protection-sync-failed", f"Protection change failed: {error}"
+                        runtime.exception_log.record(event, error)
+                        runtime.log(event, "protection", message, succeeded=False)
+                        return error
+        return None
+
+    async def release_all(self) -> None:
+        """Releases whatever is held, whatever is wanted (runtime exit)."""
+        runtime = self._runtime
+        with anyio.CancelScope(shield=True):
+            async with self._lock:
+                try:
+                    await runtime.call_platform(self._coordinator.converge, None)
+                except Exception as error:
+                    runtime.exception_log.record("protection-release-failed", error)
+                    runtime.log("protection-release-failed", "protection", f"Releasing protection failed: {error}",
+                                succeeded=False)

@@ -1,0 +1,179 @@
+"""The pending suspend (seed 001 "Lid State And Suspend", REFERENCE 9.3).
+
+Once nobody wants protection: check closed-lid eligibility, schedule a pending suspend, keep
+protection during the delay and the sound, re-check, release protection right before the real
+request, record the result in suspend-history. Any start or activity cancels the pending suspend.
+
+Each stage is decided under the gate (``suspend_policy``), the slow part (fresh machine reading,
+sound, protection release, the request) runs off the gate, and the result is recorded under the
+gate again. Webhooks and ask-before-sleep plug in as stages between the delay and the sound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ...platform.api import SuspendMode, SuspendResult, Unsupported
+from .. import policy, suspend_policy
+from ..clock import sleep_until
+from ..logs import SuspendHistoryEntry, format_utc
+from ..machine import MachineReading
+from . import ComponentBase
+
+if TYPE_CHECKING:
+    from ..app import Runtime
+
+__all__ = ["PendingSuspend", "SuspendComponent"]
+
+
+@dataclass
+class PendingSuspend:
+    trigger: policy.EvaluateSuspend
+    mode: SuspendMode
+    deadline: datetime
+    stage: suspend_policy.Stage = "delay"
+    scope: anyio.CancelScope | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"Mode": self.mode.value, "Reason": self.trigger.reason, "Stage": self.stage,
+                "DeadlineUtc": format_utc(self.deadline)}
+
+
+class SuspendComponent(ComponentBase):
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self.pending: PendingSuspend | None = None
+
+    # -- the component questions --------------------------------------------------------------------
+    def handles(self) -> tuple[type, ...]:
+        return (policy.CancelPendingSuspend, policy.EvaluateSuspend)
+
+    def apply(self, effect: policy.Effect) -> None:
+        if isinstance(effect, policy.CancelPendingSuspend):
+            self.cancel(effect.reason)
+        elif isinstance(effect, policy.EvaluateSuspend):
+            self._evaluate(effect)
+
+    def wants_protection(self) -> bool:
+        """Protection stays during the delay and the sound; it goes right before the request."""
+        return self.pending is not None and self.pending.stage != "requesting"
+
+    def busy(self) -> bool:
+        return self.pending is not None
+
+    def describe(self) -> dict[str, Any] | None:
+        return self.pending.to_wire() if self.pending is not None else None
+
+    # -- decisions (gate held) -----------------------------------------------------------------------
+    def _log(self, trigger: policy.EvaluateSuspend, step: str, message: str, **details: Any) -> str:
+        """Logs ``<trigger command>-suspend-<step>`` (REFERENCE 3.3 names) and returns the event name."""
+        event_name = f"{trigger.command}-suspend-{step}"
+        self._runtime.log(event_name, trigger.command, message, **details)
+        return event_name
+
+    def cancel(self, reason: str) -> None:
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        if pending.scope is not None:
+            pending.scope.cancel()
+        self._log(pending.trigger, "canceled", f"Canceled the pending suspend because of {reason}.")
+
+    def _evaluate(self, trigger: policy.EvaluateSuspend) -> None:
+        """Uses the reading taken afresh right before this event (``suspend_policy.may_trigger_suspend``)."""
+        runtime = self._runtime
+        decision = suspend_policy.on_trigger(
+            trigger, mode=runtime.settings.suspend_mode.value, eligibility=runtime.machine.latest.eligibility,
+            pending=self.pending is not None, delay_seconds=runtime.settings.post_stop_suspend_delay_seconds,
+            now=runtime.clock.now())
+        if isinstance(decision, suspend_policy.Skip):
+            self._log(trigger, "skipped", decision.message, session=trigger.trigger_session)
+            return
+        if isinstance(decision, suspend_policy.KeepPending):
+            return
+        self.cancel("a newer suspend trigger")
+        self._log(trigger, "scheduled", decision.message, session=trigger.trigger_session)
+        pending = PendingSuspend(trigger, runtime.settings.suspend_mode, decision.deadline)
+        self.pending = pending
+        pending.scope = runtime.spawn(lambda scope: self._run(pending))
+
+    def _still_wanted(self, pending: PendingSuspend, reading: MachineReading) -> bool:
+        check = suspend_policy.recheck(is_current=self.pending is pending,
+                                       protection_wanted=self._runtime.state.protection_wanted,
+                                       eligibility=reading.eligibility)
+        if not check.proceed and check.message:
+            self.pending = None
+            self._log(pending.trigger, "canceled", check.message)
+        return check.proceed
+
+    # -- the background flow ---------------------------------------------------------------------------
+    async def _run(self, pending: PendingSuspend) -> None:
+        runtime = self._runtime
+        try:
+            await sleep_until(runtime.clock, pending.deadline)
+            while pending.stage != "requesting":
+                reading = await runtime.machine.fresh()
+                async with runtime.gate:
+                    if not self._still_wanted(pending, reading):
+                        return
+                    sound = runtime.settings.post_stop_suspend_sound
+                    volume = runtime.settings.post_stop_suspend_sound_volume_override_percent
+                    pending.stage = suspend_policy.next_stage(pending.stage, has_sound=bool(sound))
+                    if pending.stage == "requesting":
+                        pending.mode = runtime.settings.suspend_mode
+                        self._log(pending.trigger, "requesting", f"Requesting {pending.mode.value}.",
+                                  session=pending.trigger.trigger_session)
+                if pending.stage == "sound":
+                    await self._play_sound(pending, sound, volume)
+            await self._request(pending)
+        finally:
+            with anyio.CancelScope(shield=True):
+                if self.pending is pending:
+                    self.pending = None
+                async with runtime.gate:
+                    runtime.state_changed()
+                await runtime.protection.reconcile()
+
+    async def _play_sound(self, pending: PendingSuspend, sound: str, volume: int | None) -> None:
+        runtime = self._runtime
+        try:
+            warnings = await runtime.call_platform(
+                lambda: runtime.platform.sound.play(sound, volume_percent=volume))
+        except Exception as error:  # sound failures are warnings, never a reason not to suspend
+            self._log(pending.trigger, "sound-failed", f"Post-stop sound {sound} failed: {error}", succeeded=False)
+            return
+        for warning in warnings:
+            self._log(pending.trigger, "sound-volume-warning", warning, succeeded=False)
+
+    async def _request(self, pending: PendingSuspend) -> None:
+        """Releases protection (nothing wants it in this stage), then asks the platform to suspend."""
+        runtime = self._runtime
+        trigger, mode = pending.trigger, pending.mode
+        with anyio.CancelScope(shield=True):
+            await runtime.protection.reconcile()
+            if self.pending is not pending or runtime.state.protection_wanted:
+                return  # a start or activity canceled it while protection was released
+            try:
+                result = await runtime.call_platform(runtime.platform.suspend.suspend, mode)
+            except Unsupported as error:
+                result = SuspendResult(False, str(error))
+            except Exception as error:
+                runtime.exception_log.record("suspend-request-failed", error)
+                result = SuspendResult(False, f"The {mode.value} request failed: {error}")
+            async with runtime.gate:
+                event_name = self._log(trigger, "requested" if result.succeeded else "failed", result.message,
+                                       succeeded=result.succeeded, session=trigger.trigger_session)
+                runtime.suspend_history.append(SuspendHistoryEntry(
+                    recorded_at=runtime.clock.now(), suspend_mode=mode.value, reason=trigger.reason,
+                    succeeded=result.succeeded, message=result.message, event_name=event_name,
+                    command_name=trigger.command, active_session_count=len(runtime.state.sessions),
+                    suspend_trigger_session_count=trigger.soft_locked_session_count,
+                    session=trigger.trigger_session,
+                    session_state_reason=trigger.trigger_session.soft_lock_reason if trigger.trigger_session else None,
+                ), keep=runtime.settings.suspend_history_entry_count)
+                if self.pending is pending:
+                    self.pending = None

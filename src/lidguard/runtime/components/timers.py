@@ -1,0 +1,99 @@
+"""Timers that must count the time the machine slept: the inactivity timeout and the cleanup delay.
+
+Both wait for a wall-clock deadline (``clock.sleep_until``), so after a resume they fire within one
+check interval instead of waiting out their whole remainder on the stopped monotonic clock.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ...settings.model import Settings
+from .. import policy
+from ..clock import sleep_until
+from . import ComponentBase
+
+if TYPE_CHECKING:
+    from ..app import Runtime
+
+__all__ = ["BOOT_GRACE_SECONDS", "TimerComponent"]
+
+BOOT_GRACE_SECONDS = 30.0
+
+
+class TimerComponent(ComponentBase):
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._timeout_scope: anyio.CancelScope | None = None
+        self._cleanup_scope: anyio.CancelScope | None = None
+
+    def state_changed(self) -> None:
+        self._reschedule_timeout()
+        self._reevaluate_cleanup()
+
+    def settings_changed(self, old: Settings, new: Settings) -> None:
+        self._reschedule_timeout()
+        if self._cleanup_scope is not None:  # the delay may have changed: schedule afresh
+            self._cleanup_scope.cancel()
+            self._cleanup_scope = None
+        self._reevaluate_cleanup()
+
+    def started(self) -> None:
+        """A fresh runtime waits for its first request even when the cleanup delay is off."""
+        self._reevaluate_cleanup(minimum_seconds=BOOT_GRACE_SECONDS)
+
+    # -- inactivity timeout (also abandons pending provider work) ------------------------------------
+    def _reschedule_timeout(self) -> None:
+        runtime = self._runtime
+        if self._timeout_scope is not None:
+            self._timeout_scope.cancel()
+            self._timeout_scope = None
+        minutes = runtime.settings.session_timeout_minutes
+        deadline = policy.next_timeout_deadline(runtime.state, minutes)
+        if deadline is None or not runtime.running:
+            return
+
+        async def fire(scope: anyio.CancelScope) -> None:
+            await sleep_until(runtime.clock, deadline)
+            if self._timeout_scope is scope:
+                self._timeout_scope = None  # rescheduling after this event must not cancel this task
+            await runtime.run_event(policy.TimeoutCheck(runtime.settings.session_timeout_minutes))
+
+        self._timeout_scope = runtime.spawn(fire)
+
+    # -- cleanup: exit once nothing is left to do ---------------------------------------------------------
+    def _reevaluate_cleanup(self, *, minimum_seconds: float = 0.0) -> None:
+        runtime = self._runtime
+        if runtime.busy():
+            if self._cleanup_scope is not None:
+                self._cleanup_scope.cancel()
+                self._cleanup_scope = None
+            return
+        if self._cleanup_scope is not None or not runtime.running:
+            return
+        minutes = runtime.settings.server_runtime_cleanup_delay_minutes
+        delay_seconds = max(minimum_seconds, (minutes or 0) * 60)
+        if delay_seconds <= 0:
+            self._request_exit()
+            return
+        runtime.log("server-runtime-cleanup-scheduled", "server-runtime-cleanup",
+                    f"Scheduled server runtime cleanup in {delay_seconds / 60:g} minute(s).")
+        deadline = runtime.clock.now() + timedelta(seconds=delay_seconds)
+
+        async def fire(scope: anyio.CancelScope) -> None:
+            await sleep_until(runtime.clock, deadline)
+            async with runtime.gate:
+                if self._cleanup_scope is scope:
+                    self._cleanup_scope = None
+                if not runtime.busy():
+                    self._request_exit()
+
+        self._cleanup_scope = runtime.spawn(fire)
+
+    def _request_exit(self) -> None:
+        self._runtime.log("server-runtime-cleanup-requested", "server-runtime-cleanup",
+                          "Requested server runtime cleanup because no active sessions remain.")
+        self._runtime.exit_requested.set()

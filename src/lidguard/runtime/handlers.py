@@ -1,0 +1,186 @@
+"""One function per IPC command: request -> policy event(s) -> reply.
+
+Handlers own no effects: events go through ``Runtime.run_event`` (gate, effects to components,
+protection reconciled off the gate) and the reply is built from what the runtime knows afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..platform.api import Unsupported
+from ..settings.model import Settings
+from . import policy
+from .requests import RequestError, RuntimeRequest
+from .sessions import Session, SessionKey
+
+if TYPE_CHECKING:
+    from .app import Runtime
+
+__all__ = ["HANDLERS"]
+
+Handler = Callable[["Runtime", RuntimeRequest], Awaitable[dict[str, Any]]]
+
+
+def _offered_settings(runtime: Runtime, request: RuntimeRequest, command: str) -> Settings | None:
+    """The settings a ``start`` carries (raw JSON, validated here); invalid -> None and logged."""
+    if not request.has_settings:
+        return None
+    try:
+        return Settings.model_validate(request.settings if request.settings is not None else None)
+    except Exception as error:  # pydantic errors, and anything a strange value provokes
+        first = getattr(error, "errors", None)
+        detail = first()[0].get("msg", str(error)) if callable(first) else str(error)
+        runtime.log("settings-update-rejected", command,
+                    f"Kept the current settings because the settings sent with {command} are invalid: {detail}",
+                    succeeded=False)
+        return None
+
+
+async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    key = request.session_key()
+    offered = _offered_settings(runtime, request, "start")
+    async with runtime.gate:
+        if offered is not None and runtime.update_settings(offered):
+            runtime.log("settings-updated", "start", "Runtime settings updated from the start request.")
+        before = runtime.state.sessions.get(key)
+        # REFERENCE 7.1: an explicit WatchedProcessIdentifier wins, whatever WatchParentProcess says.
+        outcome = runtime.apply_event(policy.Start(
+            key, request.watched_process_identifier or None, request.working_directory, request.transcript_path,
+            watch_parent_process=runtime.settings.watch_parent_process,
+        ))
+    error = await runtime.protection.reconcile()
+    if outcome.succeeded and error is not None and not runtime.protection.applied:
+        message = f"Failed to apply protection for {key}: {error}"
+        async with runtime.gate:
+            _roll_back_start(runtime, key, before, outcome.state.sessions.get(key))
+            runtime.log("session-start-failed", "start", message, succeeded=False, key=key)
+        await runtime.protection.reconcile()
+        return runtime.reply(False, message)
+    return runtime.reply(outcome.succeeded, outcome.message)
+
+
+def _roll_back_start(runtime: Runtime, key: SessionKey, before: Session | None, started: Session | None) -> None:
+    """A session whose protection failed is rolled back (unless something changed it since)."""
+    current = runtime.state.sessions.get(key)
+    if current is None or current is not started:
+        return
+    runtime.state = runtime.state.with_session(before) if before is not None else runtime.state.without([key])
+    effects: list[policy.Effect] = []
+    if current.watched_process_identifier:
+        effects.append(policy.UnwatchProcess(key))
+    if before is not None and before.watched_process_identifier:
+        effects.append(policy.WatchProcess(key, before.watched_process_identifier))
+    runtime.apply_effects(effects)
+    runtime.state_changed()
+
+
+async def _simple(runtime: Runtime, event: policy.Event) -> dict[str, Any]:
+    outcome = await runtime.run_event(event)
+    assert outcome is not None
+    return runtime.reply(outcome.succeeded, outcome.message)
+
+
+async def handle_stop(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    return await _simple(runtime, policy.Stop(
+        request.session_key(), provider_session_end=request.is_provider_session_end,
+        end_reason=request.session_end_reason, pending_provider_work=request.has_pending_provider_work,
+    ))
+
+
+async def handle_mark_active(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    return await _simple(runtime, policy.MarkActive(request.session_key(), request.session_state_reason))
+
+
+async def handle_mark_soft_locked(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    return await _simple(runtime, policy.MarkSoftLocked(request.session_key(), request.session_state_reason))
+
+
+async def handle_remove(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    if request.match_all_sessions:
+        event = policy.RemoveSessions(match_all=True)
+    else:
+        if not request.session_identifier.strip():
+            raise RequestError("A session identifier is required.")
+        provider = request.agent_provider() if request.provider else None
+        event = policy.RemoveSessions(request.session_identifier, provider, request.provider_name or None)
+    outcome = await runtime.run_event(event)
+    assert outcome is not None
+    removed = [f"{session.key}" for session in outcome.removed]
+    return runtime.reply(outcome.succeeded, outcome.message, {"RemovedSessions": removed})
+
+
+async def handle_status(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    return runtime.reply(True, "LidGuard runtime is running.")
+
+
+async def _is_alive(runtime: Runtime, pid: int) -> bool | None:
+    """None when the platform cannot tell; a pid no process can have is not alive."""
+    try:
+        return await runtime.call_platform(runtime.platform.process.is_alive, pid)
+    except Unsupported:
+        return None
+    except (ValueError, OverflowError):
+        return False
+
+
+async def handle_cleanup_orphans(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    cleaned = 0
+    candidates = [(s.key, s.watched_process_identifier) for s in runtime.state.sorted_sessions()
+                  if s.watched_process_identifier]
+    for key, pid in candidates:
+        assert pid is not None
+        if await _is_alive(runtime, pid) is not False:
+            continue
+
+        def still_orphaned(key: SessionKey = key, pid: int = pid) -> bool:
+            session = runtime.state.sessions.get(key)
+            if session is None or session.watched_process_identifier != pid:
+                return False
+            runtime.log("orphan-session-cleaned", "cleanup-orphans",
+                        f"Cleaned {session.key} because process {pid} is gone.", session=session)
+            return True
+
+        outcome = await runtime.run_event(policy.Stop(key, end_reason="cleanup-orphans", cancel_path=True,
+                                                      command="cleanup-orphans"), guard=still_orphaned)
+        cleaned += outcome is not None
+    message = f"Cleaned {cleaned} orphan session(s)."
+    runtime.log("cleanup-orphans-completed", "cleanup-orphans", message)
+    return runtime.reply(True, message, {"CleanedSessionCount": cleaned})
+
+
+async def handle_settings(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    settings = request.parsed_settings()
+    async with runtime.gate:
+        runtime.update_settings(settings)
+    error = await runtime.protection.reconcile()
+    runtime.log("settings-updated", "settings", "Runtime settings updated.")
+    if error is not None:
+        return runtime.reply(False, f"Runtime settings updated, but protection could not follow them: {error}")
+    return runtime.reply(True, "Runtime settings updated.")
+
+
+async def handle_shutdown(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    force = bool(getattr(request, "force", False))
+    count = len(runtime.state.sessions)
+    if count and not force:
+        return runtime.reply(False, f"{count} active session(s) are still running; use --force to stop the "
+                                    "runtime anyway.")
+    runtime.log("server-runtime-shutdown-requested", "shutdown",
+                f"Stopping the runtime on request ({count} active session(s)).")
+    await runtime.begin_shutdown("runtime-stopping")
+    return runtime.reply(True, "LidGuard runtime is stopping.")
+
+
+HANDLERS: dict[str, Handler] = {
+    "start": handle_start,
+    "stop": handle_stop,
+    "mark-session-active": handle_mark_active,
+    "mark-session-softlocked": handle_mark_soft_locked,
+    "remove-session": handle_remove,
+    "status": handle_status,
+    "cleanup-orphans": handle_cleanup_orphans,
+    "settings": handle_settings,
+    "shutdown": handle_shutdown,
+}

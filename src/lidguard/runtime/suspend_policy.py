@@ -1,0 +1,82 @@
+"""The pending suspend's decisions as pure functions (REFERENCE 9.1-9.3), tested like ``policy.transition``.
+
+- ``on_trigger``: nobody wants protection any more: skip (not eligible), keep the suspend already
+  pending (a cancel path), or schedule one with its wall-clock deadline;
+- ``recheck``: before each slow stage, is the pending suspend still wanted;
+- ``next_stage``: delay -> sound (when one is configured) -> requesting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from . import policy
+from .eligibility import Eligibility
+
+__all__ = ["STAGES", "KeepPending", "Recheck", "Schedule", "Skip", "Stage", "may_trigger_suspend",
+           "next_stage", "on_trigger", "recheck"]
+
+Stage = Literal["delay", "sound", "requesting"]
+STAGES: tuple[Stage, ...] = ("delay", "sound", "requesting")
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    message: str  # "Skipped Sleep because ..."
+
+
+@dataclass(frozen=True, slots=True)
+class KeepPending:
+    """A cancel path (watched-process exit, orphan cleanup) keeps the suspend already scheduled."""
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    deadline: datetime
+    message: str
+
+
+def may_trigger_suspend(event: policy.Event) -> bool:
+    """Events whose outcome can carry ``EvaluateSuspend``: read the machine afresh before them."""
+    return isinstance(event, policy.Stop | policy.MarkSoftLocked | policy.RemoveSessions | policy.TimeoutCheck)
+
+
+def on_trigger(trigger: policy.EvaluateSuspend, *, mode: str, eligibility: Eligibility, pending: bool,
+               delay_seconds: int, now: datetime) -> Skip | KeepPending | Schedule:
+    if not eligibility.eligible:
+        return Skip(f"Skipped {mode} because {eligibility.why_not}")
+    if pending and trigger.cancel_path:
+        return KeepPending()
+    when = "immediately" if delay_seconds <= 0 else f"in {delay_seconds} second(s)"
+    why = ("the last session stopped" if trigger.reason == "Completed"
+           else "all remaining sessions are soft-locked")
+    message = (f"Scheduled {mode} {when} because the lid is closed, no suspend-blocking visible display "
+               f"monitors remain, and {why}.")
+    return Schedule(now + timedelta(seconds=max(0, delay_seconds)), message)
+
+
+@dataclass(frozen=True, slots=True)
+class Recheck:
+    proceed: bool
+    message: str = ""  # why it was canceled; empty when it was already gone (nothing to log)
+
+
+def recheck(*, is_current: bool, protection_wanted: bool, eligibility: Eligibility) -> Recheck:
+    """Before a slow stage: still the pending suspend, nobody works again, lid closed with no display."""
+    if not is_current:
+        return Recheck(False)
+    if protection_wanted:
+        return Recheck(False, "Skipped pending suspend because a session became active before suspend ran.")
+    if not eligibility.eligible:
+        return Recheck(False, f"Skipped pending suspend because {eligibility.why_not}")
+    return Recheck(True)
+
+
+def next_stage(stage: Stage, *, has_sound: bool) -> Stage:
+    if stage == "delay":
+        return "sound" if has_sound else "requesting"
+    if stage == "sound":
+        return "requesting"
+    raise ValueError("the requesting stage is the last one")
