@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,34 @@ from lidguard.platform.linux.permission import (
 )
 
 UNMANAGED_RULE = "polkit.addRule(function(action, subject) { return polkit.Result.NOT_HANDLED; });\n"
+
+
+@pytest.fixture(autouse=True)
+def sudo_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test here may run the machine's real ``sudo`` (it could prompt or change /etc/polkit-1).
+
+    A ``sudo`` first on PATH records its 1st, 2nd and 4th arguments (``sh -c <script> <name>``) and
+    refuses (exit 1); tests that exercise the sudo path replace it with ``fake_sudo``, which runs the
+    script unprivileged.
+    """
+    bin_dir = tmp_path / "guard-bin"
+    bin_dir.mkdir()
+    log = tmp_path / "sudo-guard-calls.txt"
+    guard = bin_dir / "sudo"
+    guard.write_text(f'#!/bin/sh\necho "$1 $2 $4" >> "{log}"\necho "sudo is refused under test" >&2\nexit 1\n')
+    guard.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return log
+
+
+def sudo_guard_calls(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+@pytest.fixture
+def as_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root code path (writes the rule itself, no sudo) whoever runs the tests: the rule lives in tmp."""
+    monkeypatch.setattr(permission, "_running_as_root", lambda: True)
 
 
 @pytest.fixture
@@ -63,7 +92,8 @@ def test_rule_content_is_exact() -> None:
 
 
 def test_install_status_remove_as_root(
-    rule_path: Path, unreachable_system_bus: str, monkeypatch: pytest.MonkeyPatch
+    rule_path: Path, unreachable_system_bus: str, monkeypatch: pytest.MonkeyPatch, as_root: None,
+    sudo_calls: Path,
 ) -> None:
     monkeypatch.setenv("SUDO_USER", "alice")
     assert run("install") == (0, f"Installed LidGuard polkit rule for user alice: {rule_path}\n", "")
@@ -84,10 +114,23 @@ def test_install_status_remove_as_root(
     assert not rule_path.exists()
     assert "Polkit rule: not installed\n" in run("status")[1]
     assert run("remove") == (0, f"LidGuard polkit rule is not installed: {rule_path}\n", "")
+    assert sudo_guard_calls(sudo_calls) == [], "root writes the rule itself, never through sudo"
+
+
+def test_non_root_install_goes_through_sudo_and_reports_its_refusal(
+    rule_path: Path, unreachable_system_bus: str, monkeypatch: pytest.MonkeyPatch, sudo_calls: Path
+) -> None:
+    monkeypatch.setattr(permission, "_running_as_root", lambda: False)
+    code, out, err = run("install")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"Failed to install LidGuard polkit rule {rule_path} (sudo exit code 1): ")
+    assert "sudo is refused under test" in err
+    assert sudo_guard_calls(sudo_calls) == ["sh -c lidguard-rule-install"]
+    assert not rule_path.exists()
 
 
 def test_unmanaged_files_are_never_overwritten_or_removed(
-    rule_path: Path, unreachable_system_bus: str
+    rule_path: Path, unreachable_system_bus: str, as_root: None
 ) -> None:
     rule_path.parent.mkdir(parents=True)
     # Only one marker is not enough: both must be present.
@@ -116,7 +159,7 @@ def fake_sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     sudo = bin_dir / "sudo"
     sudo.write_text(f'#!/bin/sh\necho "$1 $2 $4" >> "{log}"\nexec "$@"\n')
     sudo.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")  # before the refusing guard
     return log
 
 

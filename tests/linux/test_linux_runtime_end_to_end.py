@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from lidguard.platform.linux._binding import binding_status
+from lidguard.platform.linux.power import INHIBITOR_WHO, LID_SWITCH_WHY
+from lidguard.settings.model import DEFAULT_POWER_REQUEST_REASON
 
 pytestmark = pytest.mark.dbus
 
@@ -74,30 +76,74 @@ def linux_lidguard(logind_mock, lidguard, tmp_path):
 
 
 def lidguard_inhibitors(mock) -> list[tuple]:
-    return [entry for entry in mock.list_inhibitors() if entry[1] == "lidguard"]
+    return ours(mock.list_inhibitors())
+
+
+def ours(entries: list[tuple]) -> list[tuple]:
+    """LidGuard's entries of a ListInhibitors answer (what, who, why, mode, uid, pid)."""
+    return [entry for entry in entries if entry[1] == INHIBITOR_WHO]
+
+
+def described(entries: list[tuple]) -> list[tuple[str, str, str, str]]:
+    """(what, who, why, mode) of LidGuard's entries, sorted: compared exactly, duplicates included."""
+    return sorted(tuple(entry[:4]) for entry in ours(entries))
+
+
+# What a session under the default settings holds: one sleep:idle block inhibitor for the power request
+# and one handle-lid-switch block inhibitor for the lid policy, each with its own reason.
+PROTECTED = sorted([
+    ("handle-lid-switch", INHIBITOR_WHO, LID_SWITCH_WHY, "block"),
+    ("sleep:idle", INHIBITOR_WHO, DEFAULT_POWER_REQUEST_REASON, "block"),
+])
+
+
+def wait_until_protected(lg) -> None:
+    held = lg.logind.wait_for_inhibitors(lambda entries: described(entries) == PROTECTED)
+    assert described(held) == PROTECTED
+
+
+def wait_until_unprotected(lg) -> None:
+    released = lg.logind.wait_for_inhibitors(lambda entries: not ours(entries))
+    assert described(released) == []
 
 
 def test_protection_holds_sleep_idle_and_lid_inhibitors_and_releases_them(linux_lidguard):
     lg = linux_lidguard
+    assert described(lg.logind.list_inhibitors()) == []
     lg.run("start", "--provider", "claude", "--session", "s1", check=True)
-    held = lg.logind.wait_for_inhibitors(lambda entries: len(lidguard_inhibitors(lg.logind)) == 2)
-    whats = sorted(entry[0] for entry in held if entry[1] == "lidguard")
-    assert whats == ["handle-lid-switch", "sleep:idle"]
+    wait_until_protected(lg)
+    # A second session shares the same protection: no second set of inhibitors.
+    lg.run("start", "--provider", "codex", "--session", "s2", check=True)
+    lg.run("stop", "--provider", "codex", "--session", "s2", check=True)
+    assert described(lg.logind.list_inhibitors()) == PROTECTED
     lg.run("stop", "--provider", "claude", "--session", "s1", check=True)
-    lg.logind.wait_for_inhibitors(lambda entries: not lidguard_inhibitors(lg.logind))
+    wait_until_unprotected(lg)
     assert not (lg.data_dir / "pending-lid-action-backup.json").exists()
 
 
 def test_kill_9_of_the_runtime_drops_its_inhibitors(linux_lidguard):
     lg = linux_lidguard
     lg.run("start", "--provider", "claude", "--session", "s1", check=True)
-    lg.logind.wait_for_inhibitors(lambda entries: len(lidguard_inhibitors(lg.logind)) == 2)
-    for pid in lg.runtime_pids():
-        os.kill(pid, signal.SIGKILL)
-    lg.logind.wait_for_inhibitors(lambda entries: not lidguard_inhibitors(lg.logind))
-    # The next command finds the lid backup left behind and clears it.
-    lg.run("status", check=True)
+    wait_until_protected(lg)
+    assert (lg.data_dir / "pending-lid-action-backup.json").exists()
+    pids = lg.runtime_pids()
+    assert len(pids) == 1, pids
+    os.kill(pids[0], signal.SIGKILL)
+    assert lg.wait_until(lambda: not Path(f"/proc/{pids[0]}").exists() or _is_zombie(pids[0]))
+    # logind drops an inhibitor when the last copy of its fd closes: the killed runtime's were the only ones.
+    wait_until_unprotected(lg)
+    # The next command finds the lid backup left behind, clears it, and takes no inhibitor of its own.
+    status = lg.json("status")
+    assert status["runtimeRunning"] is False
     assert not (lg.data_dir / "pending-lid-action-backup.json").exists()
+    assert described(lg.logind.list_inhibitors()) == []
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _stop_and_wait_for_history(lg, expected_entries: int = 1) -> list[dict]:
