@@ -1,4 +1,4 @@
-"""Atomic, user-only file writes (temp + fsync + rename) and small JSON-lines helpers."""
+"""Atomic, user-only file writes (temp + fsync + rename) and JSON-lines helpers (append, trim, read)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_json_line_keep_latest", "ensure_private_dir", "read_json_lines", "write_atomic"]
+__all__ = [
+    "append_line",
+    "count_lines",
+    "ensure_private_dir",
+    "json_line",
+    "keep_latest_lines",
+    "read_json_lines",
+    "write_atomic",
+]
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -49,7 +57,7 @@ def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
 def read_json_lines(path: Path) -> list[dict[str, Any]]:
     """Every well-formed JSON object line of ``path``; a missing file is empty; bad lines are skipped."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return []
     entries = []
@@ -59,21 +67,49 @@ def read_json_lines(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             entries.append(value)
     return entries
 
 
-def append_json_line_keep_latest(path: Path, entry: dict[str, Any], *, keep: int) -> None:
-    """Appends one JSON line and keeps only the latest ``keep`` lines, rewriting atomically."""
+def json_line(entry: dict[str, Any]) -> bytes:
+    """One compact JSON line as UTF-8; text that UTF-8 cannot hold (a lone surrogate) is escaped."""
+    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Appends ``line`` with one ``write`` (O_APPEND: concurrent appends never interleave), file 0600.
+
+    No fsync: a log line lost in a power cut is acceptable; a log that slows every event is not.
+    """
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     except FileNotFoundError:
-        lines = []
-    lines = [line for line in lines if line.strip()]
-    lines.append(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
-    if keep > 0:
-        lines = lines[-keep:]
-    write_atomic(path, "\n".join(lines) + "\n")
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def count_lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b""))
+    except FileNotFoundError:
+        return 0
+
+
+def keep_latest_lines(path: Path, keep: int) -> int:
+    """Rewrites ``path`` atomically with its latest ``keep`` non-empty lines; returns how many remain."""
+    try:
+        lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
+    except FileNotFoundError:
+        return 0
+    lines = lines[-keep:] if keep > 0 else []
+    write_atomic(path, b"".join(line + b"\n" for line in lines))
+    return len(lines)

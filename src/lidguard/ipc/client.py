@@ -1,5 +1,7 @@
 """Talking to the runtime: connect with short retries, auto-start it for start events.
 
+The connection goes through ``transport.py``; a server running as another user is never trusted.
+
 Timings follow the original tool (REFERENCE 3.1): 250 ms connect timeout, retry every 100 ms for
 up to 750 ms; an auto-started runtime gets up to 5 s to answer. Stdlib only (hook hot path).
 """
@@ -7,12 +9,12 @@ up to 750 ms; an auto-started runtime gets up to 5 s to answer. Stdlib only (hoo
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 from .protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, encode_message, failure_response
+from .transport import ClientConnection, UntrustedPeer, default_transport
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,16 +32,14 @@ CONNECT_WINDOW_SECONDS = 0.75
 AUTO_START_WAIT_SECONDS = 5.0
 
 
-def _connect(socket_path: Path, window: float) -> socket.socket | None:
+def _connect(socket_path: Path, window: float) -> ClientConnection | None:
+    transport = default_transport()
     deadline = time.monotonic() + window
     while True:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(CONNECT_TIMEOUT_SECONDS)
         try:
-            sock.connect(str(socket_path))
-            return sock
+            return transport.connect(socket_path, CONNECT_TIMEOUT_SECONDS)
         except OSError:
-            sock.close()
+            pass
         if time.monotonic() >= deadline:
             return None
         time.sleep(CONNECT_RETRY_SECONDS)
@@ -65,21 +65,10 @@ def launch_runtime() -> bool:
     return True
 
 
-def _exchange(sock: socket.socket, request: dict[str, Any], reply_timeout: float | None) -> dict[str, Any]:
-    sock.settimeout(reply_timeout)
-    sock.sendall(encode_message(request))
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if b"\n" in chunk or size > MAX_MESSAGE_BYTES:
-            break
-    line = b"".join(chunks).split(b"\n", 1)[0]
-    return decode_message(line)
+def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeout: float | None) -> dict[str, Any]:
+    connection.verify_server()  # before anything is sent or believed
+    connection.send_all(encode_message(request), reply_timeout)
+    return decode_message(connection.receive_line(MAX_MESSAGE_BYTES, reply_timeout))
 
 
 def send_request(socket_path: Path, request: dict[str, Any], *, auto_start: bool = False,
@@ -95,9 +84,12 @@ def send_request(socket_path: Path, request: dict[str, Any], *, auto_start: bool
     if sock is None:
         return failure_response(RUNTIME_NOT_RUNNING, runtime_unavailable=True)
     try:
-        with sock:
-            return _exchange(sock, request, reply_timeout)
+        return _exchange(sock, request, reply_timeout)
+    except UntrustedPeer as error:
+        return failure_response(str(error))
     except ProtocolError as error:
         return failure_response(f"The runtime sent an unreadable response: {error}")
     except OSError as error:
         return failure_response(f"Lost the connection to the LidGuard runtime: {error}", runtime_unavailable=True)
+    finally:
+        sock.close()

@@ -1,7 +1,10 @@
 """The runtime's files: session-execution.log, suspend-history.log and log/exceptions.log.
 
-Session log and suspend history are JSON lines with PascalCase fields (REFERENCE 3.3, 9.4),
-trimmed to their retention and rewritten atomically. A log write never takes the runtime down.
+Session log and suspend history are JSON lines with PascalCase fields (REFERENCE 3.3, 9.4). An event
+appends one line (O_APPEND, one write, no fsync), so logging stays cheap on the event loop; the file
+is trimmed to its retention (rewritten atomically) only once it holds twice as many lines. Readers
+take the latest entries, so they see the retention whatever the file holds. A log write never raises
+(disk full, a lone surrogate, anything): losing a line must not lose a session.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..fileio import append_json_line_keep_latest, read_json_lines
+from ..fileio import append_line, count_lines, json_line, keep_latest_lines, read_json_lines
 from .sessions import Session, SessionKey
 
 __all__ = [
@@ -35,15 +38,56 @@ def format_utc(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+class RetainedJsonLines:
+    """A JSON-lines file that keeps its latest ``keep`` entries; only this process writes it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lines: int | None = None  # counted once, then tracked
+        self.failures = 0
+
+    def append(self, entry: dict[str, Any], *, keep: int) -> None:
+        try:
+            if self._lines is None:
+                self._lines = count_lines(self.path)
+            append_line(self.path, json_line(entry))
+            self._lines += 1
+            if keep > 0 and self._lines > 2 * keep:
+                self._lines = keep_latest_lines(self.path, keep)
+        except Exception:  # noqa: BLE001 - a log write never raises out of an event
+            self.failures += 1
+            self._lines = None
+
+    def latest(self, keep: int | None) -> list[dict[str, Any]]:
+        entries = read_json_lines(self.path)
+        return entries[-keep:] if keep else entries
+
+
 class SessionLog:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._file = RetainedJsonLines(path)
 
     def append(self, *, event_name: str, command: str, message: str, succeeded: bool = True,
                session: Session | None = None, key: SessionKey | None = None, now: datetime,
                active_session_count: int,
                provider_session_end: bool | None = None, session_end_reason: str | None = None,
                extra: dict[str, Any] | None = None) -> None:
+        try:
+            entry = self._entry(event_name=event_name, command=command, message=message, succeeded=succeeded,
+                                session=session, key=key, now=now, active_session_count=active_session_count,
+                                provider_session_end=provider_session_end, session_end_reason=session_end_reason,
+                                extra=extra)
+        except Exception:  # noqa: BLE001 - a log write never raises out of an event
+            self._file.failures += 1
+            return
+        self._file.append(entry, keep=SESSION_LOG_KEEP)
+
+    @staticmethod
+    def _entry(*, event_name: str, command: str, message: str, succeeded: bool, session: Session | None,
+               key: SessionKey | None, now: datetime, active_session_count: int,
+               provider_session_end: bool | None, session_end_reason: str | None,
+               extra: dict[str, Any] | None) -> dict[str, Any]:
         key = session.key if session else key
         entry: dict[str, Any] = {
             "Timestamp": format_utc(now),
@@ -66,11 +110,10 @@ class SessionLog:
         }
         if extra:
             entry.update(extra)
-        with contextlib.suppress(OSError):
-            append_json_line_keep_latest(self.path, entry, keep=SESSION_LOG_KEEP)
+        return entry
 
     def read(self) -> list[dict[str, Any]]:
-        return read_json_lines(self.path)
+        return self._file.latest(SESSION_LOG_KEEP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,16 +159,23 @@ class SuspendHistoryEntry:
 class SuspendHistory:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._file = RetainedJsonLines(path)
+        self._keep: int | None = None
 
     def append(self, entry: SuspendHistoryEntry, *, keep: int | None) -> None:
         """Records the entry unless recording is off (``keep`` None)."""
         if keep is None:
             return
-        with contextlib.suppress(OSError):
-            append_json_line_keep_latest(self.path, entry.to_json(), keep=keep)
+        self._keep = keep
+        try:
+            line = entry.to_json()
+        except Exception:  # noqa: BLE001 - a log write never raises out of an event
+            self._file.failures += 1
+            return
+        self._file.append(line, keep=keep)
 
     def newest_first(self, count: int | None = None) -> list[dict[str, Any]]:
-        entries = list(reversed(read_json_lines(self.path)))
+        entries = list(reversed(self._file.latest(self._keep)))
         return entries[:count] if count is not None else entries
 
 
@@ -136,6 +186,12 @@ class ExceptionLog:
         self.path = path
 
     def record(self, event: str, error: BaseException) -> None:
+        try:
+            self._write(event, error)
+        except Exception:  # noqa: BLE001 - recording a failure must not cause another
+            pass
+
+    def _write(self, event: str, error: BaseException) -> None:
         lines = [
             "-----",
             f"timestampUtc={format_utc(datetime.now(timezone.utc))}",
@@ -150,6 +206,6 @@ class ExceptionLog:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             try:
-                os.write(fd, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
+                os.write(fd, ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
             finally:
                 os.close(fd)

@@ -1,4 +1,11 @@
-"""Runtime-side request validation (PascalCase wire fields, REFERENCE 3.1). Replies: ``responses.py``."""
+"""Runtime-side request validation (PascalCase wire fields, REFERENCE 3.1). Replies: ``responses.py``.
+
+The runtime never trusts a client: ``check_wire_message`` refuses, with "The request field <Field>
+..." messages, lone UTF-16 surrogates anywhere in a request (they cannot be written to a log or a
+reply as UTF-8), strings longer than ``ipc/limits.py`` allows and process identifiers outside a C
+int. The server runs it before the runtime sees a message; ``parse_request`` runs it again, so the
+runtime is safe whoever calls it.
+"""
 
 from __future__ import annotations
 
@@ -6,33 +13,87 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..ipc.limits import (
+    MAX_PATH_CHARS,
+    MAX_PROCESS_IDENTIFIER,
+    MAX_PROVIDER_NAME_CHARS,
+    MAX_REASON_CHARS,
+    MAX_SESSION_IDENTIFIER_CHARS,
+)
 from ..settings.model import Settings
 from .sessions import AgentProvider, SessionKey, parse_provider
 
-__all__ = ["RequestError", "RuntimeRequest", "parse_request"]
+__all__ = ["RequestError", "RuntimeRequest", "check_wire_message", "parse_request"]
+
+_MAX_CHARS = {
+    "Command": 64,
+    "Provider": MAX_PROVIDER_NAME_CHARS,
+    "ProviderName": MAX_PROVIDER_NAME_CHARS,
+    "SessionIdentifier": MAX_SESSION_IDENTIFIER_CHARS,
+    "SessionEndReason": MAX_REASON_CHARS,
+    "SessionStateReason": MAX_REASON_CHARS,
+    "WorkingDirectory": MAX_PATH_CHARS,
+    "TranscriptPath": MAX_PATH_CHARS,
+}
+_PROCESS_IDENTIFIER_MESSAGE = (f"The request field WatchedProcessIdentifier must be a non-negative integer "
+                               f"of at most {MAX_PROCESS_IDENTIFIER}.")
 
 
 class RequestError(ValueError):
     """A request the runtime answers with a failure (it never dies of one)."""
 
 
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(key) or _has_lone_surrogate(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
+
+
+def _field_name(key: Any) -> str:
+    return str(key)[:64].encode("ascii", "backslashreplace").decode("ascii")
+
+
+def check_wire_message(message: dict[str, Any]) -> None:
+    """Raises ``RequestError`` naming the first field a runtime must not accept (cheap: no pydantic)."""
+    for key, value in message.items():
+        if _has_lone_surrogate(key) or _has_lone_surrogate(value):
+            raise RequestError(f"The request field {_field_name(key)} contains a lone UTF-16 surrogate "
+                               "(not valid Unicode text).")
+        limit = _MAX_CHARS.get(key)
+        if limit is not None and isinstance(value, str) and len(value) > limit:
+            raise RequestError(f"The request field {key} is longer than {limit} characters.")
+    pid = message.get("WatchedProcessIdentifier")
+    if pid is not None and (type(pid) is not int or not 0 <= pid <= MAX_PROCESS_IDENTIFIER):
+        raise RequestError(_PROCESS_IDENTIFIER_MESSAGE)
+
+
 class RuntimeRequest(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    command: str = Field(alias="Command")
-    provider: str | None = Field(None, alias="Provider")
-    provider_name: str = Field("", alias="ProviderName")
-    session_identifier: str = Field("", alias="SessionIdentifier")
+    command: str = Field(alias="Command", max_length=64)
+    provider: str | None = Field(None, alias="Provider", max_length=MAX_PROVIDER_NAME_CHARS)
+    provider_name: str = Field("", alias="ProviderName", max_length=MAX_PROVIDER_NAME_CHARS)
+    session_identifier: str = Field("", alias="SessionIdentifier", max_length=MAX_SESSION_IDENTIFIER_CHARS)
     is_provider_session_end: bool = Field(False, alias="IsProviderSessionEnd")
-    session_end_reason: str = Field("", alias="SessionEndReason")
+    session_end_reason: str = Field("", alias="SessionEndReason", max_length=MAX_REASON_CHARS)
     match_all_sessions: bool = Field(False, alias="MatchAllSessions")
-    watched_process_identifier: int | None = Field(None, alias="WatchedProcessIdentifier", ge=0)
-    session_state_reason: str = Field("", alias="SessionStateReason")
-    working_directory: str = Field("", alias="WorkingDirectory")
-    transcript_path: str = Field("", alias="TranscriptPath")
+    watched_process_identifier: int | None = Field(None, alias="WatchedProcessIdentifier", ge=0,
+                                                   le=MAX_PROCESS_IDENTIFIER)
+    session_state_reason: str = Field("", alias="SessionStateReason", max_length=MAX_REASON_CHARS)
+    working_directory: str = Field("", alias="WorkingDirectory", max_length=MAX_PATH_CHARS)
+    transcript_path: str = Field("", alias="TranscriptPath", max_length=MAX_PATH_CHARS)
     has_settings: bool = Field(False, alias="HasSettings")
     settings: dict[str, Any] | None = Field(None, alias="Settings")
     has_pending_provider_work: bool = Field(False, alias="HasPendingProviderWork")
+    force: bool = Field(False, alias="Force")
 
     @field_validator("provider_name", "session_identifier", "session_end_reason", "session_state_reason",
                      "working_directory", "transcript_path", mode="before")
@@ -61,12 +122,15 @@ class RuntimeRequest(BaseModel):
             return Settings.model_validate(self.settings)
         except ValidationError as error:
             raise RequestError(f"The settings payload is invalid: {error.errors()[0]['msg']}") from error
+        except (ValueError, TypeError, OverflowError) as error:
+            raise RequestError(f"The settings payload is invalid: {error}") from error
 
 
 def parse_request(message: dict[str, Any]) -> RuntimeRequest:
+    check_wire_message(message)
     try:
         return RuntimeRequest.model_validate(message)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or "request"
-        raise RequestError(f"The request field {where} is invalid: {first['msg']}.") from error
+        raise RequestError(f"The request field {_field_name(where)} is invalid: {first['msg']}.") from error
