@@ -1,32 +1,23 @@
 """Process ancestry and liveness for the hook hot path (stdlib only, cheap to import).
 
-This module is the documented exception to "OS code lives under ``platform/``": hooks need the
-ancestry before any backend is loaded, so the ``sys.platform`` checks for it live here and nowhere
-else. It is also the only importer of the compiled ``lidguard._native._proctree`` (besides the loader
-in :mod:`lidguard._native`).
+A small dispatcher: the per-OS stdlib reader comes from :func:`lidguard.platform.ancestry.host_reader`
+(Linux: /proc; macOS and Windows raise ``Unsupported`` with a reason until their readers land), and
+the reader's compiled accelerator, when it has one, from :mod:`lidguard._native` (this module is its
+only importer besides that loader). No OS check lives here.
 
-Two readers return the same values:
-
-* ``read_ancestry_pure`` reads /proc with plain Python file calls;
-* the compiled ``read_chain`` (``native/proctree_linux.pyx``) does the same walk with libc
-  ``open``/``read``/``readlink`` in one call.
-
-``read_ancestry`` uses the compiled one when it loaded (and its ABI matches), else the pure one.
-``LIDGUARD_NO_EXTENSIONS=1`` forces the pure reader.
-
-File formats are described in proc(5): ``/proc/<pid>/stat`` holds ``pid (comm) state ppid ...``
-where comm may itself contain spaces and parentheses, so it is the text between the first ``(`` and
-the last ``)``; ``cmdline`` is argv separated and terminated by NUL bytes; ``exe`` is a symbolic
-link that cannot be read for kernel threads or, without ptrace access, other users' processes.
+``read_ancestry`` uses the compiled reader when it loaded (and its ABI matches), else the pure one;
+``LIDGUARD_NO_EXTENSIONS=1`` forces the pure reader. ``read_ancestry_pure``/``read_process_state``
+take a ``proc_root`` so tests can walk fake /proc trees on any OS.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from types import ModuleType
 
 from lidguard._native import load_native_module, native_statuses
+from lidguard.platform.ancestry import host_reader
+from lidguard.platform.ancestry import linux as _procfs
 from lidguard.platform.errors import Unsupported
 from lidguard.platform.process_info import ProcessInfo
 
@@ -34,23 +25,31 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_PROC_ROOT",
     "NATIVE_ABI_VERSION",
+    "Unsupported",
+    "host_os_reader",
     "is_process_alive",
     "native_active",
     "native_status_reason",
     "read_ancestry",
     "read_ancestry_native",
     "read_ancestry_pure",
+    "read_process_state",
 ]
 
 DEFAULT_MAX_DEPTH = 64
-DEFAULT_PROC_ROOT = "/proc"
-NATIVE_ABI_VERSION = 1
-_NATIVE_MODULE_NAME = "_proctree"
-_PROCFS_PLATFORM = sys.platform.startswith("linux")
-# proc(5): state "Z" is a zombie (exited, not yet reaped by its parent); "X" is dead.
-_EXITED_STATES = frozenset({"Z", "X"})
+DEFAULT_PROC_ROOT = _procfs.DEFAULT_PROC_ROOT
 
-_native: ModuleType | None = load_native_module(_NATIVE_MODULE_NAME, NATIVE_ABI_VERSION)
+_reader = host_reader()
+NATIVE_ABI_VERSION = _reader.NATIVE_ABI_VERSION
+_NATIVE_MODULE_NAME = _reader.NATIVE_MODULE
+_native: ModuleType | None = (
+    load_native_module(_NATIVE_MODULE_NAME, NATIVE_ABI_VERSION) if _NATIVE_MODULE_NAME else None
+)
+
+
+def host_os_reader() -> str:
+    """Which per-OS reader this process uses (``linux``, ``macos``, ``windows``, ``unsupported``)."""
+    return _reader.OS_NAME
 
 
 def native_active() -> bool:
@@ -60,6 +59,8 @@ def native_active() -> bool:
 
 def native_status_reason() -> str:
     """One line for `lidguard doctor`: why the compiled reader is (not) in use."""
+    if _NATIVE_MODULE_NAME is None:
+        return f"no compiled ancestry reader for {_reader.OS_NAME}"
     for status in native_statuses():
         if status.name == _NATIVE_MODULE_NAME:
             return status.reason
@@ -71,7 +72,7 @@ def read_ancestry(pid: int | None = None, *, max_depth: int = DEFAULT_MAX_DEPTH)
     target = os.getpid() if pid is None else pid
     if _native is not None:
         return _chain_to_infos(_native.read_chain(target, max_depth, DEFAULT_PROC_ROOT))
-    return read_ancestry_pure(target, max_depth=max_depth)
+    return _reader.read_ancestry(target, max_depth=max_depth)
 
 
 def read_ancestry_native(
@@ -86,109 +87,23 @@ def read_ancestry_native(
 def read_ancestry_pure(
     pid: int, *, max_depth: int = DEFAULT_MAX_DEPTH, proc_root: str = DEFAULT_PROC_ROOT
 ) -> list[ProcessInfo]:
-    """The pure-Python walk; same stop rules and values as the compiled ``read_chain``.
-
-    Stops after a process whose ppid is 0 (init, kthreadd), at a process that is gone or whose stat
-    is unreadable or malformed, at a pid already seen (only possible in a fake tree) and after
-    ``max_depth`` processes.
-    """
-    if proc_root == DEFAULT_PROC_ROOT and not _PROCFS_PLATFORM:
-        raise Unsupported("process", f"ancestry needs /proc, which {sys.platform} does not provide yet")
-    chain: list[ProcessInfo] = []
-    seen: set[int] = set()
-    current = pid
-    while current > 0 and len(chain) < max_depth and current not in seen:
-        base = f"{proc_root}/{current}"
-        try:
-            stat = _read_bytes(f"{base}/stat")
-        except OSError:
-            break  # gone (ENOENT), exiting (ESRCH) or hidden (EACCES): the chain ends here
-        parsed = _parse_stat(stat)
-        if parsed is None:
-            break
-        name, _state, parent = parsed
-        chain.append(ProcessInfo(current, parent, name, _read_exe(base), _read_cmdline(base)))
-        seen.add(current)
-        current = parent
-    return chain
+    """The OS's pure-Python reader; with another ``proc_root``, the /proc walk over that tree."""
+    if proc_root == DEFAULT_PROC_ROOT:
+        return _reader.read_ancestry(pid, max_depth=max_depth)
+    return _procfs.read_ancestry_procfs(pid, max_depth=max_depth, proc_root=proc_root)
 
 
 def is_process_alive(pid: int) -> bool:
-    """True while ``pid`` runs; a zombie counts as exited (it only waits to be reaped).
-
-    ``kill(pid, 0)`` (kill(2)) checks existence; EPERM means it exists but belongs to someone else.
-    A zombie still answers kill(2), so its state is read from ``/proc/<pid>/stat`` (proc(5)).
-    """
-    if pid <= 0:
-        return False  # kill(0, 0) and kill(-1, 0) address process groups, not a process
-    if not _PROCFS_PLATFORM and os.name == "nt":
-        # On Windows os.kill(pid, 0) calls TerminateProcess: it would kill the process it probes.
-        raise Unsupported("process", "liveness checks on Windows need the Windows backend")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by another user
-    if not _PROCFS_PLATFORM:
-        return True
-    state = read_process_state(pid)
-    return state is None or state not in _EXITED_STATES
+    """True while ``pid`` runs; a zombie counts as exited where the OS can tell."""
+    return _reader.is_process_alive(pid)
 
 
 def read_process_state(pid: int, *, proc_root: str = DEFAULT_PROC_ROOT) -> str | None:
-    """The one-letter state from ``<proc_root>/<pid>/stat`` (R, S, D, Z, ...), None if unreadable."""
-    try:
-        parsed = _parse_stat(_read_bytes(f"{proc_root}/{pid}/stat"))
-    except OSError:
-        return None
-    return None if parsed is None else parsed[1]
+    """The one-letter state (R, S, D, Z, ...), None when unknown or unreadable."""
+    if proc_root == DEFAULT_PROC_ROOT:
+        return _reader.read_process_state(pid)
+    return _procfs.read_process_state(pid, proc_root=proc_root)
 
 
 def _chain_to_infos(chain: list[tuple[int, int, str, str, tuple[str, ...]]]) -> list[ProcessInfo]:
     return [ProcessInfo(pid, ppid, name, exe, cmdline) for pid, ppid, name, exe, cmdline in chain]
-
-
-def _decode(raw: bytes) -> str:
-    # Same as os.fsdecode on a UTF-8 system, and what the compiled reader does on every system.
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb", buffering=0) as file:
-        return file.readall()
-
-
-def _parse_stat(stat: bytes) -> tuple[str, str, int] | None:
-    """(comm, state, ppid) from a stat line, or None when it is malformed."""
-    first_open = stat.find(b"(")
-    last_close = stat.rfind(b")")
-    if first_open < 0 or last_close <= first_open:
-        return None
-    fields = stat[last_close + 1 :].split(None, 2)
-    if len(fields) < 2 or not fields[1][:1].isdigit():
-        return None
-    digits = fields[1]
-    end = 0
-    while end < len(digits) and digits[end : end + 1].isdigit():
-        end += 1
-    return _decode(stat[first_open + 1 : last_close]), _decode(fields[0]), int(digits[:end])
-
-
-def _read_exe(base: str) -> str:
-    try:
-        return _decode(os.readlink(os.fsencode(f"{base}/exe")))
-    except OSError:
-        return ""  # kernel thread, zombie, other user's process, or not a link in a fake tree
-
-
-def _read_cmdline(base: str) -> tuple[str, ...]:
-    try:
-        raw = _read_bytes(f"{base}/cmdline")
-    except OSError:
-        return ()
-    if not raw:
-        return ()
-    if raw.endswith(b"\0"):
-        raw = raw[:-1]  # the terminator of the last argument, not an empty argument
-    return tuple(_decode(argument) for argument in raw.split(b"\0"))

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 
 __all__ = [
     "FALSE_WORDS",
+    "RequiredExtensionError",
     "TRUE_WORDS",
     "SwitchError",
     "allow_systemctl_in_tests",
@@ -50,6 +51,24 @@ FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
 class SwitchError(ValueError):
     """A ``LIDGUARD_*`` variable holds a value that is neither on nor off."""
+
+
+class RequiredExtensionError(ImportError):
+    """``LIDGUARD_REQUIRE_EXTENSIONS`` is on and a compiled module is missing or stale (one-line message).
+
+    Raised by :func:`lidguard._native.load_native_module`; defined here so the CLI can catch it
+    without importing ``_native`` (OS code placement rule).
+    """
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(
+            f"LIDGUARD_REQUIRE_EXTENSIONS is on but the compiled module lidguard._native.{name} cannot be used: "
+            f"{reason}. Rebuild it (python3 setup.py build_ext --inplace, or reinstall lidguard) or unset "
+            "LIDGUARD_REQUIRE_EXTENSIONS.",
+            name=f"lidguard._native.{name}",
+        )
+        self.module = name
+        self.reason = reason
 
 
 def parse_switch(name: str, value: str | None) -> bool:

@@ -115,6 +115,7 @@ def test_a_required_missing_module_names_it_and_says_why(monkeypatch):
     assert "lidguard._native._no_such_module" in message and "not built or not importable" in message
     assert "LIDGUARD_REQUIRE_EXTENSIONS" in message and "\n" not in message
     assert isinstance(raised.value, ImportError)
+    assert _native.RequiredExtensionError is switches.RequiredExtensionError, "catchable without _native"
 
 
 def test_a_required_stale_module_names_it_and_says_why(monkeypatch):

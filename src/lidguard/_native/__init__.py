@@ -14,6 +14,7 @@ import importlib
 from types import ModuleType
 
 from .. import switches
+from ..switches import RequiredExtensionError  # defined there so the CLI can catch it without _native
 
 __all__ = [
     "NativeStatus",
@@ -37,20 +38,6 @@ class NativeStatus:
 
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "active": self.active, "reason": self.reason}
-
-
-class RequiredExtensionError(ImportError):
-    """``LIDGUARD_REQUIRE_EXTENSIONS`` is on and a compiled module is missing or stale (one-line message)."""
-
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(
-            f"LIDGUARD_REQUIRE_EXTENSIONS is on but the compiled module lidguard._native.{name} cannot be used: "
-            f"{reason}. Rebuild it (python3 setup.py build_ext --inplace, or reinstall lidguard) or unset "
-            "LIDGUARD_REQUIRE_EXTENSIONS.",
-            name=f"lidguard._native.{name}",
-        )
-        self.module = name
-        self.reason = reason
 
 
 def extensions_disabled() -> bool:

@@ -20,7 +20,6 @@ fallbacks. :func:`binding_status` says which, for ``lidguard doctor``.
 from __future__ import annotations
 
 import errno
-import fcntl
 import functools
 import importlib
 import os
@@ -336,6 +335,8 @@ class LogindConnection:
         """sd_bus_message_read_basic(3): the fd belongs to the message and closes with it, so it is
         duplicated with F_DUPFD_CLOEXEC first - close-on-exec from the start, so a child spawned
         later cannot inherit it and keep the inhibitor alive (fcntl(2))."""
+        import fcntl  # Unix-only: imported here so every module of the package imports on every OS
+
         pointer = self._ffi.new("int *")
         self._check(self._lib.sd_bus_message_read_basic(reply, b"h", pointer), "read unix fd")
         return fcntl.fcntl(pointer[0], fcntl.F_DUPFD_CLOEXEC, 3)
