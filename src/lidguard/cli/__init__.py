@@ -21,12 +21,6 @@ def print_version() -> int:
     return 0
 
 
-def _readable_import_error(error: ImportError) -> str | None:
-    """LIDGUARD_REQUIRE_EXTENSIONS=1 with a missing or stale compiled module: its own message."""
-    message = str(error)
-    return message if message.startswith("lidguard native module") else None
-
-
 def _dispatch(arguments: list[str]) -> int:
     from .output import CliError, escape_control
 
@@ -46,12 +40,21 @@ def _dispatch(arguments: list[str]) -> int:
     except CliError as error:
         sys.stderr.write(f"lidguard: {escape_control(str(error))}\n")
         return 1
-    except ImportError as error:
-        readable = _readable_import_error(error)
-        if readable is None:
+    except (ImportError, ValueError) as error:
+        if not _is_readable(error):
             raise
-        sys.stderr.write(f"lidguard: {escape_control(readable)}\n")
+        sys.stderr.write(f"lidguard: {escape_control(str(error))}\n")
         return 1
+
+
+def _is_readable(error: Exception) -> bool:
+    """Errors whose message is one readable line for the user: a required compiled module that cannot
+    be used (LIDGUARD_REQUIRE_EXTENSIONS), a bad LIDGUARD_* switch, an unsafe runtime folder."""
+    from .._native import RequiredExtensionError
+    from ..platform.paths import RuntimeDirError
+    from ..switches import SwitchError
+
+    return isinstance(error, (RequiredExtensionError, SwitchError, RuntimeDirError))
 
 
 def _silence_stdout() -> None:

@@ -21,6 +21,7 @@ from ..ipc.limits import (
     MAX_REASON_CHARS,
     MAX_SESSION_IDENTIFIER_CHARS,
 )
+from ..providers import PROVIDER_CHOICES_TEXT, AgentProvider, agent_process_word, parse_provider, provider_display
 from .output import CliError, escape_control, response_block
 
 __all__ = ["COMMANDS", "COMMAND_HELP", "OPTION_HELP", "options_of", "run_fast", "safe_text"]
@@ -130,29 +131,17 @@ def _bounded(text: str, limit: int, what: str) -> str:
 
 
 # -- session fields --------------------------------------------------------------------------------
-def _providers() -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module("lidguard.providers")
-    except ImportError:  # before the providers module lands: the same names from runtime/sessions.py
-        return importlib.import_module("lidguard.runtime.sessions")
-
-
-_CHOICES = "codex, claude, copilot, opencode, custom, mcp, or unknown"
-
-
-def _provider(values: dict[str, Any], providers: Any) -> Any:
+def _provider(values: dict[str, Any]) -> AgentProvider:
     text = str(values.get("provider") or "").strip()
     if not text:
-        raise CliError(f"A provider is required. Use {_CHOICES}.")
-    provider = providers.parse_provider(text)
+        raise CliError(f"A provider is required. Use {PROVIDER_CHOICES_TEXT}.")
+    provider = parse_provider(text)
     if provider is None:
-        raise CliError(f"Unknown provider: {_shown(text)}. Use {_CHOICES}.")
+        raise CliError(f"Unknown provider: {_shown(text)}. Use {PROVIDER_CHOICES_TEXT}.")
     return provider
 
 
-def _watched_process(values: dict[str, Any], provider: Any) -> int:
+def _watched_process(values: dict[str, Any], provider: AgentProvider) -> int:
     text = str(values.get("parent_pid") or "").strip()
     if not text:
         return 0
@@ -164,10 +153,7 @@ def _watched_process(values: dict[str, Any], provider: Any) -> int:
     return int(text)
 
 
-_ANCESTRY_WORDS = {"Claude": "claude", "Codex": "codex", "GitHubCopilot": "copilot", "OpenCode": "opencode"}
-
-
-def _agent_from_own_ancestry(provider: Any) -> int:
+def _agent_from_own_ancestry(provider: AgentProvider) -> int:
     """The provider's agent process above this command (0 = none found); never the working directory."""
     from .. import proctree
     from ..hooks.agent_process import resolve_agent_process
@@ -177,7 +163,7 @@ def _agent_from_own_ancestry(provider: Any) -> int:
         chain = proctree.read_ancestry()
     except (Unsupported, OSError) as error:
         raise CliError(f"The process ancestry cannot be read: {error}") from error
-    agent = resolve_agent_process(chain, _ANCESTRY_WORDS.get(str(provider.value), "unknown"))
+    agent = resolve_agent_process(chain, agent_process_word(provider))
     return agent.pid if agent is not None else 0
 
 
@@ -204,16 +190,14 @@ def _fallback_session(display: str, folder: str) -> str:
 
 
 def _session_fields(values: dict[str, Any]) -> dict[str, Any]:
-    providers = _providers()
-    provider = _provider(values, providers)
+    provider = _provider(values)
     name = _bounded(safe_text(str(values.get("provider_name") or "").strip()), MAX_PROVIDER_NAME_CHARS,
                     "provider name")
-    is_mcp = provider.value == "Mcp"
-    if is_mcp and not name:
+    if provider is AgentProvider.MCP and not name:
         raise CliError("The --provider-name option is required when --provider mcp is used.")
     watched = _watched_process(values, provider)
     folder = _working_directory(values)
-    display = f"Mcp:{name}" if is_mcp else str(provider.value)
+    display = provider_display(provider, name)
     session = safe_text(str(values.get("session") or "").strip())
     session = _bounded(session, MAX_SESSION_IDENTIFIER_CHARS, "session identifier") or _fallback_session(
         display, folder)
@@ -309,7 +293,7 @@ def _remove_session(session: _Session, values: dict[str, Any]) -> int:
             raise CliError("A session identifier is required.")
         fields = {"SessionIdentifier": _bounded(identifier, MAX_SESSION_IDENTIFIER_CHARS, "session identifier")}
         if values.get("provider"):
-            fields["Provider"] = _provider(values, _providers()).value
+            fields["Provider"] = _provider(values).value
             fields["ProviderName"] = _bounded(safe_text(str(values.get("provider_name") or "").strip()),
                                               MAX_PROVIDER_NAME_CHARS, "provider name")
     response = session.request("remove-session", **fields)

@@ -7,6 +7,8 @@ import sys
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
+from ..providers import provider_display
+
 __all__ = [
     "CliError",
     "escape_control",
@@ -50,12 +52,6 @@ def format_local(value: str | None) -> str:
     return moment.astimezone().isoformat(timespec="seconds")
 
 
-def _provider_display(session: dict[str, Any]) -> str:
-    provider = session.get("Provider", "")
-    name = session.get("ProviderName") or ""
-    return f"Mcp:{name}" if provider == "Mcp" else provider
-
-
 def session_line(session: dict[str, Any]) -> str:
     soft_lock = "None"
     if session.get("SoftLockState") == "SoftLocked":
@@ -65,7 +61,8 @@ def session_line(session: dict[str, Any]) -> str:
         if session.get("SoftLockedAt"):
             soft_lock += f"@{format_local(session['SoftLockedAt'])}"
     process = session.get("WatchedProcessIdentifier") or "none"
-    return (f"- {_provider_display(session)}:{session.get('SessionIdentifier', '')} process={process} "
+    display = provider_display(str(session.get("Provider", "")), session.get("ProviderName"))
+    return (f"- {display}:{session.get('SessionIdentifier', '')} process={process} "
             f"softLock={soft_lock} cwd=\"{session.get('WorkingDirectory', '')}\" "
             f"started={format_local(session.get('StartedAt'))} "
             f"lastActivity={format_local(session.get('LastActivityAt'))}")
