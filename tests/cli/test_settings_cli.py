@@ -38,7 +38,7 @@ def test_missing_keys_in_an_existing_file_use_the_class_defaults():
     assert settings.suspend_mode.value == "Hibernate"
 
 
-def test_stored_values_are_normalized_not_rejected():
+def test_stored_values_are_normalized_not_rejected():  # the full rules: tests/settings
     settings = Settings.model_validate({
         "EmergencyHibernationTemperatureCelsius": 200, "PostStopSuspendDelaySeconds": -5,
         "EmergencyHibernationTemperatureMode": "weird", "PostStopSuspendSoundVolumeOverridePercent": 150,
@@ -82,27 +82,37 @@ def test_corrupt_settings_file_is_a_clear_error_and_is_not_overwritten(lidguard)
     path.write_text("{ this is not json")
     with pytest.raises(SettingsFileError, match=str(path)):
         load_settings(path)
-    for args in (["settings", "--suspend-mode", "hibernate"], ["start", "--provider", "claude", "--session", "x"],
-                 ["status"]):
+    for args in (["settings", "--suspend-mode", "hibernate"], ["remove-pre-suspend-webhook"]):
         result = lidguard.run(*args)
         assert result.returncode == 1, args
         assert len(result.stderr.strip().splitlines()) == 1
         assert str(path) in result.stderr
+    interactive = lidguard.run("settings", input_text="\n" * 20)
+    assert interactive.returncode == 1 and str(path) in interactive.stderr
+    # How start/status carry on is tested with the hook path (tests/cli/test_hook_path.py); here: no
+    # reader ever rewrites the file.
+    for args in (["start", "--provider", "claude", "--session", "x"], ["status"], ["doctor"]):
+        lidguard.run(*args)
     assert path.read_text() == "{ this is not json"
-    assert not lidguard.runtime_pids()
     reset = lidguard.run("settings", "--reset", "true", check=True)
     assert "Settings file:" in reset.stdout
     assert json.loads(path.read_text())["ChangeLidAction"] is True
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--session-timeout-minutes", "0"], "The session-timeout-minutes option must be off or an integer of at least 1."),
+    (["--session-timeout-minutes", "0"],
+     "The session-timeout-minutes option must be off or an integer from 1 to 10080."),
+    (["--session-timeout-minutes", "9999999999"],
+     "The session-timeout-minutes option must be off or an integer from 1 to 10080."),
     (["--server-runtime-cleanup-delay-minutes", "x"],
-     "The server-runtime-cleanup-delay-minutes option must be off or an integer of at least 1."),
+     "The server-runtime-cleanup-delay-minutes option must be off or an integer from 1 to 10080."),
+    (["--suspend-history-count", "1001"], "The suspend-history-count option must be off or an integer from 1 to 1000."),
+    (["--closed-lid-stop-follow-up-delay-seconds", "3601"],
+     "The closed-lid-stop-follow-up-delay-seconds option must be an integer from 0 to 3600."),
     (["--emergency-hibernation-temperature-celsius", "69"],
      "The emergency-hibernation-temperature-celsius option must be an integer from 70 to 110."),
     (["--post-stop-suspend-delay-seconds", "-1"],
-     "The post-stop-suspend-delay-seconds option must be an integer of at least 0."),
+     "The post-stop-suspend-delay-seconds option must be an integer from 0 to 3600."),
     (["--post-stop-suspend-sound-volume-override-percent", "101"],
      "The post-stop-suspend-sound-volume-override-percent option must be off or an integer from 1 to 100."),
     (["--prevent-system-sleep", "maybe"], "The prevent-system-sleep option must be true or false."),
@@ -167,11 +177,13 @@ def test_remove_webhook_commands(lidguard):
 
 
 def test_interactive_mode_keeps_on_enter_validates_and_reports_eof(lidguard):
-    answers = "\n".join(["false", "", "", "", "maybe", "25"]) + "\n" + "\n" * 20
+    answers = "\n".join(["false", "", "", "", "maybe", "99999", "25"]) + "\n" + "\n" * 20
     result = lidguard.run("settings", input_text=answers, check=True)
     assert "Prevent system sleep (stored: true, default: true, press Enter to keep stored): " in result.stdout
     assert "Session timeout minutes (stored: 12" in result.stdout
-    assert "must be off or an integer of at least 1" in result.stdout
+    assert "Session timeout minutes (stored: 12, default: 12, off|1-10080, press Enter to keep stored): " \
+        in result.stdout
+    assert "The session-timeout-minutes option must be off or an integer from 1 to 10080." in result.stdout
     assert "To remove the pre-suspend webhook run: lidguard remove-pre-suspend-webhook" in result.stdout
     stored = json.loads((lidguard.data_dir / "settings.json").read_text())
     assert stored["PowerRequest"]["PreventSystemSleep"] is False
@@ -212,3 +224,70 @@ def test_read_commands_take_json(lidguard):
     assert "No suspend history entries recorded." in lidguard.run("suspend-history", check=True).stdout
     doctor = lidguard.json("doctor")
     assert doctor["platform"] == "fake" and "paths" in doctor and doctor["nativeModules"]
+
+
+def test_a_rejected_number_changes_nothing_and_sessions_keep_working(lidguard):
+    lidguard.run("settings", "--session-timeout-minutes", "30", check=True)
+    path = lidguard.data_dir / "settings.json"
+    before = path.read_text()
+    rejected = lidguard.run("settings", "--session-timeout-minutes", "9999999999", "--suspend-mode", "hibernate")
+    assert rejected.returncode == 1
+    assert path.read_text() == before
+    lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
+    lidguard.run("stop", "--provider", "claude", "--session", "s1", check=True)
+
+
+def test_hand_edited_huge_numbers_are_clamped_and_named(lidguard):
+    path = lidguard.data_dir / "settings.json"
+    path.parent.mkdir(parents=True)
+    data = {"SessionTimeoutMinutes": 9999999999, "ServerRuntimeCleanupDelayMinutes": 10**20,
+            "PostStopSuspendDelaySeconds": 10**12, "SuspendHistoryEntryCount": 0, "SuspendMode": "nap"}
+    path.write_text(json.dumps(data))
+    lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
+    lidguard.run("stop", "--provider", "claude", "--session", "s1", check=True)
+    settings = lidguard.json("status")["settings"]
+    assert settings["sessionTimeoutMinutes"] == 10080
+    assert settings["serverRuntimeCleanupDelayMinutes"] == 10080
+    assert settings["postStopSuspendDelaySeconds"] == 3600
+    assert settings["suspendHistoryEntryCount"] == 1
+    assert json.loads(path.read_text()) == data  # readers never rewrite the file
+    doctor = lidguard.run("doctor", check=True).stdout
+    problems = [
+        "SuspendMode: stored value \"nap\" is not one of Sleep, Hibernate; using Sleep.",
+        "PostStopSuspendDelaySeconds: stored value 1000000000000 is out of range (0-3600); using 3600.",
+        "SuspendHistoryEntryCount: stored value 0 is out of range (1-1000); using 1.",
+        "SessionTimeoutMinutes: stored value 9999999999 is out of range (1-10080); using 10080.",
+        "ServerRuntimeCleanupDelayMinutes: stored value 100000000000000000000 is out of range (1-10080); "
+        "using 10080.",
+    ]
+    for problem in problems:
+        assert f"  {problem}" in doctor, doctor
+    assert lidguard.json("doctor")["settings"]["problems"] == problems
+    shown = lidguard.run("settings", "--suspend-mode", "hibernate", check=True).stdout
+    for problem in problems[1:]:
+        assert f"  {problem}" in shown, shown
+    stored = json.loads(path.read_text())  # an explicit change saves the values in use
+    assert stored["SessionTimeoutMinutes"] == 10080 and stored["SuspendMode"] == "Hibernate"
+    assert "Stored values" not in lidguard.run("settings", "--suspend-mode", "sleep", check=True).stdout
+
+
+def test_interactive_settings_show_stored_problems_first(lidguard):
+    path = lidguard.data_dir / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"SessionTimeoutMinutes": 0}))
+    result = lidguard.run("settings", input_text="\n" * 20, check=True)
+    assert result.stdout.index("SessionTimeoutMinutes: stored value 0 is out of range (1-10080); using 1.") < \
+        result.stdout.index("Prevent system sleep (stored:")
+    assert "Session timeout minutes (stored: 1," in result.stdout
+
+
+def test_doctor_reports_a_corrupt_settings_file_and_carries_on(lidguard):
+    path = lidguard.data_dir / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{ corrupt")
+    result = lidguard.run("doctor", check=True)
+    assert f"The settings file {path} is not valid JSON" in result.stdout
+    assert "Capabilities:" in result.stdout and "Paths:" in result.stdout
+    report = lidguard.json("doctor")["settings"]
+    assert report["file"] == str(path) and report["exists"] and str(path) in report["error"]
+    assert path.read_text() == "{ corrupt"

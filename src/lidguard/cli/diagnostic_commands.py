@@ -6,8 +6,16 @@ import argparse
 import time
 from typing import Any
 
-from ..platform.api import LidState, TemperatureMode, Unsupported, aggregate_temperature, count_visible_displays
+from ..platform.api import (
+    PERMISSION_SUBCOMMANDS,
+    LidState,
+    TemperatureMode,
+    Unsupported,
+    aggregate_temperature,
+    count_visible_displays,
+)
 from ..settings import SettingsFileError, load_settings
+from ..settings.model import SUSPEND_HISTORY_COUNT_MAX
 from .context import CliContext
 from .output import CliError, format_local, print_json
 
@@ -87,8 +95,6 @@ def _suspend_history(context: CliContext, args: argparse.Namespace) -> int:
         raise CliError(str(error)) from error
     retention = stored.suspend_history_entry_count if stored else 10
     count = args.count if args.count is not None else (retention or 10)
-    if count < 1:
-        raise CliError("The count option must be an integer of at least 1.")
     entries = SuspendHistory(context.paths.suspend_history_file).newest_first(count)
     if args.json:
         print_json({"suspendHistoryFile": str(context.paths.suspend_history_file), "entries": entries})
@@ -129,22 +135,34 @@ def _doctor(context: CliContext, args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be an integer of at least 1")
-    return value
+_COUNT_MESSAGE = f"must be an integer from 1 to {SUSPEND_HISTORY_COUNT_MAX}"
 
 
-def _linux_permission(context: CliContext, args: argparse.Namespace) -> int:
+def _history_count(text: str) -> int:
+    """1 to the largest retention: the history file never holds more entries than that."""
+    value = text.strip()
+    if not (value.isascii() and value.isdigit() and len(value) <= 10 and 1 <= int(value) <= SUSPEND_HISTORY_COUNT_MAX):
+        raise argparse.ArgumentTypeError(_COUNT_MESSAGE)
+    return int(value)
+
+
+# One line each for `lidguard linux-permission --help` / `lidguard help linux-permission`.
+_PERMISSION_HELP = {
+    "status": "Show the polkit rule, the systemd tools and logind's CanSuspend/CanHibernate (changes nothing).",
+    "check": "Take and release one inhibitor and ask logind (never suspends); exit 1 if anything fails.",
+    "install": "Install the polkit rule that lets this user suspend and inhibit without a password (sudo).",
+    "remove": "Remove the polkit rule lidguard installed (never a file it does not manage).",
+}
+
+
+def _permission(context: CliContext, args: argparse.Namespace) -> int:
+    """Through the platform's permission capability (the CLI never imports an OS package)."""
     import sys
 
-    from ..platform.linux.permission import run_linux_permission
-
-    return run_linux_permission(args.subcommand, out=sys.stdout, err=sys.stderr)
+    try:
+        return context.platform.permission.run(args.subcommand, out=sys.stdout, err=sys.stderr)
+    except Unsupported as error:
+        raise CliError(f"The permission command is unavailable: {error}") from error
 
 
 def add_diagnostic_commands(subparsers: Any) -> None:
@@ -164,10 +182,17 @@ def add_diagnostic_commands(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=_current_temperature)
     parser = subparsers.add_parser("suspend-history", help="Show recent suspend attempts, newest first.")
-    parser.add_argument("--count", type=_positive_int, help="how many entries (default: the retention)")
+    parser.add_argument("--count", type=_history_count, metavar=f"1-{SUSPEND_HISTORY_COUNT_MAX}",
+                        help="how many entries (default: the retention)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=_suspend_history)
     if host_os_name() == "linux":
-        parser = subparsers.add_parser("linux-permission", help="Check or install the polkit rule for logind actions.")
-        parser.add_argument("subcommand", choices=("status", "check", "install", "remove"))
-        parser.set_defaults(handler=_linux_permission, skip_recovery=False)
+        parser = subparsers.add_parser(
+            "linux-permission", help="Check or install the polkit rule for logind actions.",
+            description="Manage the polkit rule that allows this user's lidguard runtime to hold sleep/lid "
+                        "inhibitors and to suspend or hibernate through systemd-logind.")
+        commands = parser.add_subparsers(dest="subcommand", metavar="|".join(PERMISSION_SUBCOMMANDS),
+                                         title="subcommands", required=True)
+        for name in PERMISSION_SUBCOMMANDS:
+            commands.add_parser(name, help=_PERMISSION_HELP[name], description=_PERMISSION_HELP[name])
+        parser.set_defaults(handler=_permission, skip_recovery=False)

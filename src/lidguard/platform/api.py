@@ -12,13 +12,17 @@ Capabilities (one module of the same name per OS folder):
     thermal   thermal-zone temperatures (ThermalReader)
     process   ancestry and exit watching (ProcessWatcher)
     sound     post-stop sound playback and the volume override (SoundPlayer)
+    permission  the OS permission that lets logind/power calls work without a prompt (PermissionManager)
+
+Platform extras (``describe_power_source``, ``native_module_statuses``) are declared here too, so
+the CLI and ``doctor`` never probe a backend with ``getattr`` nor import an OS package.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, TextIO, runtime_checkable
 
 from .errors import Unsupported
 from .process_info import ProcessInfo
@@ -31,7 +35,11 @@ __all__ = [
     "LidPolicy",
     "LidState",
     "LidStateReader",
+    "NativeModuleStatus",
+    "PERMISSION_SUBCOMMANDS",
+    "PermissionManager",
     "Platform",
+    "PowerSource",
     "PowerHandle",
     "PowerRequests",
     "ProcessInfo",
@@ -47,7 +55,8 @@ __all__ = [
     "aggregate_temperature",
 ]
 
-CAPABILITIES = ("power", "lid_policy", "lid", "display", "suspend", "thermal", "process", "sound")
+CAPABILITIES = ("power", "lid_policy", "lid", "display", "suspend", "thermal", "process", "sound", "permission")
+PERMISSION_SUBCOMMANDS = ("status", "check", "install", "remove")
 
 
 class LidState(enum.StrEnum):
@@ -96,6 +105,39 @@ class DisplayConnector:
 class SuspendResult:
     succeeded: bool
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class PowerSource:
+    """Where the machine draws power from; None where the OS cannot tell that part."""
+
+    on_ac: bool | None
+    battery_percent: int | None = None
+    battery_status: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"onAc": self.on_ac, "batteryPercent": self.battery_percent, "batteryStatus": self.battery_status}
+
+    def describe(self) -> str:
+        """``AC, battery 80%, Charging``; ``unknown`` when AC presence is unknown."""
+        parts = ["AC" if self.on_ac else "battery" if self.on_ac is False else "unknown"]
+        if self.battery_percent is not None:
+            parts.append(f"battery {self.battery_percent}%")
+        if self.battery_status:
+            parts.append(self.battery_status)
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class NativeModuleStatus:
+    """One compiled module a backend can use: active, or the pure-Python fallback and why."""
+
+    name: str
+    active: bool
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "active": self.active, "reason": self.reason}
 
 
 class PowerHandle(Protocol):
@@ -162,6 +204,17 @@ class SoundPlayer(Protocol):
         ...
 
 
+@runtime_checkable
+class PermissionManager(Protocol):
+    """The OS permission lidguard needs for sleep/lid/suspend calls without a password prompt
+    (Linux: a polkit rule). Subcommands are ``PERMISSION_SUBCOMMANDS``; ``run`` prints to ``out``/``err``
+    and returns the exit code; ``describe`` is one line for ``doctor`` and never asks for a password."""
+
+    def run(self, subcommand: str, *, out: TextIO, err: TextIO) -> int: ...
+
+    def describe(self) -> str: ...
+
+
 class Platform(Protocol):
     """One OS backend: a name plus one object per capability (read-only members, so plain
     attributes of any narrower type satisfy it)."""
@@ -184,9 +237,20 @@ class Platform(Protocol):
     def process(self) -> ProcessWatcher: ...
     @property
     def sound(self) -> SoundPlayer: ...
+    @property
+    def permission(self) -> PermissionManager: ...
 
     def describe_capabilities(self) -> dict[str, str]:
-        """capability -> "available (...)" or "unsupported: reason", for `lidguard doctor`."""
+        """capability -> "available (...)", "unavailable: reason" (could work, does not now) or
+        "unsupported: reason" (this backend cannot), for `lidguard doctor`."""
+        ...
+
+    def describe_power_source(self) -> PowerSource:
+        """AC/battery now; raises ``Unsupported`` when the OS cannot tell (``OSError`` on a read failure)."""
+        ...
+
+    def native_module_statuses(self) -> list[NativeModuleStatus]:
+        """The backend's compiled modules (empty when it has none)."""
         ...
 
     def close(self) -> None: ...

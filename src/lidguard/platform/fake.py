@@ -5,10 +5,12 @@ Across processes the simulated machine is the JSON file named by ``LIDGUARD_FAKE
 every question) and every action is appended as one JSON line to ``LIDGUARD_FAKE_ACTIONS``::
 
     {"lid": "open"|"closed"|"unknown", "displays": [{"name": "eDP-1", "internal": true}],
-     "temperaturesCelsius": [45.0], "suspendSucceeds": true, "hibernateSucceeds": true}
+     "temperaturesCelsius": [45.0], "suspendSucceeds": true, "hibernateSucceeds": true,
+     "powerSource": {"onAc": true, "batteryPercent": 80, "batteryStatus": "Charging"}}
 
 Every key is optional; no file means all defaults (lid open, one internal display, no temperature,
-suspend and hibernate succeed).
+suspend and hibernate succeed, no power source: ``describe_power_source`` raises ``Unsupported``).
+The fake permission manager changes nothing: each subcommand is recorded as ``permission-<name>``.
 """
 
 from __future__ import annotations
@@ -19,17 +21,21 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .api import (
     CAPABILITIES,
+    PERMISSION_SUBCOMMANDS,
     DisplayConnector,
     LidActionSnapshot,
     LidState,
+    NativeModuleStatus,
+    PowerSource,
     ProcessInfo,
     ProtectionRequest,
     SuspendMode,
     SuspendResult,
+    Unsupported,
 )
 
 FAKE_SCHEME_IDENTIFIER = "00000000-0000-4000-8000-00000000fa4e"
@@ -45,6 +51,7 @@ class FakeMachine:
     hibernate_succeeds: bool = True
     lid_ac_action: int = 1
     lid_dc_action: int = 1
+    power_source: PowerSource | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FakeMachine:
@@ -59,6 +66,10 @@ class FakeMachine:
         machine.temperatures_celsius = [float(value) for value in data.get("temperaturesCelsius", [])]
         machine.suspend_succeeds = bool(data.get("suspendSucceeds", True))
         machine.hibernate_succeeds = bool(data.get("hibernateSucceeds", True))
+        source = data.get("powerSource")
+        if isinstance(source, dict):
+            machine.power_source = PowerSource(source.get("onAc"), source.get("batteryPercent"),
+                                               source.get("batteryStatus"))
         return machine
 
 
@@ -122,6 +133,7 @@ class FakePlatform:
         self.thermal = self
         self.process = _FakeProcess()
         self.sound = self
+        self.permission = _FakePermission(self)
 
     @classmethod
     def from_environment(cls) -> FakePlatform:
@@ -175,8 +187,33 @@ class FakePlatform:
     def describe_capabilities(self) -> dict[str, str]:
         return {capability: "available (fake platform)" for capability in CAPABILITIES}
 
+    def describe_power_source(self) -> PowerSource:
+        source = self.machine.power_source
+        if source is None:
+            raise Unsupported("power_source", "the simulated machine has no powerSource")
+        return source
+
+    def native_module_statuses(self) -> list[NativeModuleStatus]:
+        return []
+
     def close(self) -> None:
         return None
+
+
+class _FakePermission:
+    def __init__(self, platform: FakePlatform) -> None:
+        self._platform = platform
+
+    def run(self, subcommand: str, *, out: TextIO, err: TextIO) -> int:
+        if subcommand not in PERMISSION_SUBCOMMANDS:
+            print(f"Usage: lidguard <os>-permission {'|'.join(PERMISSION_SUBCOMMANDS)}", file=err)
+            return 2
+        self._platform.record(f"permission-{subcommand}")
+        print(f"Fake platform: permission {subcommand} changes nothing.", file=out)
+        return 0
+
+    def describe(self) -> str:
+        return "available (fake platform)"
 
 
 class _FakeSuspender:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TextIO
+
 from .api import (
     DisplayConnector,
     LidActionSnapshot,
     LidState,
+    NativeModuleStatus,
     PowerHandle,
+    PowerSource,
     ProcessInfo,
     ProtectionRequest,
     SuspendMode,
@@ -85,6 +89,14 @@ class _Sound(_UnsupportedCapability):
         raise self._fail()
 
 
+class _Permission(_UnsupportedCapability):
+    def run(self, subcommand: str, *, out: TextIO, err: TextIO) -> int:
+        raise self._fail()
+
+    def describe(self) -> str:
+        return f"unsupported: {self._reason}"
+
+
 class UnsupportedPlatform:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -98,11 +110,18 @@ class UnsupportedPlatform:
         self.thermal = _Thermal("thermal", reason)
         self.process = _Process("process", reason)
         self.sound = _Sound("sound", reason)
+        self.permission = _Permission("permission", reason)
 
     def describe_capabilities(self) -> dict[str, str]:
         from .api import CAPABILITIES
 
         return {capability: f"unsupported: {self._reason}" for capability in CAPABILITIES}
+
+    def describe_power_source(self) -> PowerSource:
+        raise Unsupported("power_source", self._reason)
+
+    def native_module_statuses(self) -> list[NativeModuleStatus]:
+        return []
 
     def close(self) -> None:
         return None

@@ -1,15 +1,15 @@
 """The Linux backend: systemd-logind over D-Bus for power, sysfs/procfs readers for the machine.
 
-Each capability lives in its own module (power, lid, display, suspend, thermal, process, sound);
-this class only assembles them and reports what is available for ``lidguard doctor``.
+Each capability lives in its own module (power, lid, display, suspend, thermal, process, sound,
+permission); this class only assembles them and reports what is available for ``lidguard doctor``.
 Readers honour ``LIDGUARD_SYSFS_ROOT``; logind is reached through ``DBUS_SYSTEM_BUS_ADDRESS``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TextIO
 
-from ..api import CAPABILITIES
+from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, Unsupported
 from .display import LinuxDisplayReader
 from .lid import LinuxLidStateReader
 from .power import LinuxLidPolicy, LinuxPowerRequests
@@ -18,7 +18,12 @@ from .sound import LinuxSoundPlayer
 from .suspend import LinuxSuspender
 from .thermal import LinuxThermalReader
 
-__all__ = ["LinuxPlatform", "read_logind_lid_closed"]
+__all__ = ["LinuxPlatform", "probe_logind", "read_logind_lid_closed"]
+
+# Capabilities that only work while logind answers on the system bus (systemd-inhibit and systemctl
+# talk to logind too), and logind's CanSuspend answers that mean "never" (org.freedesktop.login1(5)).
+_LOGIND_CAPABILITIES = ("power", "lid_policy", "suspend")
+_CANNOT_SUSPEND = ("no", "na")
 
 
 def read_logind_lid_closed() -> bool | None:
@@ -30,6 +35,36 @@ def read_logind_lid_closed() -> bool | None:
             return connection.read_bool_property("LidClosed")
     except LogindError:
         return None
+
+
+def probe_logind() -> tuple[str | None, str | None]:
+    """(logind's CanSuspend answer, None) when logind answers, else (None, why it cannot be reached).
+
+    Read-only: one CanSuspend call (the binding, else ``busctl``); nothing is inhibited or suspended.
+    """
+    import subprocess
+
+    from ._binding import LogindError, RealSystemBusRefused
+    from .permission import query_logind_capability
+
+    try:
+        return query_logind_capability("CanSuspend"), None
+    except (LogindError, Unsupported, OSError, subprocess.TimeoutExpired, RealSystemBusRefused) as error:
+        return None, str(error) or type(error).__name__
+
+
+class _LinuxPermission:
+    """The managed polkit rule (``permission.py``), imported only when used."""
+
+    def run(self, subcommand: str, *, out: TextIO, err: TextIO) -> int:
+        from .permission import run_linux_permission
+
+        return run_linux_permission(subcommand, out=out, err=err)
+
+    def describe(self) -> str:
+        from .permission import describe_permission
+
+        return describe_permission()
 
 
 class LinuxPlatform:
@@ -44,36 +79,53 @@ class LinuxPlatform:
         self.thermal = LinuxThermalReader()
         self.process = LinuxProcessWatcher()
         self.sound = LinuxSoundPlayer()
+        self.permission = _LinuxPermission()
 
     @classmethod
     def from_environment(cls) -> LinuxPlatform:
         return cls()
 
     def describe_capabilities(self) -> dict[str, str]:
+        answer, failure = probe_logind()
         descriptions: dict[str, str] = {}
         for capability in CAPABILITIES:
             component = getattr(self, capability)
             try:
-                descriptions[capability] = component.describe()
+                text = component.describe()
             except Exception as error:  # doctor must describe even a broken capability
-                descriptions[capability] = f"unsupported: {error}"
+                text = f"unsupported: {error}"
+            if capability in _LOGIND_CAPABILITIES and not text.startswith(("unavailable", "unsupported")):
+                if failure is not None:
+                    text = f"unavailable: logind cannot be reached ({failure})"
+                elif capability == "suspend" and answer in _CANNOT_SUSPEND:
+                    text = f"unavailable: logind CanSuspend answered {answer!r} ({text})"
+                elif capability == "suspend" and answer == "challenge":
+                    text = (f"{text}; logind CanSuspend: challenge (asks for a password; "
+                            "`lidguard linux-permission install` allows it)")
+                elif capability == "suspend":
+                    text = f"{text}; logind CanSuspend: {answer}"
+            descriptions[capability] = text
         return descriptions
 
-    def native_module_statuses(self) -> list[dict[str, Any]]:
+    def native_module_statuses(self) -> list[NativeModuleStatus]:
         from ._binding import binding_status
 
         active, reason = binding_status()
         thermal_active = self.thermal.uses_native_sampler
         return [
-            {"name": "logind", "active": active, "reason": reason},
-            {"name": "thermal", "active": thermal_active,
-             "reason": "compiled module active" if thermal_active else self.thermal.describe()},
+            NativeModuleStatus("logind", active, reason),
+            NativeModuleStatus("thermal", thermal_active,
+                               "compiled module active" if thermal_active else self.thermal.describe()),
         ]
 
-    def describe_power_source(self) -> dict[str, Any]:
+    def describe_power_source(self) -> PowerSource:
         from .battery import read_power_supplies, summarize_power_source
 
-        return summarize_power_source(read_power_supplies())
+        summary = summarize_power_source(read_power_supplies())
+        source = PowerSource(summary["onAc"], summary["batteryPercent"], summary["batteryStatus"])
+        if source == PowerSource(None):
+            raise Unsupported("power_source", "no AC adapter or battery is listed in /sys/class/power_supply")
+        return source
 
     def close(self) -> None:
         for component in (self.lid_policy, self.power, self.suspend):

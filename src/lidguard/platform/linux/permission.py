@@ -33,6 +33,7 @@ from .power import acquire_inhibitor
 
 __all__ = [
     "DEFAULT_RULE_PATH",
+    "describe_permission",
     "LIDGUARD_POLKIT_ACTIONS",
     "MANAGED_MARKERS",
     "install_rule",
@@ -135,13 +136,15 @@ def _is_managed(content: str) -> bool:
     return all(marker in content for marker in MANAGED_MARKERS)
 
 
-def _read_rule(path: Path) -> str | None:
+def _read_rule(path: Path, *, allow_sudo: bool = True) -> str | None:
     """The rule text, None when absent; unreadable -> ``sudo -n cat`` -> OSError with the reason."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except PermissionError as error:
+        if not allow_sudo:
+            raise
         try:
             completed = subprocess.run(
                 ["sudo", "-n", "cat", "--", str(path)],
@@ -157,9 +160,9 @@ def _read_rule(path: Path) -> str | None:
         return completed.stdout
 
 
-def describe_rule_state(path: Path, user: str) -> str:
+def describe_rule_state(path: Path, user: str, *, allow_sudo: bool = True) -> str:
     try:
-        content = _read_rule(path)
+        content = _read_rule(path, allow_sudo=allow_sudo)
     except OSError as error:
         return f"unable to inspect ({error})"
     if content is None:
@@ -170,6 +173,13 @@ def describe_rule_state(path: Path, user: str) -> str:
     if match is not None and _unescape_js_string(match.group(1)) == user:
         return "installed for current user"
     return "installed for another user"
+
+
+def describe_permission() -> str:
+    """One line for ``doctor``: the rule's state, read without sudo (doctor never asks for a password)."""
+    path = resolve_rule_path()
+    state = describe_rule_state(path, resolve_target_user(), allow_sudo=False)
+    return f"polkit rule {path}: {state} (see `lidguard linux-permission status`)"
 
 
 def query_logind_capability(method: str) -> str:
