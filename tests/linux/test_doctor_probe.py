@@ -184,11 +184,14 @@ def test_linux_permission_on_a_platform_without_it_is_one_line(lidguard):
 @linux_only
 @pytest.mark.parametrize("args", [("linux-permission", "--help"), ("help", "linux-permission")])
 def test_linux_permission_help_lists_its_subcommands(lidguard, args):
+    lidguard.env["COLUMNS"] = "80"
     result = lidguard.run(*args, check=True)
     lines = result.stdout.splitlines()
     for name in PERMISSION_SUBCOMMANDS:
-        described = [line for line in lines if line.strip().startswith(f"{name} ")]
-        assert len(described) == 1, (name, result.stdout)
-        assert len(described[0].split(None, 1)[1]) > 20  # a one-line description follows the name
+        found = [index for index, line in enumerate(lines) if line.strip().startswith(f"{name} ")]
+        assert len(found) == 1, (name, result.stdout)
+        assert len(lines[found[0]].split(None, 1)[1]) > 20  # a description follows the name ...
+        following = lines[found[0] + 1] if found[0] + 1 < len(lines) else ""
+        assert following.strip().split(" ", 1)[0] in (*PERMISSION_SUBCOMMANDS, ""), result.stdout  # ... on one line
     missing = lidguard.run("linux-permission")
     assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1

@@ -149,3 +149,13 @@ def test_good_files_missing_files_and_corrupt_files(tmp_path):
     corrupt = load_settings_report(path)
     assert corrupt.error and str(path) in corrupt.error and corrupt.settings == headless_defaults()
     assert path.read_text() == "{ nope"
+
+
+def test_texts_sent_with_every_settings_update_are_bounded():
+    reason, url = OPTIONS["power-request-reason"].parse, OPTIONS["pre-suspend-webhook-url"].parse
+    assert reason(" " + "r" * 512 + " ") == "r" * 512
+    with pytest.raises(SettingsInputError, match="The power-request-reason option must be at most 512 characters."):
+        reason("r" * 513)
+    assert url("https://example.com/" + "p" * 2028) == "https://example.com/" + "p" * 2028
+    with pytest.raises(SettingsInputError, match="must be a URL of at most 2048 characters"):
+        url("https://example.com/" + "p" * 2029)

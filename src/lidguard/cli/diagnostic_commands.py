@@ -146,12 +146,13 @@ def _history_count(text: str) -> int:
     return int(value)
 
 
-# One line each for `lidguard linux-permission --help` / `lidguard help linux-permission`.
+# One line each for `lidguard linux-permission --help` / `lidguard help linux-permission` (short
+# enough for argparse's help column on an 80-column terminal).
 _PERMISSION_HELP = {
-    "status": "Show the polkit rule, the systemd tools and logind's CanSuspend/CanHibernate (changes nothing).",
-    "check": "Take and release one inhibitor and ask logind (never suspends); exit 1 if anything fails.",
-    "install": "Install the polkit rule that lets this user suspend and inhibit without a password (sudo).",
-    "remove": "Remove the polkit rule lidguard installed (never a file it does not manage).",
+    "status": "Show the rule, the tools and logind's answers.",
+    "check": "Try an inhibitor and logind queries; never suspends.",
+    "install": "Install the polkit rule for this user (uses sudo).",
+    "remove": "Remove the polkit rule lidguard installed.",
 }
 
 

@@ -18,6 +18,8 @@ from ..platform.host import away_mode_supported
 from .model import NUMBER_RANGES, SYSTEM_SOUND_NAMES, is_absolute_http_url
 
 __all__ = [
+    "MAX_POWER_REQUEST_REASON_CHARS",
+    "MAX_URL_CHARS",
     "SETTING_OPTIONS",
     "SettingOption",
     "SettingsInputError",
@@ -44,6 +46,9 @@ def parse_bool(text: str, option: str) -> bool:
     raise SettingsInputError(f"The {option} option must be true or false.")
 
 
+# Texts sent to the runtime with every settings update stay far below the request size limit.
+MAX_POWER_REQUEST_REASON_CHARS = 512
+MAX_URL_CHARS = 2048
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,30}")
 
 
@@ -132,6 +137,8 @@ def _webhook_url(option: str, remove_command: str) -> Callable[[str], str]:
             )
         if not is_absolute_http_url(value):
             raise SettingsInputError(f"The {option} option must be an absolute http or https URL.")
+        if len(value) > MAX_URL_CHARS:
+            raise SettingsInputError(f"The {option} option must be a URL of at most {MAX_URL_CHARS} characters.")
         return normalize_webhook_url(value)
 
     return parse
@@ -147,7 +154,11 @@ def _away_mode(text: str) -> bool:
 
 
 def _reason(text: str) -> str:
-    return text.strip()
+    value = text.strip()
+    if len(value) > MAX_POWER_REQUEST_REASON_CHARS:
+        raise SettingsInputError(
+            f"The power-request-reason option must be at most {MAX_POWER_REQUEST_REASON_CHARS} characters.")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
