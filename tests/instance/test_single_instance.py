@@ -74,3 +74,28 @@ def test_a_second_run_server_without_xdg_runtime_dir_exits_at_once(lidguard, wit
     assert second.returncode == 0
     assert len(lidguard.runtime_pids()) == 1
     assert os.path.exists(lidguard.socket)
+
+
+def test_a_long_data_folder_still_meets_one_runtime_through_the_short_socket_folder(lidguard, without_runtime_dir):
+    long_data = str(lidguard.home / ("d" * 50) / ("e" * 50))
+    with_variable = dict(lidguard.env, XDG_DATA_HOME=long_data)
+    without_variable = dict(without_runtime_dir, XDG_DATA_HOME=long_data)
+    probe = "from lidguard.platform.paths import resolve_paths; print(resolve_paths().socket_file)"
+    socket_file = subprocess.run([sys.executable, "-c", probe], env=without_variable, capture_output=True,
+                                 text=True, check=True).stdout.strip()
+    assert socket_file.startswith("/tmp/lidguard-") and len(socket_file.encode()) <= 100
+    try:
+        _run(lidguard, with_variable, "start", "--provider", "claude", "--session", "long")
+        assert os.path.exists(socket_file)
+        assert oct(os.lstat(os.path.dirname(socket_file)).st_mode & 0o777) == "0o700"
+        assert [s["sessionIdentifier"] for s in _status(lidguard, without_variable)["sessions"]] == ["long"]
+        _run(lidguard, without_variable, "start", "--provider", "codex", "--session", "other")
+        assert len(lidguard.runtime_pids()) == 1
+    finally:
+        lidguard.kill_runtimes()
+        assert lidguard.wait_until(lambda: not lidguard.runtime_pids())
+        for leftover in (socket_file, os.path.dirname(socket_file)):
+            try:
+                os.unlink(leftover) if leftover == socket_file else os.rmdir(leftover)
+            except FileNotFoundError:
+                pass
