@@ -50,9 +50,8 @@ def _dispatch(arguments: list[str]) -> int:
 def _is_readable(error: Exception) -> bool:
     """Errors whose message is one readable line for the user: a required compiled module that cannot
     be used (LIDGUARD_REQUIRE_EXTENSIONS), a bad LIDGUARD_* switch, an unsafe runtime folder."""
-    from .._native import RequiredExtensionError
     from ..platform.paths import RuntimeDirError
-    from ..switches import SwitchError
+    from ..switches import RequiredExtensionError, SwitchError
 
     return isinstance(error, (RequiredExtensionError, SwitchError, RuntimeDirError))
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime, timezone
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..providers import provider_display
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = [
     "CliError",
@@ -27,24 +29,30 @@ class CliError(Exception):
 
 
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# C0/C1 controls and DEL, bidirectional overrides/isolates, line/paragraph separators, lone surrogates.
-_ESCAPED_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), (0x200E, 0x200F), (0x2028, 0x202E), (0x2066, 0x2069),
-                   (0xD800, 0xDFFF))
-_ESCAPES = {
-    code: _NAMED_ESCAPES.get(chr(code)) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
-    for low, high in _ESCAPED_RANGES
-    for code in range(low, high + 1)
-}
+# Besides C0/C1 controls and DEL: bidirectional marks/overrides/isolates, line and paragraph
+# separators, lone surrogates (all non-printable; other non-printable text such as ZWJ stays).
+_ESCAPED_RANGES = ((0x200E, 0x200F), (0x2028, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if not (code <= 0x1F or 0x7F <= code <= 0x9F or any(low <= code <= high for low, high in _ESCAPED_RANGES)):
+        return char
+    return _NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
 
 
 def escape_control(text: str) -> str:
     """One printable line: control characters (newlines, ESC, ...) shown as ``\\n``, ``\\x1b``, ..."""
-    return text.translate(_ESCAPES)
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _escaped(char) for char in text)
 
 
 def format_local(value: str | None) -> str:
     if not value:
         return ""
+    from datetime import datetime  # lazily: most hook replies print no time
+
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -92,6 +100,8 @@ _PENDING_REASONS = {
 
 
 def _parse_utc(value: Any) -> datetime | None:
+    from datetime import datetime, timezone
+
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -113,6 +123,8 @@ def pending_suspend_line(pending: Any, now: datetime | None = None) -> str | Non
     deadline = _parse_utc(pending.get("DeadlineUtc"))
     if deadline is None:
         return f"Suspend scheduled: {mode} because {because}."
+    from datetime import datetime, timezone
+
     seconds = max(0, round((deadline - (now or datetime.now(timezone.utc))).total_seconds()))
     at = deadline.astimezone().strftime("%H:%M:%S")
     after_sound = " after the post-stop sound" if pending.get("Stage") == "sound" else ""
