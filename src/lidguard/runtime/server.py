@@ -217,7 +217,7 @@ async def _accept_loop(runtime: Runtime, transport: ListenerTransport, listener:
             if error.errno == errno.ECONNABORTED:
                 continue
             if error.errno in _OUT_OF_RESOURCES and pool.evict_oldest_reader():
-                await anyio.sleep(ACCEPT_BACKOFF_SECONDS[0])  # let the dropped connection close
+                await anyio.sleep(0)  # the dropped connection answers and closes, freeing its descriptor
                 continue
             if not failing:
                 failing = True

@@ -1,0 +1,87 @@
+"""The wire format and the request boundary, without a runtime."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lidguard.ipc import protocol
+from lidguard.ipc.limits import MAX_PROCESS_IDENTIFIER
+from lidguard.ipc.protocol import MAX_NESTING_DEPTH, ProtocolError, decode_message, encode_message
+from lidguard.runtime.requests import RequestError, check_wire_message, parse_request
+
+
+@pytest.mark.parametrize("line", [
+    b"[" * 1000 + b"]" * 1000,
+    b'{"v":1,"x":' + b"[" * 100_000 + b"}",
+    b'{"v":1,"x":' + b'{"a":' * 70 + b"1" + b"}" * 70 + b"}",
+    b"\xed\xa0\x80",
+    b'{"v":1e400}',
+    b'{"v":' + b"9" * 5000 + b"}",
+    b'{"v":true}',
+    b"",
+    b"null",
+])
+def test_decode_refuses_with_a_protocol_error(line):
+    with pytest.raises(ProtocolError):
+        decode_message(line)
+
+
+def test_nesting_up_to_the_limit_is_fine_and_brackets_in_strings_do_not_count():
+    deep = b'{"v":1,"x":' + b"[" * (MAX_NESTING_DEPTH - 1) + b"]" * (MAX_NESTING_DEPTH - 1) + b"}"
+    assert decode_message(deep)["v"] == 1
+    text = b'{"v":1,"x":"' + b"[" * 5000 + b'\\"' + b"{" * 5000 + b'"}'
+    assert decode_message(text)["x"].startswith("[[[")
+
+
+def test_decode_turns_any_exception_into_a_protocol_error(monkeypatch):
+    def explode(*args, **kwargs):
+        raise MemoryError("boom") if False else RuntimeError("boom")
+
+    monkeypatch.setattr(protocol.json, "loads", explode)
+    with pytest.raises(ProtocolError):
+        decode_message(b'{"v":1}')
+
+
+def test_encode_never_raises_and_is_ascii():
+    line = encode_message({"Message": "a\ud800b é", "Nan": float("nan")})
+    line.decode("ascii")
+    assert json.loads(line)["Succeeded"] is False
+    line = encode_message({"Message": "a\ud800b é"})
+    assert json.loads(line)["Message"] == "a\ud800b é"
+    circular: dict = {}
+    circular["self"] = circular
+    assert json.loads(encode_message(circular))["Succeeded"] is False
+
+
+def _start(**fields):
+    return {"v": 1, "Command": "start", "Provider": "claude", "SessionIdentifier": "s", **fields}
+
+
+@pytest.mark.parametrize(("fields", "named"), [
+    ({"SessionIdentifier": "x" * 513}, "SessionIdentifier"),
+    ({"ProviderName": "p" * 129}, "ProviderName"),
+    ({"WorkingDirectory": "/" * 4097}, "WorkingDirectory"),
+    ({"SessionEndReason": "r" * 513}, "SessionEndReason"),
+    ({"WatchedProcessIdentifier": MAX_PROCESS_IDENTIFIER + 1}, "WatchedProcessIdentifier"),
+    ({"WatchedProcessIdentifier": -1}, "WatchedProcessIdentifier"),
+    ({"WatchedProcessIdentifier": 1.5}, "WatchedProcessIdentifier"),
+    ({"WatchedProcessIdentifier": True}, "WatchedProcessIdentifier"),
+    ({"WorkingDirectory": "/tmp/\udcff"}, "WorkingDirectory"),
+    ({"Settings": {"Nested": ["\ud800"]}}, "Settings"),
+    ({"\ud800": 1}, "\\ud800"),
+])
+def test_request_bounds_are_refused_naming_the_field(fields, named):
+    with pytest.raises(RequestError, match="The request field") as caught:
+        parse_request(_start(**fields))
+    assert named in str(caught.value)
+    str(caught.value).encode("utf-8")
+
+
+def test_requests_within_bounds_parse():
+    request = parse_request(_start(WatchedProcessIdentifier=MAX_PROCESS_IDENTIFIER, SessionIdentifier="x" * 512,
+                                   Force=True, SessionEndReason="é😀"))
+    assert request.watched_process_identifier == MAX_PROCESS_IDENTIFIER and request.force
+    check_wire_message({"v": 1, "Command": "status", "WatchedProcessIdentifier": None})
+    assert "shutdown" in protocol.COMMANDS

@@ -1,0 +1,75 @@
+"""Issue 6: the client trusts a reply only from a server of its own user (transport.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lidguard.ipc import client, transport
+
+
+def _one_shot_server(path, reply: bytes) -> threading.Thread:
+    listener = transport.default_transport().bind(path)
+    listener.setblocking(True)
+
+    def serve() -> None:
+        with listener, contextlib.suppress(OSError):
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(65536)
+                connection.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_listener_socket_is_private_and_own_server_is_trusted(tmp_path):
+    path = tmp_path / "s.sock"
+    thread = _one_shot_server(path, b'{"v":1,"Succeeded":true,"Message":"ok"}\n')
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    reply = client.send_request(path, {"Command": "status"})
+    thread.join(5)
+    assert reply["Succeeded"] is True and reply["Message"] == "ok"
+
+
+def test_a_server_of_another_uid_is_not_trusted(tmp_path, monkeypatch):
+    path = tmp_path / "s.sock"
+    thread = _one_shot_server(path, b'{"v":1,"Succeeded":true,"Message":"forged"}\n')
+    monkeypatch.setattr(transport, "peer_uid", lambda sock: 4242)
+    reply = client.send_request(path, {"Command": "status"})
+    assert reply["Succeeded"] is False and "uid 4242" in reply["Message"] and "forged" not in reply["Message"]
+    thread.join(5)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to run a server as nobody")
+def test_a_real_server_of_another_user_is_not_trusted():
+    folder = Path(tempfile.mkdtemp(prefix="lg-peer-"))
+    os.chmod(folder, 0o777)
+    path = folder / "s.sock"
+    server = (
+        "import os,socket,sys\n"
+        "s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1],0o666); s.listen(1)\n"
+        "c,_=s.accept(); c.recv(65536); c.sendall(b'{\"v\":1,\"Succeeded\":true,\"Message\":\"forged\"}\\n')\n"
+    )
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    process = subprocess.Popen([python, "-c", server, str(path)], user=65534, cwd="/")
+    try:
+        deadline = time.monotonic() + 10
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        reply = client.send_request(path, {"Command": "status"})
+        assert reply["Succeeded"] is False and "uid 65534" in reply["Message"], reply
+    finally:
+        process.kill()
+        process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
