@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from lidguard.ipc.client import send_request
+from lidguard.platform.paths import resolve_paths
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def runtime_socket(isolated_home: Path):
     env = {**os.environ, "LIDGUARD_PLATFORM": "fake"}
     subprocess.run([sys.executable, "-m", "lidguard", "start", "--provider", "claude", "--session", "bench"],
                    env=env, check=True, capture_output=True)
-    path = isolated_home / "run" / "lidguard" / "runtime.sock"
+    path = resolve_paths().socket_file  # derived from the data folder (platform/paths.py)
     yield path
     subprocess.run([sys.executable, "-m", "lidguard", "remove-session", "--all"], env=env, capture_output=True)
     subprocess.run(["pkill", "-f", f"XDG_RUNTIME_DIR={isolated_home}"], capture_output=True)
