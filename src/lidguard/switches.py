@@ -19,6 +19,7 @@ relative imports.
 | ``LIDGUARD_LOGIND_BINDING`` | ``off`` keeps the cffi logind binding out (helper processes instead) |
 | ``LIDGUARD_FAKE_STATE``, ``LIDGUARD_FAKE_ACTIONS`` | files that drive / record the fake platform |
 | ``LIDGUARD_SYSFS_ROOT`` | root of the /sys and /proc trees the Linux readers use (tests) |
+| ``LIDGUARD_POLKIT_RULE_PATH`` | where ``linux-permission`` writes its polkit rule (tests) |
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "no_extensions",
     "parse_switch",
     "platform_name",
+    "polkit_rule_path",
     "raw_value",
     "require_extensions",
     "sysfs_root",
@@ -133,3 +135,7 @@ def fake_actions_file(environ: Mapping[str, str] | None = None) -> str | None:
 
 def sysfs_root(environ: Mapping[str, str] | None = None) -> str | None:
     return _path_or_none("LIDGUARD_SYSFS_ROOT", environ)
+
+
+def polkit_rule_path(environ: Mapping[str, str] | None = None) -> str | None:
+    return _path_or_none("LIDGUARD_POLKIT_RULE_PATH", environ)

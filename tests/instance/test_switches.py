@@ -134,3 +134,13 @@ def test_the_switch_reader_is_standard_library_only():
     source = (ROOT / "src" / "lidguard" / "switches.py").read_text()
     imports = [line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert set(imports) <= {"__future__", "os", "collections.abc"}, imports
+
+
+def test_path_switches_are_trimmed_and_empty_means_unset():
+    environ = {"LIDGUARD_SYSFS_ROOT": " /tmp/sys ", "LIDGUARD_FAKE_STATE": "", "LIDGUARD_PLATFORM": " Fake "}
+    assert switches.sysfs_root(environ) == "/tmp/sys"
+    assert switches.fake_state_file(environ) is None and switches.fake_actions_file(environ) is None
+    assert switches.polkit_rule_path({}) is None
+    assert switches.platform_name(environ) == "fake"
+    assert switches.in_test_mode({"LIDGUARD_TEST_MODE": "1"}) and not switches.in_test_mode({})
+    assert switches.allow_systemctl_in_tests({"LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS": "yes"})
