@@ -159,3 +159,24 @@ def test_texts_sent_with_every_settings_update_are_bounded():
     assert url("https://example.com/" + "p" * 2028) == "https://example.com/" + "p" * 2028
     with pytest.raises(SettingsInputError, match="must be a URL of at most 2048 characters"):
         url("https://example.com/" + "p" * 2029)
+
+
+def test_true_false_settings_take_only_json_booleans(tmp_path):
+    path = write(tmp_path, {"ChangeLidAction": "maybe", "WatchParentProcess": 0, "RepeatClosedLidStopFollowUp": False,
+                            "PowerRequest": {"PreventSystemSleep": "no", "PreventDisplaySleep": True}})
+    report = load_settings_report(path)
+    assert report.error is None
+    assert report.problems == [
+        "PowerRequest.PreventSystemSleep: stored value \"no\" is not true or false; using True.",
+        "ChangeLidAction: stored value \"maybe\" is not true or false; using False.",
+        "WatchParentProcess: stored value 0 is not true or false; using True.",
+    ]
+    settings = report.settings
+    assert settings.power_request.prevent_system_sleep is True and settings.power_request.prevent_display_sleep
+    assert settings.change_lid_action is False and settings.watch_parent_process is True
+    assert settings.repeat_closed_lid_stop_follow_up is False
+    broken = load_settings_report(write(tmp_path, {"PowerRequest": [1, 2], "SuspendMode": "Hibernate"}))
+    assert broken.error is None
+    assert broken.problems == ["PowerRequest: stored value [1, 2] is not an object; using the defaults."]
+    assert broken.settings.power_request == headless_defaults().power_request
+    assert broken.settings.suspend_mode.value == "Hibernate"

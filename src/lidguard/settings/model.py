@@ -17,9 +17,10 @@ Ranges (``NUMBER_RANGES``; the CLI rejects anything outside them, see ``validati
 The maxima keep every deadline the runtime computes (now + timeout) far inside the range of dates.
 Values read from a file or received by the runtime are normalized, never rejected, and never
 silently change meaning: a number outside its range is clamped to the nearest bound (a stored 0
-timeout is 1 minute, not "off"; only ``null`` is off), a value of the wrong type (text, true/false,
-a fraction) uses the default, an unknown enum name uses the default, a sound that is neither a
-system sound name nor a ``.wav`` path and a webhook URL that is not absolute http(s) are off.
+timeout is 1 minute, not "off"; only ``null`` is off); a value of the wrong type (text or true/false
+for a number, a fraction, anything but JSON true/false for a switch, a non-object PowerRequest) uses
+the class default; an unknown enum name uses the default; a sound that is neither a system sound
+name nor a ``.wav`` path and a webhook URL that is not absolute http(s) are off.
 ``problems.find_problems`` names each such key for ``settings``/``status``/``doctor``.
 """
 
@@ -56,6 +57,7 @@ __all__ = [
     "URL_SETTINGS",
     "headless_defaults",
     "is_absolute_http_url",
+    "normalize_bool",
     "normalize_enum",
     "normalize_number",
     "normalize_sound",
@@ -157,6 +159,13 @@ def normalize_sound(value: Any) -> tuple[str, str | None]:
     return "", (f"is not off, a system sound name ({', '.join(SYSTEM_SOUND_NAMES)}) or a .wav file path")
 
 
+def normalize_bool(value: Any, default: bool) -> tuple[bool, str | None]:
+    """Only JSON true/false; "yes", 0 or null are not silently read as a boolean."""
+    if isinstance(value, bool):
+        return value, None
+    return default, "is not true or false"
+
+
 def is_absolute_http_url(text: str) -> bool:
     try:
         parts = urlsplit(text.strip())
@@ -181,6 +190,11 @@ class PowerRequestSettings(BaseModel):
     prevent_away_mode_sleep: bool = Field(default_factory=away_mode_supported, alias="PreventAwayModeSleep")
     prevent_display_sleep: bool = Field(False, alias="PreventDisplaySleep")
     reason: str = Field(DEFAULT_POWER_REQUEST_REASON, alias="Reason")
+
+    @field_validator("prevent_system_sleep", "prevent_away_mode_sleep", "prevent_display_sleep", mode="before")
+    @classmethod
+    def _bool(cls, value: Any, info: ValidationInfo) -> bool:
+        return normalize_bool(value, _field_default(cls, info.field_name))[0]
 
     @field_validator("reason", mode="before")
     @classmethod
@@ -230,6 +244,20 @@ class Settings(BaseModel):
     )
 
     # -- normalization of stored and received values (clamping, never rejecting) -------------------
+    @field_validator("power_request", mode="before")
+    @classmethod
+    def _power_request(cls, value: Any) -> Any:
+        return value if isinstance(value, dict | PowerRequestSettings) else PowerRequestSettings()
+
+    @field_validator(
+        "change_lid_action", "watch_parent_process", "emergency_hibernation_on_high_temperature",
+        "repeat_closed_lid_stop_follow_up",
+        mode="before",
+    )
+    @classmethod
+    def _bool(cls, value: Any, info: ValidationInfo) -> bool:
+        return normalize_bool(value, _field_default(cls, info.field_name))[0]
+
     @field_validator(
         "suspend_mode", "closed_lid_permission_request_decision", "emergency_hibernation_temperature_mode",
         mode="before",
@@ -280,6 +308,11 @@ class Settings(BaseModel):
         result = {camel(key): value for key, value in data.items()}
         result["powerRequest"] = power
         return result
+
+
+def _field_default(model: type[BaseModel], field_name: str | None) -> Any:
+    """A field's class default (what a missing key gets), also for ``default_factory`` fields."""
+    return model.model_fields[str(field_name)].get_default(call_default_factory=True)
 
 
 def _alias(field_name: str | None) -> str:

@@ -15,7 +15,9 @@ from .model import (
     NUMBER_RANGES,
     SOUND_SETTINGS,
     URL_SETTINGS,
+    PowerRequestSettings,
     Settings,
+    normalize_bool,
     normalize_enum,
     normalize_number,
     normalize_sound,
@@ -39,10 +41,30 @@ def _used(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
+def _bool_problem(key: str, value: Any, default: bool) -> str | None:
+    used, reason = normalize_bool(value, default)
+    return None if reason is None else f"{key}: stored value {_shown(value)} {reason}; using {used}."
+
+
+def _power_request_problems(value: Any) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"PowerRequest: stored value {_shown(value)} is not an object; using the defaults."]
+    problems = []
+    for info in PowerRequestSettings.model_fields.values():
+        if info.alias in value and info.annotation is bool:
+            default = info.get_default(call_default_factory=True)
+            problem = _bool_problem(f"PowerRequest.{info.alias}", value[info.alias], default)
+            if problem is not None:
+                problems.append(problem)
+    return problems
+
+
 def _problem(key: str, data: dict[str, Any]) -> str | None:
     value = data[key]
     used: Any
     reason: str | None
+    if Settings.model_fields[_FIELD_NAMES[key]].annotation is bool:
+        return _bool_problem(key, value, Settings.model_fields[_FIELD_NAMES[key]].get_default())
     if key in NUMBER_RANGES:
         used, reason = normalize_number(NUMBER_RANGES[key], value)
     elif key in ENUM_SETTINGS:
@@ -61,11 +83,16 @@ def _problem(key: str, data: dict[str, Any]) -> str | None:
     return f"{key}: stored value {_shown(value)} {reason}; using {_used(used)}."
 
 
+_FIELD_NAMES = {str(info.alias): name for name, info in Settings.model_fields.items()}
+
+
 def find_problems(data: dict[str, Any]) -> list[str]:
     """One line per stored key whose value is out of range, of the wrong type or unknown (model key order)."""
     problems = []
     for info in Settings.model_fields.values():
-        if info.alias in data:
+        if info.alias == "PowerRequest" and "PowerRequest" in data:
+            problems += _power_request_problems(data["PowerRequest"])
+        elif info.alias in data:
             problem = _problem(info.alias, data)
             if problem is not None:
                 problems.append(problem)
