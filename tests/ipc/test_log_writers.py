@@ -72,6 +72,10 @@ def test_log_writes_never_raise(tmp_path):
     history = SuspendHistory(blocker / "suspend-history.log")
     history.append(_history_entry("m\ud800"), keep=10)
     ExceptionLog(blocker / "log" / "exceptions.log").record("event\ud800", ValueError("\ud800"))
+    good = SessionLog(tmp_path / "session-execution.log")
+    _append(good, 3, extra={"Bad": object(), "Surrogate": "\udc00"})
+    SuspendHistory(tmp_path / "suspend-history.log").append(_history_entry("m\ud800"), keep=10)
+    assert len(good.read()) == 1
 
 
 class _Unprintable(Exception):
