@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from lidguard.platform.linux import _binding
-from lidguard.platform.linux.power import acquire_inhibitor
+from lidguard.platform.linux.power import HELPER_PROBE_SECONDS, acquire_inhibitor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "linux"))
 from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason, skip_unless_available
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.dbus
 
 BINDING_ROUNDS = 200
 HELPER_ROUNDS = 5
+BINDING_MARGIN = 5  # the binding must be at least this many times cheaper than a bare helper process
 WHAT = "sleep:idle"
 WHY = "lidguard benchmark"
 
@@ -88,22 +90,62 @@ def test_helper_acquire_release(benchmark, private_logind: LogindMock, use_helpe
     assert private_logind.wait_for_inhibitors(lambda found: not found) == []
 
 
+def _bare_helper_process() -> None:
+    """The least any helper-based inhibitor can cost: one ``systemd-inhibit ... true`` process on the bus."""
+    completed = subprocess.run(
+        ["systemd-inhibit", f"--what={WHAT}", "--who=lidguard", f"--why={WHY}", "--mode=block", "true"],
+        capture_output=True, timeout=30, check=False)
+    assert completed.returncode == 0, completed.stderr
+
+
+def _path_of_one_inhibitor() -> str:
+    handle = acquire_inhibitor(WHAT, WHY)
+    try:
+        return handle.description
+    finally:
+        handle.release()
+
+
 def test_binding_beats_the_helper(
     private_logind: LogindMock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Binding vs helper, both measured in this run, interleaved, with a margin that can fail.
+
+    The helper's acquire includes a fixed 250 ms probe window (``HELPER_PROBE_SECONDS``), so beating
+    the whole helper proves nothing. The binding must instead cost at most 1/BINDING_MARGIN of a bare
+    ``systemd-inhibit ... true`` process against the same mock: the floor of any helper-based path.
+    Measured on the development box: binding ~0.3 ms, bare helper process ~7 ms (over 20x).
+    """
+    if not _which("systemd-inhibit"):
+        pytest.skip("systemd-inhibit is not installed: nothing to compare the binding with")
     monkeypatch.delenv("LIDGUARD_LOGIND_BINDING", raising=False)
     active, reason = _binding.binding_status()
     if not active:
         pytest.skip(f"logind binding inactive: {reason}")
-    acquire_and_release()  # warm-up: library load, first connection
-    binding_ms = _median_ms(acquire_and_release, BINDING_ROUNDS)
+    assert "via cffi" in _path_of_one_inhibitor()  # warm-up, and proof of the path being measured
     monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")
-    helper_ms = _median_ms(acquire_and_release, HELPER_ROUNDS)
+    assert _path_of_one_inhibitor().startswith("systemd-inhibit helper")
+    binding_samples: list[float] = []
+    bare_samples: list[float] = []
+    helper_samples: list[float] = []
+    for _ in range(HELPER_ROUNDS):  # interleaved: a busy moment hits every path alike
+        monkeypatch.delenv("LIDGUARD_LOGIND_BINDING")
+        binding_samples.append(_median_ms(acquire_and_release, BINDING_ROUNDS // HELPER_ROUNDS))
+        bare_samples.append(_median_ms(_bare_helper_process, 3))
+        monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")
+        helper_samples.append(_median_ms(acquire_and_release, 1))
+    binding_ms = statistics.median(binding_samples)
+    bare_ms = statistics.median(bare_samples)
+    helper_ms = statistics.median(helper_samples)
     with capsys.disabled():
         print(
-            f"\ninhibitor acquire+release (median): cffi binding {binding_ms:.3f} ms over {BINDING_ROUNDS}, "
-            f"systemd-inhibit helper {helper_ms:.1f} ms over {HELPER_ROUNDS}, "
-            f"ratio helper/binding {helper_ms / binding_ms:.0f}x"
+            f"\ninhibitor acquire+release (median, interleaved): cffi binding {binding_ms:.3f} ms, "
+            f"bare systemd-inhibit process {bare_ms:.1f} ms ({bare_ms / binding_ms:.0f}x the binding), "
+            f"lidguard helper path {helper_ms:.1f} ms (includes the {HELPER_PROBE_SECONDS * 1000:.0f} ms probe)"
         )
-    assert binding_ms < helper_ms
+    assert helper_ms >= HELPER_PROBE_SECONDS * 1000, "the helper rounds did not go through the helper"
+    assert binding_ms * BINDING_MARGIN <= bare_ms, (
+        f"the binding ({binding_ms:.3f} ms) is not {BINDING_MARGIN}x cheaper than a bare helper process "
+        f"({bare_ms:.1f} ms): it no longer earns its place (STYLE rule 5)"
+    )
     assert private_logind.wait_for_inhibitors(lambda found: not found) == []
