@@ -25,6 +25,7 @@ from lidguard_runtime_harness import (
     with_settings,
 )
 
+from lidguard.platform.api import LidState
 from lidguard.platform.fake import FakePlatform
 from lidguard.runtime.clock import WallClock
 from lidguard.settings.model import headless_defaults
@@ -269,3 +270,73 @@ def test_timestamps_in_replies_are_wall_clock():
 def test_fake_platform_is_untouched_by_default_settings():
     assert headless_defaults().change_lid_action is True
     assert FakePlatform().name == "fake"
+
+
+def test_a_refused_new_power_request_keeps_the_old_one_held():
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        await h.start()
+
+        def refuse(request):
+            raise OSError("logind said no")
+
+        h.platform.power = type("Refusing", (), {"apply": staticmethod(refuse)})()  # type: ignore[assignment]
+        changed = with_settings(PowerRequest={"PreventDisplaySleep": True})
+        response = await h.send("settings", HasSettings=True, Settings=changed.to_file_json())
+        assert response["Succeeded"] is False and "logind said no" in response["Message"]
+        assert h.actions() == ["protection-applied", "lid-policy-changed"]  # nothing released
+        h.platform.power = h.platform  # the platform recovers: the next change converges
+        await h.send("mark-session-active", Provider="Claude", SessionIdentifier="s1")
+        assert h.actions()[2:] == ["protection-applied", "protection-released"]
+        await h.stop()
+        assert_nothing_left_applied(h)
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_settings_the_model_refuses_are_rejected_on_start(monkeypatch):
+    from lidguard.runtime import handlers
+
+    class Refusing:
+        @staticmethod
+        def model_validate(value):
+            raise ValueError("refused by the model")
+
+    monkeypatch.setattr(handlers, "Settings", Refusing)
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        response = await h.start(HasSettings=True, Settings={"SessionTimeoutMinutes": 30})
+        assert response["Succeeded"] and response["Settings"]["SessionTimeoutMinutes"] == 12
+        [entry] = h.log_entries("settings-update-rejected")
+        assert "refused by the model" in entry["Message"] and entry["Succeeded"] is False
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_suspend_eligibility_reads_the_machine_afresh_while_replies_use_the_snapshot():
+    machine = closed_lid_machine()
+    machine.lid = LidState.OPEN
+    platform = FakePlatform(machine)
+    harness = Harness(platform=platform, offload=True, settings=with_settings(PostStopSuspendDelaySeconds=600))
+    reads: list[str] = []
+    read_lid = platform.read_lid_state
+
+    def counting_read() -> LidState:
+        reads.append("lid")
+        return read_lid()
+
+    platform.lid = type("Lid", (), {"read_lid_state": staticmethod(counting_read)})()  # type: ignore[assignment]
+
+    async def body(h: Harness) -> None:
+        assert (await h.start())["LidSwitchState"] == "Open"
+        for _ in range(5):
+            await h.send("status")
+        assert len(reads) == 1  # replies come from the snapshot, not a platform query each
+        machine.lid = LidState.CLOSED  # closed right before the stop: the decision must see it
+        response = await h.stop()
+        assert response["PendingSuspend"] is not None and response["LidSwitchState"] == "Closed"
+        assert len(reads) == 2
+
+    anyio.run(lambda: with_runtime(harness, body), backend="trio")

@@ -221,7 +221,7 @@ class Runtime:
         if handler is None:
             return self.reply(False, f"Unsupported command: {_printable(raw)}")
         await self.machine.cached()
-        if self.stopping and command not in ("status", "shutdown"):
+        if self.stopping and command == "start":  # stops and status are still answered while it exits
             return self.reply(False, "LidGuard runtime is stopping; try again in a moment.")
         if command == "start" and message.get("HasSettings") and not isinstance(message.get("Settings"), dict):
             # Settings that are not even an object must not keep the session from starting (protection first).

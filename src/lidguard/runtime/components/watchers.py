@@ -31,10 +31,6 @@ class WatcherComponent(ComponentBase):
         elif isinstance(effect, policy.UnwatchProcess):
             self._cancel(effect.key)
 
-    @property
-    def watched_keys(self) -> list[SessionKey]:
-        return list(self._watchers)
-
     def _cancel(self, key: SessionKey) -> None:
         scope = self._watchers.pop(key, None)
         if scope is not None:
