@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import version
@@ -134,7 +135,9 @@ def test_stop_says_a_suspend_was_scheduled(lidguard):
     lidguard.run("start", "--provider", "claude", "--session", "s", check=True)
     stopped = lidguard.run("stop", "--provider", "claude", "--session", "s", check=True)
     [line] = [line for line in stopped.stdout.splitlines() if line.startswith("Suspend scheduled:")]
-    assert line.startswith("Suspend scheduled: Sleep at ") and "(in 6" in line and "because" in line
+    match = re.fullmatch(r"Suspend scheduled: Sleep at \d\d:\d\d:\d\d \(in (\d+) s\) because (.+)\.", line)
+    assert match and 540 <= int(match.group(1)) <= 600, line
+    assert match.group(2) == "the last active session completed"
     status = lidguard.run("status", check=True).stdout
     assert "Suspend scheduled: Sleep at " in status
     pending = lidguard.json("status")["pendingSuspend"]

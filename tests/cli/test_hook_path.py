@@ -242,3 +242,23 @@ def test_a_non_utf8_session_argument_is_sent_safely(lidguard):
     assert result.returncode == 0, result.stderr
     [session] = lidguard.json("status")["sessions"]
     assert session["sessionIdentifier"] == "id\\xfe"
+
+
+def test_crash_recovery_runs_before_hook_commands_only_when_no_runtime_holds_the_lock(lidguard):
+    import signal
+
+    lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
+    backup = lidguard.data_dir / "pending-lid-action-backup.json"
+    assert backup.exists(), "a live runtime keeps the backup while the lid policy is changed"
+    result, modules = run_probe(lidguard, "mark-session-active", "--provider", "claude", "--session", "s1")
+    assert result.returncode == 0 and heavy_in(modules) == [] and backup.exists()
+    assert not [a for a in lidguard.actions() if a["action"] == "lid-policy-restored"]
+    for pid in lidguard.runtime_pids():
+        os.kill(pid, signal.SIGKILL)
+    assert lidguard.wait_until(lambda: not lidguard.runtime_pids())
+    stopped = lidguard.run("stop", "--provider", "claude", "--session", "s1")
+    assert stopped.returncode == 1 and stopped.stderr == "lidguard: LidGuard runtime is not running.\n"
+    assert not backup.exists()
+    lidguard.run("stop", "--provider", "claude", "--session", "s1")
+    restores = [a for a in lidguard.actions() if a["action"] == "lid-policy-restored"]
+    assert len(restores) == 1
