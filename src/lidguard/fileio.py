@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "AppendOnlyFile",
     "append_line",
     "count_lines",
     "ensure_private_dir",
     "json_line",
     "keep_latest_lines",
+    "open_append",
     "read_json_lines",
     "write_atomic",
 ]
@@ -80,20 +82,60 @@ def json_line(entry: dict[str, Any]) -> bytes:
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
+def open_append(path: Path) -> int:
+    """A descriptor that appends to ``path`` (created 0600, folder 0700), not inherited by children."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return os.open(path, flags, 0o600)
+
+
 def append_line(path: Path, line: bytes) -> None:
     """Appends ``line`` with one ``write`` (O_APPEND: concurrent appends never interleave), file 0600.
 
     No fsync: a log line lost in a power cut is acceptable; a log that slows every event is not.
     """
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = open_append(path)
     try:
         os.write(fd, line)
     finally:
         os.close(fd)
+
+
+class AppendOnlyFile:
+    """``append_line`` with the descriptor kept open between lines; reopened when the file was replaced
+    or removed behind our back (one ``stat`` per line) and after ``close``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._identity: tuple[int, int] | None = None
+
+    def write(self, line: bytes) -> None:
+        if self._fd is not None:
+            try:
+                info = os.stat(self.path)
+                if (info.st_dev, info.st_ino) != self._identity:
+                    self.close()
+            except OSError:
+                self.close()
+        if self._fd is None:
+            self._fd = open_append(self.path)
+            info = os.fstat(self._fd)
+            self._identity = (info.st_dev, info.st_ino)
+        try:
+            os.write(self._fd, line)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        fd, self._fd, self._identity = self._fd, None, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def count_lines(path: Path) -> int:

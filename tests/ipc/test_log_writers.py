@@ -117,3 +117,16 @@ def test_append_line_is_one_write(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "write", lambda fd, data: (writes.append(data), real_write(fd, data))[1])
     fileio.append_line(tmp_path / "x.log", fileio.json_line({"a": "\ud800", "b": 1}))
     assert len(writes) == 1 and writes[0].endswith(b"\n")
+
+
+def test_a_log_removed_or_replaced_behind_the_writer_is_recreated(tmp_path):
+    path = tmp_path / "session-execution.log"
+    log = SessionLog(path)
+    _append(log, 1)
+    path.unlink()
+    _append(log, 2)
+    assert [entry["Message"] for entry in log.read()] == ["m2"]
+    path.rename(tmp_path / "rotated.log")
+    _append(log, 3)
+    assert [entry["Message"] for entry in log.read()] == ["m3"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..fileio import append_line, count_lines, json_line, keep_latest_lines, read_json_lines
+from ..fileio import AppendOnlyFile, count_lines, json_line, keep_latest_lines, read_json_lines
 from .sessions import Session, SessionKey
 
 __all__ = [
@@ -43,6 +43,7 @@ class RetainedJsonLines:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._file = AppendOnlyFile(path)
         self._lines: int | None = None  # counted once, then tracked
         self.failures = 0
 
@@ -50,9 +51,10 @@ class RetainedJsonLines:
         try:
             if self._lines is None:
                 self._lines = count_lines(self.path)
-            append_line(self.path, json_line(entry))
+            self._file.write(json_line(entry))
             self._lines += 1
             if keep > 0 and self._lines > 2 * keep:
+                self._file.close()
                 self._lines = keep_latest_lines(self.path, keep)
         except Exception:  # noqa: BLE001 - a log write never raises out of an event
             self.failures += 1
