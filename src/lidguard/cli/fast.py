@@ -28,7 +28,7 @@ __all__ = ["COMMANDS", "COMMAND_HELP", "OPTION_HELP", "options_of", "run_fast", 
 
 # option key -> (names, help); flags take no value (``--all``, ``--all=false``, ``--all true``).
 OPTION_HELP: dict[str, tuple[tuple[str, ...], str]] = {
-    "provider": (("--provider",), "codex, claude, copilot, opencode, custom, mcp or unknown"),
+    "provider": (("--provider",), PROVIDER_CHOICES_TEXT),
     "session": (("--session", "--session-id", "--session-identifier"),
                 "session identifier (default: <Provider>:<working directory>)"),
     "provider_name": (("--provider-name", "--mcp-provider-name"), "required with --provider mcp"),

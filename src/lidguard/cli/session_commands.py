@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import CliContext
 from .fast import COMMAND_HELP, OPTION_HELP, options_of
@@ -16,6 +16,9 @@ from .output import (
     response_block,
     session_json,
 )
+
+if TYPE_CHECKING:
+    from ..platform.api import PowerSource
 
 __all__ = ["add_session_commands"]
 
@@ -76,39 +79,14 @@ def _runtime_settings(data: Any, fallback: Any) -> Any:
         return fallback
 
 
-class _PowerSourceView:
-    """The platform's PowerSource, or an older backend's camelCase dict, behind one interface."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.value) if isinstance(self.value, dict) else self.value.to_json()
-
-    def describe(self) -> str:
-        if not isinstance(self.value, dict):
-            return str(self.value.describe())
-        on_ac = self.value.get("onAc")
-        parts = ["AC" if on_ac else "battery" if on_ac is False else "unknown"]
-        if self.value.get("batteryPercent") is not None:
-            parts.append(f"battery {self.value['batteryPercent']}%")
-        if self.value.get("batteryStatus"):
-            parts.append(str(self.value["batteryStatus"]))
-        return ", ".join(parts)
-
-
-def _power_source(context: CliContext) -> _PowerSourceView | None:
-    """AC/battery facts where the backend can tell (contract: ``describe_power_source``)."""
+def _power_source(context: CliContext) -> PowerSource | None:
+    """AC/battery facts where the platform can tell (``Platform.describe_power_source``)."""
     from ..platform.errors import Unsupported
 
-    describe = getattr(context.platform, "describe_power_source", None)
-    if describe is None:
-        return None
     try:
-        value = describe()
+        return context.platform.describe_power_source()
     except (Unsupported, OSError):
         return None
-    return None if value is None else _PowerSourceView(value)
 
 
 def _local_status(context: CliContext) -> dict[str, Any]:
