@@ -24,7 +24,10 @@ psutil = pytest.importorskip("psutil")
 
 CHAIN_LEVELS = 10
 GROUP = "proctree-ancestry"
-MAX_NATIVE_TO_PURE_RATIO = 1.5
+# The compiled walk must be at least this many times faster than the pure one (median of per-round
+# ratios). Both are bound by /proc syscalls (7-9 per process); measured 1.6-1.8x on a loaded 2-core box,
+# and the compiled walk then runs at about the cost of its syscalls issued from Python.
+MIN_NATIVE_SPEEDUP = 1.2
 LEVEL_SCRIPT = """#!/bin/sh
 if [ "$1" -le 0 ]; then
   echo $$
@@ -121,26 +124,27 @@ def _median_seconds(walk: Callable[[int], object], pid: int, *, rounds: int, cal
 
 
 def test_median_ratios(leaf_pid: int, capsys: pytest.CaptureFixture[str]) -> None:
-    """Measures the three walks interleaved in one run and prints medians and ratios.
-
-    The only assertion: the compiled reader is not more than 1.5x slower than the pure one (in
-    practice it is several times faster), so a regression that makes it pointless fails loudly.
-    """
+    """Measures the three walks interleaved in one run, prints medians and ratios, and asserts that the
+    compiled reader wins: at least MIN_NATIVE_SPEEDUP times faster than the pure one (STYLE rule 5)."""
     native = _compiled_read_chain()
     walks: dict[str, Callable[[int], object]] = {"pure": walk_pure, "psutil": walk_psutil}
     if native is not None:
         walks["native"] = native
+        assert [tuple(info) for info in native(leaf_pid)] == [tuple(info) for info in walk_pure(leaf_pid)]
     medians: dict[str, list[float]] = {name: [] for name in walks}
-    for _ in range(5):  # interleaved, so a noisy moment hits every walk alike
+    for _ in range(7):  # interleaved, so a noisy moment hits every walk alike
         for name, walk in walks.items():
             medians[name].append(_median_seconds(walk, leaf_pid, rounds=3, calls=20))
     result = {name: statistics.median(values) for name, values in medians.items()}
     lines = [f"{name:>7}: {seconds * 1e6:9.1f} us per ancestry walk" for name, seconds in result.items()]
+    speedup = None
     if "native" in result:
-        lines.append(f"pure/native = {result['pure'] / result['native']:.1f}x, "
+        speedup = statistics.median(pure / compiled for pure, compiled in zip(medians["pure"], medians["native"],
+                                                                               strict=True))
+        lines.append(f"pure/native = {speedup:.2f}x (median of per-round ratios; at least {MIN_NATIVE_SPEEDUP}x), "
                      f"psutil/native = {result['psutil'] / result['native']:.1f}x")
     lines.append(f"psutil/pure = {result['psutil'] / result['pure']:.1f}x")
     with capsys.disabled():
         print(f"\nproctree ancestry medians (depth >= {CHAIN_LEVELS + 2}):\n  " + "\n  ".join(lines))
-    if "native" in result:
-        assert result["native"] <= result["pure"] * MAX_NATIVE_TO_PURE_RATIO
+    if speedup is not None:
+        assert speedup >= MIN_NATIVE_SPEEDUP, f"the compiled walk is only {speedup:.2f}x the pure one"

@@ -1,10 +1,11 @@
 """Thermal snapshot cost: the compiled sampler against the pure reader over 16 zones.
 
-The compiled module stays only while it wins (STYLE rule 5). The ratio of medians is printed from
-one run, with both samplers timed in alternating rounds on the same tree; nothing asserts on
-timing, so a busy machine cannot make this flaky.
+The compiled module stays only while it wins (STYLE rule 5): both samplers are timed in alternating
+rounds on the same tree and the median of the per-round ratios must show the compiled one at least
+MIN_SPEEDUP times faster (measured 1.35x on a loaded 2-core box; both are bound by open/read
+syscalls, so the margin is modest). Parity of the values is asserted too.
 
-    python -m pytest benchmarks/test_bench_thermal.py -q
+    python -m pytest benchmarks/test_bench_thermal.py -q -s
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from lidguard.platform.linux.thermal import read_zone_temperatures_pure
 ZONE_COUNT = 16
 ROUNDS = 15
 CALLS_PER_ROUND = 200
+MIN_SPEEDUP = 1.1
 
 
 def _compiled_sampler() -> ModuleType | None:
@@ -60,27 +62,25 @@ def _seconds_per_call(sample: Callable[[], object]) -> float:
     return (time.perf_counter() - start) / CALLS_PER_ROUND
 
 
-def test_native_vs_pure_ratio_of_medians(sixteen_zones: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@needs_compiled
+def test_native_beats_pure(sixteen_zones: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert COMPILED is not None
     root = str(sixteen_zones)
     expected = [40.0 + index * 1.25 for index in range(ZONE_COUNT)]
     assert read_zone_temperatures_pure(sixteen_zones) == expected
+    assert COMPILED.read_zone_temperatures(root) == expected
     pure_rounds: list[float] = []
     native_rounds: list[float] = []
-    for _ in range(ROUNDS):
+    for _ in range(ROUNDS):  # alternating: a busy moment hits both alike
         pure_rounds.append(_seconds_per_call(lambda: read_zone_temperatures_pure(sixteen_zones)))
-        if COMPILED is not None:
-            native_rounds.append(_seconds_per_call(lambda: COMPILED.read_zone_temperatures(root)))
-    pure_median = statistics.median(pure_rounds)
+        native_rounds.append(_seconds_per_call(lambda: COMPILED.read_zone_temperatures(root)))
+    speedup = statistics.median(pure / native for pure, native in zip(pure_rounds, native_rounds, strict=True))
     with capsys.disabled():
         print(f"\nthermal snapshot, {ZONE_COUNT} zones, median of {ROUNDS} rounds x {CALLS_PER_ROUND} calls:")
-        print(f"  pure   {pure_median * 1e6:8.1f} us")
-        if COMPILED is None:
-            print("  native (not built)")
-            return
-        assert COMPILED.read_zone_temperatures(root) == expected
-        native_median = statistics.median(native_rounds)
-        print(f"  native {native_median * 1e6:8.1f} us")
-        print(f"  ratio pure/native = {pure_median / native_median:.2f}x")
+        print(f"  pure   {statistics.median(pure_rounds) * 1e6:8.1f} us")
+        print(f"  native {statistics.median(native_rounds) * 1e6:8.1f} us")
+        print(f"  pure/native (median of per-round ratios) = {speedup:.2f}x (at least {MIN_SPEEDUP}x)")
+    assert speedup >= MIN_SPEEDUP, f"the compiled sampler is only {speedup:.2f}x the pure one: it no longer wins"
 
 
 def test_bench_pure_sampler(benchmark, sixteen_zones: Path) -> None:  # type: ignore[no-untyped-def]
