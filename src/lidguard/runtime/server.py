@@ -213,10 +213,10 @@ async def _accept_loop(runtime: Runtime, transport: ListenerTransport, listener:
         except (BlockingIOError, InterruptedError):
             await anyio.wait_readable(listener)
             continue
-        except OSError as error:
-            if error.errno == errno.ECONNABORTED:
+        except Exception as error:  # noqa: BLE001 - EMFILE and friends: never fatal
+            if isinstance(error, OSError) and error.errno == errno.ECONNABORTED:
                 continue
-            if error.errno in _OUT_OF_RESOURCES and pool.evict_oldest_reader():
+            if isinstance(error, OSError) and error.errno in _OUT_OF_RESOURCES and pool.evict_oldest_reader():
                 await anyio.sleep(0)  # the dropped connection answers and closes, freeing its descriptor
                 continue
             if not failing:
