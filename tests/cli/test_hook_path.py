@@ -262,3 +262,18 @@ def test_crash_recovery_runs_before_hook_commands_only_when_no_runtime_holds_the
     lidguard.run("stop", "--provider", "claude", "--session", "s1")
     restores = [a for a in lidguard.actions() if a["action"] == "lid-policy-restored"]
     assert len(restores) == 1
+
+
+def test_a_deep_working_directory_still_gets_a_bounded_stable_fallback_session(lidguard):
+    folder = "/tmp/" + "/".join(["d" * 50] * 12)  # ~600 characters: longer than a session identifier
+    first = lidguard.run("start", "--provider", "codex", "--cwd", folder)
+    assert first.returncode == 0, first.stderr
+    [session] = lidguard.json("status")["sessions"]
+    assert session["workingDirectory"] == folder
+    assert len(session["sessionIdentifier"]) <= 512 and session["sessionIdentifier"].startswith("Codex:")
+    assert session["sessionIdentifier"].endswith(folder[-100:])
+    stopped = lidguard.run("stop", "--provider", "codex", "--cwd", folder)
+    assert stopped.returncode == 0 and "Active sessions: 0" in stopped.stdout
+    other = lidguard.run("start", "--provider", "codex", "--cwd", "/tmp/x" + folder[6:])
+    assert other.returncode == 0
+    assert lidguard.json("status")["sessions"][0]["sessionIdentifier"] != session["sessionIdentifier"]

@@ -168,8 +168,8 @@ def _agent_from_own_ancestry(provider: AgentProvider) -> int:
 
 
 def _working_directory(values: dict[str, Any]) -> str:
-    given = str(values.get("working_directory") or "").strip()
-    if not given:
+    given = str(values.get("working_directory") or "")
+    if not given.strip():
         try:
             given = os.getcwd()
         except OSError:  # the folder was deleted under the agent: still protect
