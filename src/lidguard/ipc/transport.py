@@ -17,7 +17,7 @@ import socket
 from pathlib import Path
 from typing import Protocol
 
-from ..platform.host import current_user_id
+from ..platform.host import current_user_id, host_os_name
 from ..platform.peercred import peer_uid
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "ListenerTransport",
     "UntrustedPeer",
     "UnixSocketTransport",
+    "client_transport",
     "default_transport",
 ]
 
@@ -150,5 +151,14 @@ class UnixSocketTransport:
 
 
 def default_transport() -> UnixSocketTransport:
-    """The transport of this OS (a named-pipe transport joins here for Windows)."""
+    """The Unix-socket transport (Linux, macOS): the runtime's listener and its clients."""
     return UnixSocketTransport()
+
+
+def client_transport() -> ClientTransport:
+    """The client side for this OS: the per-user named pipe on Windows (``transport_windows.py``)."""
+    if host_os_name() == "windows":
+        from .transport_windows import NamedPipeTransport
+
+        return NamedPipeTransport()
+    return default_transport()
