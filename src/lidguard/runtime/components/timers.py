@@ -6,7 +6,7 @@ check interval instead of waiting out their whole remainder on the stopped monot
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import anyio
@@ -28,6 +28,7 @@ class TimerComponent(ComponentBase):
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
         self._timeout_scope: anyio.CancelScope | None = None
+        self._timeout_deadline: datetime | None = None
         self._cleanup_scope: anyio.CancelScope | None = None
 
     def state_changed(self) -> None:
@@ -35,7 +36,7 @@ class TimerComponent(ComponentBase):
         self._reevaluate_cleanup()
 
     def settings_changed(self, old: Settings, new: Settings) -> None:
-        self._reschedule_timeout()
+        self._reschedule_timeout()  # the deadline moves with the timeout minutes
         if self._cleanup_scope is not None:  # the delay may have changed: schedule afresh
             self._cleanup_scope.cancel()
             self._cleanup_scope = None
@@ -48,13 +49,16 @@ class TimerComponent(ComponentBase):
     # -- inactivity timeout (also abandons pending provider work) ------------------------------------
     def _reschedule_timeout(self) -> None:
         runtime = self._runtime
-        if self._timeout_scope is not None:
-            self._timeout_scope.cancel()
-            self._timeout_scope = None
         minutes = runtime.settings.session_timeout_minutes
         deadline = policy.next_timeout_deadline(runtime.state, minutes)
+        if self._timeout_scope is not None:
+            if deadline == self._timeout_deadline:
+                return  # already waiting for exactly this deadline
+            self._timeout_scope.cancel()
+            self._timeout_scope = None
         if deadline is None or not runtime.running:
             return
+        self._timeout_deadline = deadline
 
         async def fire(scope: anyio.CancelScope) -> None:
             await sleep_until(runtime.clock, deadline)
