@@ -49,7 +49,15 @@ def load_platform(name: str | None = None) -> Platform:
         from .linux import LinuxPlatform
 
         return LinuxPlatform.from_environment()
-    if resolved in ("macos", "windows", "unsupported"):
+    if resolved == "macos":
+        from .macos import MacOSPlatform
+
+        return MacOSPlatform.from_environment()
+    if resolved == "windows":
+        from .windows.backend import WindowsPlatform
+
+        return WindowsPlatform.from_environment()
+    if resolved == "unsupported":
         from .unsupported import UnsupportedPlatform
 
         return UnsupportedPlatform(resolved)

@@ -1,0 +1,101 @@
+"""The macOS backend: command-line tools (caffeinate, pmset, ioreg, system_profiler, powermetrics,
+sudo -n, ps, afplay, osascript, visudo) through one runner (``commands.py``), plus a cffi binding
+(``_binding.py``) over CoreFoundation/IOKit/libproc for IOHID temperatures and process ancestry.
+
+Each capability lives in its own module (power, lid, display, suspend, thermal, process, sound,
+permission), as on Linux. This package imports nothing at import time: ``ancestry/macos.py`` (hook
+path, stdlib only) uses ``ps.py`` from here, and the capability modules load when the platform is
+built. Every tool resolves on PATH off macOS, so ``LIDGUARD_PLATFORM=macos`` runs on Linux over
+stand-in scripts (tests/macos); in test mode only stand-ins ever run (see ``commands.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from ..api import NativeModuleStatus, PowerSource
+
+__all__ = ["MacOSPlatform"]
+
+
+class _MacPermission:
+    """The managed sudoers rule (``permission.py``), imported only when used."""
+
+    def run(self, subcommand: str, *, out: TextIO, err: TextIO) -> int:
+        from .permission import run_macos_permission
+
+        return run_macos_permission(subcommand, out=out, err=err)
+
+    def describe(self) -> str:
+        from .permission import describe_permission
+
+        return describe_permission()
+
+
+class MacOSPlatform:
+    name = "macos"
+
+    def __init__(self) -> None:
+        from .display import MacDisplayReader
+        from .lid import MacLidStateReader
+        from .power import MacLidPolicy, MacPowerRequests
+        from .process import MacProcessWatcher
+        from .sound import MacSoundPlayer
+        from .suspend import MacSuspender
+        from .thermal import MacThermalReader
+
+        self.power = MacPowerRequests()
+        self.lid_policy = MacLidPolicy()
+        self.lid = MacLidStateReader()
+        self.display = MacDisplayReader()
+        self.suspend = MacSuspender()
+        self.thermal = MacThermalReader()
+        self.process = MacProcessWatcher()
+        self.sound = MacSoundPlayer()
+        self.permission = _MacPermission()
+
+    @classmethod
+    def from_environment(cls) -> MacOSPlatform:
+        return cls()
+
+    def describe_capabilities(self) -> dict[str, str]:
+        """Each capability's source (command-line or native) or why it is unavailable."""
+        from ..api import CAPABILITIES
+
+        descriptions: dict[str, str] = {}
+        for capability in CAPABILITIES:
+            try:
+                descriptions[capability] = getattr(self, capability).describe()
+            except Exception as error:  # doctor must describe even a broken capability
+                descriptions[capability] = f"unavailable: {error}"
+        return descriptions
+
+    def native_module_statuses(self) -> list[NativeModuleStatus]:
+        from ..api import NativeModuleStatus
+        from ._binding import binding_status
+
+        active, reason = binding_status()
+        return [NativeModuleStatus("macos", active, reason)]
+
+    def describe_power_source(self) -> PowerSource:
+        import subprocess
+
+        from ..api import PowerSource, Unsupported
+        from .battery import parse_pmset_battery
+        from .commands import RealToolRefused, run_tool
+
+        try:
+            result = run_tool("pmset", ["-g", "batt"], capability="power_source", timeout=5)
+        except (RealToolRefused, subprocess.TimeoutExpired) as error:
+            raise OSError(str(error)) from error
+        if not result.ok:
+            raise OSError(result.failure_text())
+        source = parse_pmset_battery(result.stdout)
+        if source == PowerSource(None):
+            raise Unsupported("power_source", "pmset -g batt names no power source")
+        return source
+
+    def close(self) -> None:
+        for component in (self.lid_policy, self.power, self.suspend):
+            component.close()

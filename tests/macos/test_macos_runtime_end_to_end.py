@@ -1,0 +1,185 @@
+"""The whole runtime on the macOS backend over stand-in tools: real `lidguard` processes with
+LIDGUARD_PLATFORM=macos, every tool call recorded with its exact arguments (conftest.py `mac`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+from lidguard.platform.macos.power import MACOS_LID_SCHEME_IDENTIFIER
+
+DISABLE = ["sudo", "-n", "pmset", "-a", "disablesleep", "1"]
+ENABLE = ["sudo", "-n", "pmset", "-a", "disablesleep", "0"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
+
+
+def caffeinate_pids(mac) -> list[int]:
+    return [entry["pid"] for entry in mac.tools.calls("caffeinate") if _alive(entry["pid"])]
+
+
+def privileged(mac) -> list[list[str]]:
+    """What went through sudo: [sudo, -n, pmset, ...] with stand-in paths shortened."""
+    return mac.tools.commands("sudo")
+
+
+def start(mac, session: str = "s1") -> None:
+    mac.run("start", "--provider", "claude", "--session", session, check=True)
+
+
+def stop(mac, session: str = "s1") -> None:
+    mac.run("stop", "--provider", "claude", "--session", session, check=True)
+
+
+def wait_protected(mac) -> int:
+    """The one runtime's pid once caffeinate holds the assertion and the lid policy is applied."""
+    assert mac.wait_until(lambda: len(caffeinate_pids(mac)) == 1 and DISABLE in privileged(mac))
+    [pid] = mac.runtime_pids()
+    return pid
+
+
+def test_start_holds_caffeinate_for_the_runtime_and_disables_lid_sleep_then_stop_restores(mac):
+    start(mac)
+    runtime_pid = wait_protected(mac)
+    assert mac.tools.commands("caffeinate") == [["caffeinate", "-i", "-w", str(runtime_pid)]]
+    # The original SleepDisabled is read first and recorded in the pending backup before the change.
+    assert mac.tools.commands("pmset")[:2] == [["pmset", "-g"], ["pmset", "-a", "disablesleep", "1"]]
+    assert privileged(mac) == [DISABLE]
+    backup = json.loads((mac.data_dir / "pending-lid-action-backup.json").read_text())
+    assert backup["PowerSchemeIdentifier"] == MACOS_LID_SCHEME_IDENTIFIER
+    assert (backup["AlternatingCurrentAction"], backup["DirectCurrentAction"]) == (1, 1)
+    assert mac.tools.machine()["sleep_disabled"] == 1
+    # A second session shares the protection: no second caffeinate, no second pmset write.
+    start(mac, "s2")
+    stop(mac, "s2")
+    assert len(mac.tools.calls("caffeinate")) == 1 and privileged(mac) == [DISABLE]
+    stop(mac)
+    assert mac.wait_until(lambda: not caffeinate_pids(mac) and ENABLE in privileged(mac))
+    assert privileged(mac) == [DISABLE, ENABLE]
+    assert mac.tools.machine()["sleep_disabled"] == 0
+    assert not (mac.data_dir / "pending-lid-action-backup.json").exists()
+    assert not [call for call in mac.tools.commands() if "-s" in call[1:] or call[:2] == ["pmset", "sleepnow"]]
+
+
+def test_display_sleep_adds_d_and_a_settings_change_is_make_before_break_keeping_the_backup(mac):
+    start(mac)
+    runtime_pid = wait_protected(mac)
+    backup = (mac.data_dir / "pending-lid-action-backup.json").read_text()
+    [first] = caffeinate_pids(mac)
+    mac.run("settings", "--prevent-display-sleep", "true", check=True)
+    assert mac.wait_until(lambda: len(mac.tools.calls("caffeinate")) == 2 and first not in caffeinate_pids(mac))
+    assert mac.tools.commands("caffeinate")[1] == ["caffeinate", "-i", "-d", "-w", str(runtime_pid)]
+    assert len(caffeinate_pids(mac)) == 1
+    # The lid policy is untouched by a power-request change and its backup is never rewritten.
+    assert privileged(mac) == [DISABLE]
+    assert (mac.data_dir / "pending-lid-action-backup.json").read_text() == backup
+
+
+def test_change_lid_action_off_never_calls_sudo(mac):
+    mac.run("settings", "--change-lid-action", "false", check=True)
+    start(mac)
+    assert mac.wait_until(lambda: len(caffeinate_pids(mac)) == 1)
+    stop(mac)
+    assert mac.wait_until(lambda: not caffeinate_pids(mac))
+    assert privileged(mac) == []
+    assert not (mac.data_dir / "pending-lid-action-backup.json").exists()
+
+
+def _stop_and_wait_for_history(mac, expected_entries: int = 1) -> list[dict]:
+    mac.run("settings", "--post-stop-suspend-delay-seconds", "1", check=True)
+    start(mac)
+    wait_protected(mac)
+    stop(mac)
+    mac.wait_until(lambda: len(mac.json("suspend-history")["entries"]) >= expected_entries, timeout=15)
+    return mac.json("suspend-history")["entries"]
+
+
+def test_closed_lid_with_only_the_built_in_display_sleeps_once_with_pmset_sleepnow(mac):
+    mac.tools.set_machine(clamshell="closed", displays="apple-silicon-builtin")
+    [entry] = _stop_and_wait_for_history(mac)
+    assert entry["Succeeded"] is True and entry["SuspendMode"] == "Sleep"
+    assert mac.tools.commands("pmset").count(["pmset", "sleepnow"]) == 1
+    assert [call for call in mac.tools.commands("ioreg")][-1] == ["ioreg", "-r", "-k", "AppleClamshellState", "-d", "4"]
+    assert ["system_profiler", "SPDisplaysDataType", "-json"] in mac.tools.commands("system_profiler")
+    # Protection is released before the request: the lid policy restored, caffeinate gone.
+    assert privileged(mac) == [DISABLE, ENABLE]
+    assert not caffeinate_pids(mac)
+
+
+def test_external_display_or_open_lid_never_sleeps(mac):
+    for clamshell, displays in (("closed", "apple-silicon-clamshell-external"), ("open", "apple-silicon-builtin")):
+        mac.tools.set_machine(clamshell=clamshell, displays=displays)
+        mac.tools.clear_calls()
+        mac.run("settings", "--post-stop-suspend-delay-seconds", "0", check=True)
+        start(mac)
+        wait_protected(mac)
+        stop(mac)
+        log = mac.data_dir / "session-execution.log"
+        assert mac.wait_until(lambda: log.exists() and log.read_text().count("stop-suspend-skipped") >= 1)
+        assert ["pmset", "sleepnow"] not in mac.tools.commands("pmset")
+        assert mac.json("suspend-history")["entries"] == []
+        log.unlink()
+
+
+def test_hibernate_backs_up_hibernatemode_sets_25_sleeps_and_leaves_the_backup(mac):
+    mac.tools.set_machine(clamshell="closed", displays="apple-silicon-none", hibernatemode=3)
+    mac.run("settings", "--suspend-mode", "hibernate", check=True)
+    [entry] = _stop_and_wait_for_history(mac)
+    assert entry["SuspendMode"] == "Hibernate" and entry["Succeeded"] is True, entry
+    pmset = mac.tools.commands("pmset")
+    hibernate_at = pmset.index(["pmset", "-a", "hibernatemode", "25"])
+    assert pmset[hibernate_at + 1] == ["pmset", "sleepnow"]
+    assert ["sudo", "-n", "pmset", "-a", "hibernatemode", "25"] in privileged(mac)
+    backup = json.loads((mac.data_dir / "pending-macos-power-state-backup.json").read_text())
+    assert backup["IncludesHibernateMode"] is True and backup["HibernateMode"] == 3
+    assert mac.tools.machine()["hibernatemode"] == 25
+    assert "deferred through pending backup" in entry["Message"]
+
+
+def test_hibernate_rolls_back_at_once_when_sleepnow_fails(mac):
+    mac.tools.set_machine(clamshell="closed", displays="apple-silicon-none", hibernatemode=3, sleepnow_exit=1)
+    mac.run("settings", "--suspend-mode", "hibernate", check=True)
+    [entry] = _stop_and_wait_for_history(mac)
+    assert entry["Succeeded"] is False and "IOPMSleepSystem" in entry["Message"]
+    hibernate = [call for call in privileged(mac) if "hibernatemode" in call]
+    assert hibernate == [["sudo", "-n", "pmset", "-a", "hibernatemode", "25"],
+                         ["sudo", "-n", "pmset", "-a", "hibernatemode", "3"]]
+    assert mac.tools.machine()["hibernatemode"] == 3
+    assert not (mac.data_dir / "pending-macos-power-state-backup.json").exists()
+
+
+def test_kill_9_ends_caffeinate_and_the_next_cli_call_restores_sleep_exactly_once(mac):
+    start(mac)
+    runtime_pid = wait_protected(mac)
+    os.kill(runtime_pid, signal.SIGKILL)
+    # caffeinate -w <runtime pid> lets go by itself when the runtime dies.
+    assert mac.wait_until(lambda: not caffeinate_pids(mac))
+    assert mac.tools.machine()["sleep_disabled"] == 1
+    status = mac.json("status")
+    assert status["runtimeRunning"] is False
+    assert privileged(mac) == [DISABLE, ENABLE]
+    assert mac.tools.machine()["sleep_disabled"] == 0
+    assert not (mac.data_dir / "pending-lid-action-backup.json").exists()
+    mac.json("status")
+    assert privileged(mac) == [DISABLE, ENABLE]
+
+
+def test_without_the_sudoers_rule_start_fails_in_one_line_with_the_install_hint_and_holds_nothing(mac):
+    mac.tools.set_machine(sudo="password")
+    result = mac.run("start", "--provider", "claude", "--session", "s1")
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert "sudo: a password is required" in line and "lidguard macos-permission install" in line
+    # Never a password prompt: only `sudo -n`, once; the refused change is not "restored" with sudo.
+    assert privileged(mac) == [DISABLE]
+    assert mac.wait_until(lambda: not caffeinate_pids(mac))
+    assert mac.tools.machine()["sleep_disabled"] == 0
+    assert not (mac.data_dir / "pending-lid-action-backup.json").exists()
