@@ -28,6 +28,8 @@ __all__ = ["PROVIDER_SERVER_NAME", "SERVER_NAME", "build_provider_server", "buil
 SERVER_NAME = "lidguard"
 PROVIDER_SERVER_NAME = "lidguard-provider"
 _log = logging.getLogger("lidguard.mcp")
+McpProviderName = Annotated[str | None, Field(description="Required with provider mcp: the MCP provider name.")]
+SessionId = Annotated[str, Field(description="The session id returned by provider_start_session, verbatim.")]
 _READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, destructiveHint=False, openWorldHint=False)
 _IDEMPOTENT = ToolAnnotations(readOnlyHint=False, idempotentHint=True, destructiveHint=False, openWorldHint=False)
 _CHANGES = ToolAnnotations(readOnlyHint=False, idempotentHint=False, destructiveHint=False, openWorldHint=False)
@@ -120,8 +122,10 @@ def build_server(context: ToolContext) -> MCPServer:
     @_tool
     def remove_session(
         sessionIdentifier: Annotated[str, Field(description="The session id to remove.")],
-        provider: _text("Only this provider's session (e.g. claude, codex, copilot, mcp). Omit for all.") = None,
-        providerName: _text("With provider mcp: only this MCP provider name's session.") = None,
+        provider: Annotated[str | None, Field(
+            description="Only this provider's session (e.g. claude, codex, copilot, mcp). Omit for all.")] = None,
+        providerName: Annotated[str | None, Field(
+            description="With provider mcp: only this MCP provider name's session.")] = None,
     ) -> dict[str, Any]:
         return context.remove_session(sessionIdentifier, provider, providerName)
 
@@ -133,7 +137,7 @@ def build_server(context: ToolContext) -> MCPServer:
         provider: Annotated[str, Field(description="codex, claude, copilot, opencode, custom, mcp or unknown.")],
         sessionIdentifier: Annotated[str, Field(description="The session id.")],
         reason: Annotated[str, Field(description=f"Why it waits, e.g. {SOFT_LOCK_REASONS}.")],
-        providerName: _text("Required with provider mcp: the MCP provider name.") = None,
+        providerName: McpProviderName = None,
     ) -> dict[str, Any]:
         return context.session_command("mark-session-softlocked", provider, sessionIdentifier, reason,
                                        providerName, reason_required=True)
@@ -144,8 +148,8 @@ def build_server(context: ToolContext) -> MCPServer:
     def clear_session_soft_lock(
         provider: Annotated[str, Field(description="codex, claude, copilot, opencode, custom, mcp or unknown.")],
         sessionIdentifier: Annotated[str, Field(description="The session id.")],
-        reason: _text("Why it resumes, e.g. resumed_after_user_reply.") = None,
-        providerName: _text("Required with provider mcp: the MCP provider name.") = None,
+        reason: Annotated[str | None, Field(description="Why it resumes, e.g. resumed_after_user_reply.")] = None,
+        providerName: McpProviderName = None,
     ) -> dict[str, Any]:
         return context.session_command("mark-session-active", provider, sessionIdentifier, reason, providerName,
                                        reason_required=False, default_reason="clear_session_soft_lock")
@@ -169,7 +173,6 @@ Reuse the session id verbatim; never invent one."""
 
 def build_provider_server(context: ToolContext, provider_name: str) -> MCPServer:
     server: MCPServer = MCPServer(PROVIDER_SERVER_NAME, instructions=PROVIDER_INSTRUCTIONS, log_level="WARNING")
-    session_id = Annotated[str, Field(description="The session id returned by provider_start_session, verbatim.")]
 
     @server.tool(name="provider_start_session", annotations=_CHANGES, structured_output=True,
                  description="Call this FIRST, once, at the start of every task before any other action: LidGuard "
@@ -177,7 +180,8 @@ def build_provider_server(context: ToolContext, provider_name: str) -> MCPServer
                              "(sessionIdentifierToReuse) to pass verbatim to the other provider_* tools.")
     @_tool
     def provider_start_session(
-        workingDirectory: _text("The project folder you work in (default: the server's folder).") = None,
+        workingDirectory: Annotated[str | None, Field(
+            description="The project folder you work in (default: the server's folder).")] = None,
     ) -> dict[str, Any]:
         return context.provider_start_session(provider_name, workingDirectory)
 
@@ -187,7 +191,7 @@ def build_provider_server(context: ToolContext, provider_name: str) -> MCPServer
                              "provider_clear_soft_lock when work resumes.")
     @_tool
     def provider_set_soft_lock(
-        sessionIdentifier: session_id,
+        sessionIdentifier: SessionId,
         reason: Annotated[str, Field(description=f"Why you wait: {SOFT_LOCK_REASONS}.")],
     ) -> dict[str, Any]:
         return context.provider_command("mark-session-softlocked", provider_name, sessionIdentifier, reason,
@@ -198,8 +202,8 @@ def build_provider_server(context: ToolContext, provider_name: str) -> MCPServer
                              "computer is kept awake again.")
     @_tool
     def provider_clear_soft_lock(
-        sessionIdentifier: session_id,
-        reason: _text("Why work resumes, e.g. resumed_after_user_reply.") = None,
+        sessionIdentifier: SessionId,
+        reason: Annotated[str | None, Field(description="Why work resumes, e.g. resumed_after_user_reply.")] = None,
     ) -> dict[str, Any]:
         return context.provider_command("mark-session-active", provider_name, sessionIdentifier, reason,
                                         default_reason="provider_clear_soft_lock")
@@ -209,7 +213,7 @@ def build_provider_server(context: ToolContext, provider_name: str) -> MCPServer
                              "ends the session normally (the computer may sleep). Not while you wait for the "
                              "user: use provider_set_soft_lock for that.")
     @_tool
-    def provider_stop_session(sessionIdentifier: session_id) -> dict[str, Any]:
+    def provider_stop_session(sessionIdentifier: SessionId) -> dict[str, Any]:
         return context.provider_command("stop", provider_name, sessionIdentifier,
                                         default_reason="provider_stop_session")
 
