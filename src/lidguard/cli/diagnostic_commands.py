@@ -197,3 +197,31 @@ def add_diagnostic_commands(subparsers: Any) -> None:
         for name in PERMISSION_SUBCOMMANDS:
             commands.add_parser(name, help=_PERMISSION_HELP[name], description=_PERMISSION_HELP[name])
         parser.set_defaults(handler=_permission, skip_recovery=False)
+    if host_os_name() == "macos" or _selected_platform() == "macos":
+        parser = subparsers.add_parser(
+            "macos-permission", help="Check or install the sudoers rule for pmset/powermetrics.",
+            description="Manage the sudoers rule that lets this user's lidguard runtime run exactly the "
+                        "allowlisted pmset and powermetrics commands through `sudo -n`.")
+        commands = parser.add_subparsers(dest="subcommand", metavar="|".join(PERMISSION_SUBCOMMANDS),
+                                         title="subcommands", required=True)
+        for name in PERMISSION_SUBCOMMANDS:
+            commands.add_parser(name, help=_MACOS_PERMISSION_HELP[name], description=_MACOS_PERMISSION_HELP[name])
+        parser.set_defaults(handler=_permission, skip_recovery=False)
+
+
+# One line each for `lidguard macos-permission --help` (owned by the macOS backend, H7).
+_MACOS_PERMISSION_HELP = {
+    "status": "Show the sudoers rule, the tools and pmset values.",
+    "check": "Try caffeinate, pmset and powermetrics; never sleeps.",
+    "install": "Install the sudoers rule for this user (uses sudo).",
+    "remove": "Remove the sudoers rule lidguard installed.",
+}
+
+
+def _selected_platform() -> str:
+    from ..platform import selected_platform_name
+
+    try:
+        return selected_platform_name()
+    except ValueError:
+        return ""

@@ -137,7 +137,7 @@ class MacPowerRequests:
     def describe(self) -> str:
         line = describe_tool("caffeinate")
         if line.startswith("available"):
-            return f"available (command-line: caffeinate -i [-d] -w <runtime pid>, {line[10:-1]})"
+            return f"available (command-line: caffeinate -i [-d] -w <runtime pid>, {line[len('available ('):-1]})"
         return f"unavailable: caffeinate {line}"
 
     def close(self) -> None:
