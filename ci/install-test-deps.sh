@@ -70,6 +70,7 @@ if [ "$mode" = "--check" ]; then
     check
     exit $?
 fi
+bash ci/install-mcp-test-deps.sh $mode  # the mcp extra and the pinned agent CLIs of tests/mcp (H9)
 if [ "$mode" = "--force" ]; then
     needs="system: python: native:"
 else
