@@ -33,3 +33,4 @@ def test_run_server_starts_with_a_pending_lid_backup_and_restores_it(lidguard, s
     runtime.assert_serving(["s2"])
     events = [json.loads(line)["EventName"] for line in (lidguard.data_dir / "session-execution.log").open()]
     assert "lid-action-restored-from-pending-backup" in events
+

@@ -73,3 +73,51 @@ def test_a_real_server_of_another_user_is_not_trusted():
         process.kill()
         process.wait()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _scripted_server(path, replies: list[bytes | None]) -> threading.Thread:
+    """Answers one connection per scripted reply (None: close without answering), then goes away."""
+    listener = transport.default_transport().bind(path)
+    listener.setblocking(True)
+
+    def serve() -> None:
+        with listener:
+            for reply in replies:
+                connection, _ = listener.accept()
+                with connection, contextlib.suppress(OSError):
+                    connection.recv(65536)
+                    if reply is not None:
+                        connection.sendall(reply)
+            transport.default_transport().unbind(path)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("first", [
+    b'{"v":1,"Succeeded":false,"Message":"LidGuard runtime is stopping; try again in a moment."}\n',
+    b'{"v":1,"Succeeded":false,"RuntimeStopping":true,"Message":"bye"}\n',
+    None,
+])
+def test_a_start_racing_the_runtime_exit_reaches_the_next_runtime(tmp_path, monkeypatch, first):
+    path = tmp_path / "s.sock"
+    old = _scripted_server(path, [first])
+    launched = []
+
+    def launch() -> bool:
+        if not launched:
+            old.join(5)
+            launched.append(_scripted_server(path, [b'{"v":1,"Succeeded":true,"Message":"Started."}\n']))
+        return True
+
+    monkeypatch.setattr(client, "launch_runtime", launch)
+    reply = client.send_request(path, {"Command": "start"}, auto_start=True)
+    assert reply == {"v": 1, "Succeeded": True, "Message": "Started."}
+    assert len(launched) == 1
+
+
+def test_without_auto_start_a_stopping_reply_is_returned_as_is(tmp_path):
+    path = tmp_path / "s.sock"
+    _scripted_server(path, [b'{"v":1,"Succeeded":false,"RuntimeStopping":true,"Message":"bye"}\n'])
+    assert client.send_request(path, {"Command": "stop"})["Message"] == "bye"

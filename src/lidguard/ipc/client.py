@@ -13,8 +13,15 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from .protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, encode_message, failure_response
-from .transport import ClientConnection, UntrustedPeer, default_transport
+from .protocol import (
+    MAX_MESSAGE_BYTES,
+    RUNTIME_STOPPING_MESSAGE,
+    ProtocolError,
+    decode_message,
+    encode_message,
+    failure_response,
+)
+from .transport import ClientConnection, UntrustedPeer, client_transport
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,10 +37,16 @@ CONNECT_TIMEOUT_SECONDS = 0.25
 CONNECT_RETRY_SECONDS = 0.1
 CONNECT_WINDOW_SECONDS = 0.75
 AUTO_START_WAIT_SECONDS = 5.0
+RELAUNCH_EVERY_SECONDS = 1.0  # a runtime launched while the old one still held the lock has exited at once
+STOPPING_RETRY_SECONDS = 10.0
+
+
+class _NoReply(Exception):
+    """The runtime closed the connection without answering (it was exiting)."""
 
 
 def _connect(socket_path: Path, window: float) -> ClientConnection | None:
-    transport = default_transport()
+    transport = client_transport()
     deadline = time.monotonic() + window
     while True:
         try:
@@ -68,28 +81,59 @@ def launch_runtime() -> bool:
 def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeout: float | None) -> dict[str, Any]:
     connection.verify_server()  # before anything is sent or believed
     connection.send_all(encode_message(request), reply_timeout)
-    return decode_message(connection.receive_line(MAX_MESSAGE_BYTES, reply_timeout))
+    line = connection.receive_line(MAX_MESSAGE_BYTES, reply_timeout)
+    if not line.strip():
+        raise _NoReply
+    return decode_message(line)
+
+
+def _connect_or_launch(socket_path: Path) -> ClientConnection | None:
+    connection = _connect(socket_path, CONNECT_WINDOW_SECONDS)
+    deadline = time.monotonic() + AUTO_START_WAIT_SECONDS
+    while connection is None and time.monotonic() < deadline:
+        if not launch_runtime():
+            return None
+        connection = _connect(socket_path, min(RELAUNCH_EVERY_SECONDS, max(0.0, deadline - time.monotonic())))
+    return connection
+
+
+def _attempt(socket_path: Path, request: dict[str, Any], auto_start: bool,
+             reply_timeout: float | None) -> tuple[dict[str, Any], bool]:
+    """One exchange; the flag says the runtime was exiting (an auto-starting request tries again)."""
+    connection = _connect_or_launch(socket_path) if auto_start else _connect(socket_path, CONNECT_WINDOW_SECONDS)
+    if connection is None:
+        if auto_start:
+            return failure_response("Failed to start the LidGuard runtime.", runtime_unavailable=True), False
+        return failure_response(RUNTIME_NOT_RUNNING, runtime_unavailable=True), False
+    try:
+        reply = _exchange(connection, request, reply_timeout)
+    except _NoReply:
+        return failure_response("The LidGuard runtime closed the connection without answering.",
+                                runtime_unavailable=True), True
+    except UntrustedPeer as error:
+        return failure_response(str(error)), False
+    except ProtocolError as error:
+        return failure_response(f"The runtime sent an unreadable response: {error}"), False
+    except OSError as error:
+        lost = failure_response(f"Lost the connection to the LidGuard runtime: {error}", runtime_unavailable=True)
+        return lost, isinstance(error, (ConnectionResetError, BrokenPipeError))  # reset by an exiting runtime
+    finally:
+        connection.close()
+    stopping = reply.get("RuntimeStopping") is True or reply.get("Message") == RUNTIME_STOPPING_MESSAGE
+    return reply, stopping and reply.get("Succeeded") is False
 
 
 def send_request(socket_path: Path, request: dict[str, Any], *, auto_start: bool = False,
                  reply_timeout: float | None = 30.0) -> dict[str, Any]:
-    """One request, one response. A down runtime gives ``RuntimeUnavailable: true``."""
-    sock = _connect(socket_path, CONNECT_WINDOW_SECONDS)
-    if sock is None and auto_start:
-        if not launch_runtime():
-            return failure_response("Failed to start the LidGuard runtime.", runtime_unavailable=True)
-        sock = _connect(socket_path, AUTO_START_WAIT_SECONDS)
-        if sock is None:
-            return failure_response("Failed to start the LidGuard runtime.", runtime_unavailable=True)
-    if sock is None:
-        return failure_response(RUNTIME_NOT_RUNNING, runtime_unavailable=True)
-    try:
-        return _exchange(sock, request, reply_timeout)
-    except UntrustedPeer as error:
-        return failure_response(str(error))
-    except ProtocolError as error:
-        return failure_response(f"The runtime sent an unreadable response: {error}")
-    except OSError as error:
-        return failure_response(f"Lost the connection to the LidGuard runtime: {error}", runtime_unavailable=True)
-    finally:
-        sock.close()
+    """One request, one response. A down runtime gives ``RuntimeUnavailable: true``.
+
+    With ``auto_start`` (start events) a missing runtime is launched, and a runtime that is exiting
+    (it refuses new sessions, or closes the connection unanswered) is waited out and replaced, so a
+    start racing the idle exit still protects its session.
+    """
+    deadline = time.monotonic() + STOPPING_RETRY_SECONDS
+    while True:
+        reply, runtime_was_exiting = _attempt(socket_path, request, auto_start, reply_timeout)
+        if not (auto_start and runtime_was_exiting) or time.monotonic() >= deadline:
+            return reply
+        time.sleep(CONNECT_RETRY_SECONDS)

@@ -21,6 +21,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "MAX_NESTING_DEPTH",
     "PROTOCOL_VERSION",
+    "RUNTIME_STOPPING_MESSAGE",
     "ProtocolError",
     "decode_message",
     "encode_message",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
+# A runtime that is exiting refuses new sessions with this message (and ``"RuntimeStopping": true``);
+# a client that auto-starts the runtime waits for it to go and starts a new one.
+RUNTIME_STOPPING_MESSAGE = "LidGuard runtime is stopping; try again in a moment."
 MAX_MESSAGE_BYTES = 1024 * 1024
 MAX_NESTING_DEPTH = 64
 COMMANDS = (
