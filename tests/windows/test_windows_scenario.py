@@ -1,0 +1,203 @@
+"""The fake/Linux runtime scenario with the Windows backend over the fake binding, in-process.
+
+start -> protection (power request + LIDACTION 0, backed up once with the scheme GUID), lid closed by
+a GUID_LIDSWITCH_STATE_CHANGE broadcast, stop -> SetSuspendState after protection is released;
+a crash leaves the backup and the next command's recovery restores the scheme from it. Time comes
+from trio's MockClock (no real waiting); platform calls run inline.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import anyio
+import trio.testing
+from fake_winapi import BALANCED, FakeWindowsApi
+
+from lidguard.platform.paths import resolve_paths
+from lidguard.platform.windows.backend import WindowsPlatform
+from lidguard.platform.windows.winapi import POWER_REQUEST_DISPLAY_REQUIRED, POWER_REQUEST_SYSTEM_REQUIRED
+from lidguard.runtime.app import Runtime
+from lidguard.runtime.protection import restore_pending_lid_backup
+from lidguard.settings.model import Settings, headless_defaults
+
+EPOCH = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+
+
+class LoopClock:
+    """Wall clock = a fixed epoch + the event loop's (mock) clock, so post-stop delays elapse in mock time."""
+
+    def now(self) -> datetime:
+        try:
+            loop_time = anyio.current_time()
+        except Exception:  # before the loop exists
+            loop_time = 0.0
+        return EPOCH + timedelta(seconds=loop_time)
+
+
+def settings(**changes: Any) -> Settings:
+    return Settings.model_validate({**headless_defaults().to_file_json(), "ChangeLidAction": True, **changes})
+
+
+class WindowsHarness:
+    def __init__(self, api: FakeWindowsApi, configured: Settings) -> None:
+        self.api = api
+        self.platform = WindowsPlatform(api, binding_reason="fake binding")
+        self.paths = resolve_paths()
+        self.runtime = Runtime(platform=self.platform, paths=self.paths, settings=configured,
+                               clock=LoopClock(), offload_platform_calls=False)
+
+    async def send(self, command: str, **fields: Any) -> dict[str, Any]:
+        return await self.runtime.handle_message({"v": 1, "Command": command, "Provider": "Claude",
+                                                  "SessionIdentifier": "s1", **fields})
+
+    def backup(self) -> dict[str, Any]:
+        return json.loads(self.paths.lid_backup_file.read_text(encoding="utf-8"))
+
+
+def run(harness: WindowsHarness, body: Callable[[WindowsHarness], Awaitable[None]], *, shutdown: bool = True) -> None:
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            await harness.runtime.run(group)
+            await body(harness)
+            group.cancel_scope.cancel()
+        if shutdown:
+            await harness.runtime.shutdown()
+
+    anyio.run(main, backend="trio", backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
+
+
+def test_start_protects_and_closed_lid_stop_suspends_after_release():
+    api = FakeWindowsApi()
+    api.monitors, api.display_paths = 0, []
+    harness = WindowsHarness(api, settings(PostStopSuspendDelaySeconds=30))
+
+    async def body(h: WindowsHarness) -> None:
+        reply = await h.send("start")
+        assert reply["Succeeded"] and reply["LidSwitchState"] == "Unknown"
+        assert api.active_requests() == [{POWER_REQUEST_SYSTEM_REQUIRED}]
+        assert api.lid_values == {(BALANCED, True): 0, (BALANCED, False): 0}
+        assert h.backup()["PowerSchemeIdentifier"] == BALANCED
+        assert h.backup()["AlternatingCurrentAction"] == 1 and h.backup()["DirectCurrentAction"] == 1
+        api.broadcast_lid(0)
+        reply = await h.send("stop")
+        assert reply["PendingSuspend"]["Mode"] == "Sleep"
+        assert api.active_requests(), "protection stays during the post-stop delay"
+        with anyio.fail_after(120):
+            while not api.suspends:
+                await anyio.sleep(1)
+        assert api.suspends == [False]
+        names = api.names()
+        assert names.index("PowerClearRequest") < names.index("SetSuspendState")
+        assert api.lid_values == {(BALANCED, True): 1, (BALANCED, False): 1}
+        assert not h.paths.lid_backup_file.exists()
+        [entry] = h.runtime.suspend_history.newest_first()
+        assert entry["Succeeded"] is True
+
+    run(harness, body)
+    assert api.requests == {} and api.notification_callbacks == {}
+
+
+def test_open_lid_stop_does_not_suspend_and_modern_standby_failure_is_recorded():
+    api = FakeWindowsApi()
+    harness = WindowsHarness(api, settings(PostStopSuspendDelaySeconds=0))
+
+    async def body(h: WindowsHarness) -> None:
+        await h.send("start")
+        api.broadcast_lid(1)
+        assert (await h.send("stop"))["PendingSuspend"] is None
+        api.broadcast_lid(0)
+        api.monitors, api.display_paths = 1, [(11, True)]  # only the internal panel: excluded when closed
+        api.modern_standby = True
+        api.fail("SetSuspendState", 50)
+        await h.send("start")
+        await h.send("stop")
+        with anyio.fail_after(60):
+            while not h.runtime.suspend_history.newest_first():
+                await anyio.sleep(1)
+        [entry] = h.runtime.suspend_history.newest_first()
+        assert entry["Succeeded"] is False and "Modern Standby" in entry["Message"]
+
+    run(harness, body)
+    assert api.suspends == []
+
+
+def test_settings_change_is_make_before_break_and_the_backup_is_taken_once():
+    api = FakeWindowsApi()
+    harness = WindowsHarness(api, settings())
+    harness.paths.data_dir.mkdir(parents=True, exist_ok=True)
+
+    async def body(h: WindowsHarness) -> None:
+        await h.send("start")
+        first_backup = h.backup()
+        before = len(api.calls)
+        changed = settings(PowerRequest={"PreventDisplaySleep": True})
+        await h.send("settings", HasSettings=True, Settings=changed.to_file_json())
+        names = api.names()[before:]
+        assert names.index("PowerCreateRequest") < names.index("CloseHandle")
+        assert api.active_requests() == [{POWER_REQUEST_SYSTEM_REQUIRED, POWER_REQUEST_DISPLAY_REQUIRED}]
+        assert not any(name.startswith(("PowerRead", "PowerWrite")) for name in names)
+        assert h.backup() == first_backup
+
+    run(harness, body)
+    assert api.requests == {} and api.lid_values[(BALANCED, True)] == 1
+
+
+def test_an_existing_backup_is_never_overwritten_and_is_what_gets_restored():
+    api = FakeWindowsApi()
+    harness = WindowsHarness(api, settings())
+    harness.paths.data_dir.mkdir(parents=True, exist_ok=True)
+    harness.paths.lid_backup_file.write_text(json.dumps({
+        "SavedAt": "2026-11-30T10:00:00Z", "PowerSchemeIdentifier": BALANCED,
+        "IncludesAlternatingCurrent": True, "AlternatingCurrentAction": 2,
+        "IncludesDirectCurrent": True, "DirectCurrentAction": 3}))
+
+    async def body(h: WindowsHarness) -> None:
+        await h.send("start")
+        assert h.backup()["AlternatingCurrentAction"] == 2
+        assert not any(name.startswith("PowerRead") for name in api.names())
+        await h.send("stop")
+
+    run(harness, body)
+    assert api.lid_values == {(BALANCED, True): 2, (BALANCED, False): 3}
+
+
+def test_a_crashed_runtime_leaves_the_backup_and_recovery_restores_the_scheme():
+    api = FakeWindowsApi()
+    harness = WindowsHarness(api, settings())
+
+    async def body(h: WindowsHarness) -> None:
+        await h.send("start")
+
+    run(harness, body, shutdown=False)  # the process dies: no release, no restore
+    assert api.lid_values[(BALANCED, False)] == 0 and harness.paths.lid_backup_file.exists()
+    api.active_scheme = "a1841308-3541-4fab-bc81-f71556f20b4a"  # the user moved to another scheme
+    recovering = WindowsPlatform(api)
+    assert restore_pending_lid_backup(recovering, harness.paths.lid_backup_file)
+    assert api.lid_values[(BALANCED, True)] == 1 and api.lid_values[(BALANCED, False)] == 1
+    assert api.active_scheme == BALANCED and not harness.paths.lid_backup_file.exists()
+
+
+def test_doctor_under_the_windows_platform_on_this_os_lists_each_capability_with_its_reason():
+    env_probe = [sys.executable, "-m", "lidguard", "doctor", "--json"]
+    result = subprocess.run(env_probe, capture_output=True, text=True, timeout=60,
+                            env={**_environment(), "LIDGUARD_PLATFORM": "windows"})
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["platform"] == "windows"
+    capabilities = report["capabilities"]
+    assert set(capabilities) >= {"power", "lid_policy", "lid", "display", "suspend", "thermal", "process",
+                                 "sound", "permission"}
+    assert all(":" in text or text.startswith("available") for text in capabilities.values())
+    assert "SetSuspendState" in capabilities["suspend"] and "unsupported" in capabilities["power"]
+
+
+def _environment() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
