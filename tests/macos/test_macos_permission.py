@@ -18,8 +18,8 @@ def expected_rule(mac, user: str) -> str:
 
 
 def user_name() -> str:
-    import pwd
     import os
+    import pwd
 
     return pwd.getpwuid(os.geteuid()).pw_name
 

@@ -1,7 +1,8 @@
-"""macOS ancestry: not written yet (it will read ``sysctl(KERN_PROC_PID)``/libproc through ctypes).
+"""macOS ancestry for the hook path: one ``ps -axo pid=,ppid=,comm=,command=`` table (stdlib only).
 
-Liveness works today with kill(2); a zombie cannot be told apart from a running process until the
-reader lands, so it counts as alive.
+The runtime's ``ProcessWatcher`` (platform/macos/process.py) reads the same chain through libproc when
+the cffi binding is active; the hook path stays on the standard library (no cffi import) and pays one
+``ps`` call. Liveness is kill(2); a zombie cannot be told apart here, so it counts as alive.
 """
 
 from __future__ import annotations
@@ -17,11 +18,19 @@ __all__ = ["NATIVE_ABI_VERSION", "NATIVE_MODULE", "OS_NAME", "is_process_alive",
 OS_NAME = "macos"
 NATIVE_MODULE: str | None = None
 NATIVE_ABI_VERSION = 0
-REASON = "process ancestry on macOS needs the macOS reader (sysctl KERN_PROC), which is not written yet"
 
 
 def read_ancestry(pid: int, *, max_depth: int) -> list[ProcessInfo]:
-    raise Unsupported("process", REASON)
+    """``pid`` and its parents, closest first, [] when it is gone; OSError when ps fails;
+    ``Unsupported`` when ps is missing or (in test mode) is not a stand-in."""
+    from ..macos.commands import RealToolRefused
+    from ..macos.ps import ancestry_from_table, read_ps_table
+
+    try:
+        table = read_ps_table()
+    except RealToolRefused as error:
+        raise Unsupported("process", str(error)) from error
+    return ancestry_from_table(table, pid, max_depth=max_depth)
 
 
 def read_process_state(pid: int) -> str | None:
