@@ -45,6 +45,8 @@ def _cffi_modules():
     """cffi out-of-line ABI modules per OS (cdefs in native/, generated at build time)."""
     if sys.platform.startswith("linux"):
         return [spec for spec in ["native/logind_build.py:ffibuilder"] if os.path.exists(spec.split(":")[0])]
+    if sys.platform == "win32":
+        return [spec for spec in ["native/windows_build.py:ffibuilder"] if os.path.exists(spec.split(":")[0])]
     return []
 
 

@@ -235,7 +235,7 @@ class FakeWindowsApi:
 
     def connect_named_pipe(self, handle: int) -> None:
         self._call("ConnectNamedPipe", handle)
-        self.connected[handle].wait(5)
+        self.connected[handle].wait(30)
 
     def disconnect_named_pipe(self, handle: int) -> None:
         self._call("DisconnectNamedPipe", handle)
@@ -258,7 +258,7 @@ class FakeWindowsApi:
 
     def read_file(self, handle: int, size: int) -> bytes:
         self._call("ReadFile", handle)
-        return self.pipe_buffers[handle].get(timeout=5)
+        return self.pipe_buffers[handle].get(timeout=30)
 
     def write_file(self, handle: int, data: bytes) -> None:
         self._call("WriteFile", handle, data)

@@ -94,15 +94,21 @@ def _load_module() -> tuple[Any | None, str]:
         return None, "disabled by LIDGUARD_NO_EXTENSIONS"
     if running_under_tests():
         return None, "refused under test (tests never change live power policy)"
+    from ..._native import RequiredExtensionError, extensions_required
+
     try:
         module = importlib.import_module("lidguard._native._windows")
     except ImportError as error:
+        if extensions_required():  # release wheels: a missing module is a build error, not a fallback
+            raise RequiredExtensionError("_windows", f"not built or not importable ({error})") from error
         return None, f"cffi module lidguard._native._windows not built ({error})"
     try:
         found = module.ffi.integer_const("LIDGUARD_WINDOWS_ABI_VERSION")
     except (AttributeError, module.ffi.error):
         found = None
     if found != EXPECTED_ABI_VERSION:
+        if extensions_required():
+            raise RequiredExtensionError("_windows", f"stale build (ABI {found}, expected {EXPECTED_ABI_VERSION})")
         return None, f"stale cffi module (ABI {found}, expected {EXPECTED_ABI_VERSION}); rebuild lidguard"
     return module.ffi, "kernel32/powrprof/advapi32/user32/ntdll/ole32 via cffi"
 
