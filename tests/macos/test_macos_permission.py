@@ -107,3 +107,31 @@ def test_the_real_sudoers_path_is_refused_under_test(mac):
     result = mac.run("macos-permission", "install")
     assert result.returncode == 1 and "refusing the real sudoers file under test" in result.stderr
     assert mac.tools.commands("sudo") == [] and mac.tools.commands("visudo") == []
+
+
+def test_doctor_lists_every_capability_with_its_source_or_reason(mac):
+    report = mac.json("doctor")
+    assert report["platform"] == "macos"
+    capabilities = report["capabilities"]
+    assert set(capabilities) == {"power", "lid_policy", "lid", "display", "suspend", "thermal", "process",
+                                 "sound", "permission"}
+    for name in ("power", "lid_policy", "lid", "display", "suspend", "thermal", "sound"):
+        assert capabilities[name].startswith("available (command-line:"), (name, capabilities[name])
+    assert "IOHID binding inactive" in capabilities["thermal"]
+    assert "ps -axo pid=,ppid=,comm=,command=" in capabilities["process"]
+    assert capabilities["permission"].startswith(f"sudoers rule {mac.tools.sudoers}: not installed")
+    [native] = [module for module in report["nativeModules"] if module["name"] == "macos"]
+    assert native["active"] is False and native["reason"]
+    assert report["powerSource"] == {"onAc": True, "batteryPercent": 100, "batteryStatus": "Charged"}
+    # doctor never changes anything: no pmset write, no sleep (sudo -n powermetrics is a read).
+    assert all(call[:2] != ["pmset", "-a"] and call != ["pmset", "sleepnow"] for call in mac.tools.commands("pmset"))
+
+
+def test_doctor_says_why_when_the_tools_are_missing(mac):
+    for tool in ("ioreg", "system_profiler", "caffeinate", "powermetrics"):
+        (mac.tools.bin / tool).unlink()
+    capabilities = mac.json("doctor")["capabilities"]
+    assert capabilities["lid"].startswith("unavailable: ioreg missing")
+    assert capabilities["display"].startswith("unavailable: system_profiler missing")
+    assert capabilities["power"].startswith("unavailable: caffeinate missing")
+    assert capabilities["thermal"].startswith("unavailable: no temperature from powermetrics (missing)")

@@ -66,6 +66,10 @@ class MacBinding:
         self.system = system
 
     # -- IOHID temperatures -----------------------------------------------------------------------
+    def cf_data(self, name: str) -> Any:
+        """The address of an exported CoreFoundation data symbol (the dictionary callback tables)."""
+        return self.ffi.addressof(self.cf, name)
+
     def _cf_string(self, text: str) -> Any:
         return self.cf.CFStringCreateWithCString(self.ffi.NULL, text.encode(), CF_STRING_ENCODING_UTF8)
 
@@ -85,8 +89,8 @@ class MacBinding:
         keys = ffi.new("const void *[]", owned[:2])
         values = ffi.new("const void *[]", owned[2:])
         dictionary = cf.CFDictionaryCreate(ffi.NULL, keys, values, 2,
-                                           ffi.addressof(cf, "kCFTypeDictionaryKeyCallBacks"),
-                                           ffi.addressof(cf, "kCFTypeDictionaryValueCallBacks"))
+                                           self.cf_data("kCFTypeDictionaryKeyCallBacks"),
+                                           self.cf_data("kCFTypeDictionaryValueCallBacks"))
         return dictionary, owned
 
     def read_hid_temperatures(self) -> list[tuple[str, float]]:
