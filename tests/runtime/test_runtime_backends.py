@@ -21,6 +21,8 @@ from lidguard_runtime_harness import (
     with_settings,
 )
 
+from lidguard.ipc.protocol import RUNTIME_STOPPING_MESSAGE
+
 VARIANTS = [(backend, offload) for backend in BACKENDS for offload in (False, True)]
 IDS = [f"{backend}-{'threaded' if offload else 'inline'}" for backend, offload in VARIANTS]
 pytestmark = pytest.mark.parametrize("backend, offload", VARIANTS, ids=IDS)
@@ -137,7 +139,9 @@ def test_bad_requests_and_forced_shutdown(backend, offload):
         assert (await h.send("shutdown"))["Succeeded"] is False
         assert (await h.send("shutdown", Force=True))["Succeeded"] is True
         assert h.runtime.exit_requested.is_set()
-        assert (await h.start("late"))["Succeeded"] is False  # a stopping runtime takes no new session
+        late = await h.start("late")  # a stopping runtime takes no new session; the client retries
+        assert late["Succeeded"] is False and late["RuntimeStopping"] is True
+        assert late["Message"] == RUNTIME_STOPPING_MESSAGE
         assert_nothing_left_applied(h)
 
     run_on(backend, lambda: with_runtime(harness, body))

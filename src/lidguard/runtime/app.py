@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 
-from ..ipc.protocol import failure_response
+from ..ipc.protocol import RUNTIME_STOPPING_MESSAGE, failure_response
 from ..platform.api import Platform
 from ..platform.paths import LidGuardPaths
 from ..settings.model import Settings
@@ -222,7 +222,7 @@ class Runtime:
             return self.reply(False, f"Unsupported command: {_printable(raw)}")
         await self.machine.cached()
         if self.stopping and command == "start":  # stops and status are still answered while it exits
-            return self.reply(False, "LidGuard runtime is stopping; try again in a moment.")
+            return self.reply(False, RUNTIME_STOPPING_MESSAGE, {"RuntimeStopping": True})
         if command == "start" and message.get("HasSettings") and not isinstance(message.get("Settings"), dict):
             # Settings that are not even an object must not keep the session from starting (protection first).
             self.log("settings-update-rejected", "start",
