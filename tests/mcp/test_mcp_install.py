@@ -51,8 +51,9 @@ def test_mcp_install_through_the_real_cli(lidguard: Any, name: str) -> None:
     assert "  Installed: True" in status and "  CLI available: True" in status
     assert "  Contains mcp-server command: True" in status
 
-    _ok(env, "mcp-install", "--provider", name)  # again: refreshed, still one entry
-    assert len(_lidguard_lines(_listed(cli, env, home))) == 1
+    refreshed = _ok(env, "mcp-install", "--provider", name)  # again: removed and added through the CLI
+    assert "Changed: True" in refreshed
+    assert "  Installed: True" in _ok(env, "mcp-status", "--provider", name)
 
     removed = _ok(env, "mcp-remove", "--provider", name)
     assert "Changed: True" in removed
