@@ -135,8 +135,10 @@ def add_mcp_commands(subparsers: Any) -> None:
     sub.set_defaults(handler=_mcp_server)
     sub = subparsers.add_parser(
         "provider-mcp-server", help="Run the provider MCP server on stdio for an MCP-only agent.",
-        description="stdio MCP server `lidguard-provider`: the agent reports its own session start, waits and "
-                    "end through tools. Best effort: it works only as well as the model calls the tools.")
+        description="stdio MCP server `lidguard-provider` for agents without hooks: the model reports its own "
+                    "session start, waits and end through the provider_* tools. Best effort, not guaranteed: "
+                    "protection starts, pauses and ends only when the model calls those tools; a session the "
+                    "model forgets to stop is soft-locked by the inactive-session timeout (unless it is off).")
     sub.add_argument("--provider-name", "--mcp-provider-name", dest="provider_name", metavar="NAME",
                      help="name the sessions carry (shown as Mcp:NAME)")
     sub.set_defaults(handler=_provider_mcp_server)
@@ -145,7 +147,9 @@ def add_mcp_commands(subparsers: Any) -> None:
                          ("remove", "Unregister the LidGuard MCP server from an agent CLI.")):
         aliases = ["mcp-uninstall"] if action == "remove" else []
         sub = subparsers.add_parser(f"mcp-{action}", aliases=aliases, help=text, description=text)
-        sub.add_argument("--provider", metavar="claude|codex|copilot|all", help="agent CLI (default: all)")
+        sub.add_argument("--provider", metavar="claude|codex|copilot|all",
+                         help="agent CLI (default: all present); claude and codex through their own `mcp "
+                              "add/remove` when on PATH, else their config file; copilot: mcp-config.json")
         sub.set_defaults(handler=_mcp_install(action))
     for action, text in (("status", "Show the provider MCP server entry of a JSON MCP config file."),
                          ("install", "Add or refresh the provider MCP server in a JSON MCP config file."),
