@@ -150,7 +150,7 @@ def _stop_and_wait_for_history(lg, expected_entries: int = 1) -> list[dict]:
     lg.run("settings", "--post-stop-suspend-delay-seconds", "1", check=True)
     lg.run("start", "--provider", "claude", "--session", "s1", check=True)
     lg.run("stop", "--provider", "claude", "--session", "s1", check=True)
-    lg.wait_until(lambda: len(lg.json("suspend-history")["entries"]) >= expected_entries, timeout=15)
+    assert lg.wait_until(lambda: len(lg.json("suspend-history")["entries"]) >= expected_entries, timeout=20)
     return lg.json("suspend-history")["entries"]
 
 
@@ -174,7 +174,7 @@ def test_external_display_or_open_lid_never_suspends(linux_lidguard, lid, connec
     lg.run("start", "--provider", "claude", "--session", "s1", check=True)
     lg.run("stop", "--provider", "claude", "--session", "s1", check=True)
     log = lg.data_dir / "session-execution.log"
-    assert lg.wait_until(lambda: "stop-suspend-skipped" in log.read_text())
+    assert lg.wait_until(lambda: log.exists() and "stop-suspend-skipped" in log.read_text(), timeout=20)
     assert suspend_requests(lg) == []
     assert lg.json("suspend-history")["entries"] == []
 
