@@ -277,3 +277,18 @@ def test_a_deep_working_directory_still_gets_a_bounded_stable_fallback_session(l
     other = lidguard.run("start", "--provider", "codex", "--cwd", "/tmp/x" + folder[6:])
     assert other.returncode == 0
     assert lidguard.json("status")["sessions"][0]["sessionIdentifier"] != session["sessionIdentifier"]
+
+
+@pytest.mark.parametrize("stored", [
+    {"SessionTimeoutMinutes": 9999999999}, {"SessionTimeoutMinutes": "soon"}, {"PowerRequest": "yes"},
+    {"SuspendMode": "Banana", "PostStopSuspendDelaySeconds": -5},
+])
+def test_start_and_stop_go_on_whatever_values_the_settings_file_holds(lidguard, stored):
+    lidguard.run("start", "--provider", "codex", "--session", "first", check=True)
+    path = settings_file(lidguard)
+    path.write_text(json.dumps({**json.loads(path.read_text()), **stored}))
+    started = lidguard.run("start", "--provider", "codex", "--session", "a")
+    assert started.returncode == 0, started.stderr
+    stopped = lidguard.run("stop", "--provider", "codex", "--session", "a")
+    assert stopped.returncode == 0, stopped.stderr
+    assert [s["sessionIdentifier"] for s in lidguard.json("status")["sessions"]] == ["first"]
