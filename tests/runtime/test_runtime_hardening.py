@@ -340,3 +340,14 @@ def test_suspend_eligibility_reads_the_machine_afresh_while_replies_use_the_snap
         assert len(reads) == 2
 
     anyio.run(lambda: with_runtime(harness, body), backend="trio")
+
+
+def test_an_instant_platform_is_read_for_every_reply():
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        assert (await h.send("status"))["LidSwitchState"] == "Open"
+        h.platform.machine.lid = LidState.CLOSED  # same MockClock instant: no cache may hide it
+        assert (await h.send("status"))["LidSwitchState"] == "Closed"
+
+    run_mock(lambda: with_runtime(harness, body))

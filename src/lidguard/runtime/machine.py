@@ -59,7 +59,7 @@ class MachineView:
         return self._latest
 
     async def cached(self) -> MachineReading:
-        if anyio.current_time() - self._latest.taken_at <= self._max_age:
+        if self._max_age > 0 and anyio.current_time() - self._latest.taken_at <= self._max_age:
             return self._latest
         return await self.fresh()
 
