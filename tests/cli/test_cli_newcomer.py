@@ -215,3 +215,11 @@ def test_status_shows_the_power_source_when_the_platform_tells(lidguard):
         assert status["powerSource"] == {"onAc": False, "batteryPercent": 80, "batteryStatus": "Discharging"}
         text = lidguard.run("status", check=True).stdout
         assert "Power source: battery, battery 80%, Discharging" in text.splitlines()
+
+
+def test_a_hook_started_with_stdout_and_stderr_closed_still_protects(lidguard):
+    result = subprocess.run([sys.executable, "-m", "lidguard", "start", "--provider", "claude", "--session", "s"],
+                            env=lidguard.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30,
+                            preexec_fn=lambda: (os.close(1), os.close(2)))
+    assert result.returncode == 0
+    assert lidguard.json("status")["activeSessionCount"] == 1

@@ -85,6 +85,10 @@ def _run(arguments: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdout is None or sys.stderr is None:  # started with a closed stdout/stderr (`>&-`): still work
+        devnull = open(os.devnull, "w")  # lives as long as the process
+        sys.stdout = sys.stdout or devnull
+        sys.stderr = sys.stderr or devnull
     try:
         code = _run(arguments)
         sys.stdout.flush()
