@@ -58,6 +58,8 @@ def test_version_is_listed_and_rejects_extra_arguments(lidguard):
     assert "version" in lidguard.run("help").stdout
     result = lidguard.run("version", "now")
     assert result.returncode == 1 and result.stderr == "lidguard: Unexpected argument: now\n"
+    detail = lidguard.run("version", "--help")
+    assert detail.returncode == 0 and "usage: lidguard version" in detail.stdout
 
 
 def test_a_required_compiled_module_that_cannot_load_is_one_readable_line(lidguard, tmp_path):

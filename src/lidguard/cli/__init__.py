@@ -25,7 +25,8 @@ def _dispatch(arguments: list[str]) -> int:
     from .output import CliError, escape_control
 
     try:
-        if arguments and arguments[0].lower() in VERSION_COMMANDS:
+        asks_help = any(token.lower() in ("--help", "-h") for token in arguments[1:])
+        if arguments and arguments[0].lower() in VERSION_COMMANDS and not asks_help:
             if len(arguments) > 1:
                 raise CliError(f"Unexpected argument: {arguments[1]}")
             return print_version()
