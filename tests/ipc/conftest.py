@@ -52,11 +52,13 @@ class RuntimeProcess:
 
                 resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
 
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "lidguard", "run-server"], env=lidguard.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limit, cwd=str(lidguard.home))
+        self.output_file = lidguard.home / f"run-server-{time.monotonic_ns()}.out"
+        with open(self.output_file, "wb") as output:  # a file, never a pipe nobody reads
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "lidguard", "run-server"], env=lidguard.env, stdin=subprocess.DEVNULL,
+                stdout=output, stderr=subprocess.STDOUT, preexec_fn=limit, cwd=str(lidguard.home))
 
-    def wait_ready(self, timeout: float = 15.0) -> None:
+    def wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -67,16 +69,16 @@ class RuntimeProcess:
             except (OSError, ValueError):
                 pass
             time.sleep(0.05)
-        raise AssertionError("run-server never answered")
+        raise AssertionError(f"run-server never answered: {self.output()}")
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def output(self) -> str:
-        if self.process.poll() is None:
+        try:
+            return self.output_file.read_text(encoding="utf-8", errors="replace")[-4000:]
+        except OSError:
             return ""
-        out, err = self.process.communicate(timeout=5)
-        return (out + err).decode("utf-8", "replace")
 
     def raw(self, payload: bytes, *, timeout: float = 10.0) -> dict[str, Any]:
         return raw_request(self.socket, payload, timeout=timeout)
@@ -104,7 +106,7 @@ class RuntimeProcess:
         if self.process.poll() is None:
             self.process.kill()
         with contextlib.suppress(Exception):
-            self.process.communicate(timeout=10)
+            self.process.wait(timeout=10)
 
 
 @pytest.fixture

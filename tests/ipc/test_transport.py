@@ -121,3 +121,36 @@ def test_without_auto_start_a_stopping_reply_is_returned_as_is(tmp_path):
     path = tmp_path / "s.sock"
     _scripted_server(path, [b'{"v":1,"Succeeded":false,"RuntimeStopping":true,"Message":"bye"}\n'])
     assert client.send_request(path, {"Command": "stop"})["Message"] == "bye"
+
+
+class _FakeProcess:
+    def __init__(self, alive: bool) -> None:
+        self.alive = alive
+
+    def poll(self):
+        return None if self.alive else 0
+
+
+def test_a_slow_starting_runtime_is_waited_for_while_alive(tmp_path, monkeypatch):
+    path = tmp_path / "s.sock"
+    monkeypatch.setattr(client, "AUTO_START_WAIT_SECONDS", 0.3)
+    launches = []
+
+    def launch():
+        launches.append(threading.Timer(1.2, _scripted_server, (path, [b'{"v":1,"Succeeded":true}\n'])))
+        launches[-1].start()
+        return _FakeProcess(alive=True)
+
+    monkeypatch.setattr(client, "launch_runtime", launch)
+    assert client.send_request(path, {"Command": "start"}, auto_start=True)["Succeeded"] is True
+    assert len(launches) == 1
+
+
+def test_a_launch_that_exits_at_once_is_retried_then_given_up(tmp_path, monkeypatch):
+    monkeypatch.setattr(client, "AUTO_START_WAIT_SECONDS", 1.2)
+    launches = []
+    monkeypatch.setattr(client, "launch_runtime", lambda: launches.append(1) or _FakeProcess(alive=False))
+    started = time.monotonic()
+    reply = client.send_request(tmp_path / "s.sock", {"Command": "start"}, auto_start=True)
+    assert reply["Succeeded"] is False and reply["RuntimeUnavailable"] is True
+    assert 2 <= len(launches) <= 4 and time.monotonic() - started < 5

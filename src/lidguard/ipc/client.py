@@ -3,7 +3,8 @@
 The connection goes through ``transport.py``; a server running as another user is never trusted.
 
 Timings follow the original tool (REFERENCE 3.1): 250 ms connect timeout, retry every 100 ms for
-up to 750 ms; an auto-started runtime gets up to 5 s to answer. Stdlib only (hook hot path).
+up to 750 ms; an auto-started runtime gets up to 5 s to answer (up to 30 s while it is visibly still
+starting on a loaded machine). Stdlib only (hook hot path).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ CONNECT_TIMEOUT_SECONDS = 0.25
 CONNECT_RETRY_SECONDS = 0.1
 CONNECT_WINDOW_SECONDS = 0.75
 AUTO_START_WAIT_SECONDS = 5.0
-RELAUNCH_EVERY_SECONDS = 1.0  # a runtime launched while the old one still held the lock has exited at once
+AUTO_START_MAX_WAIT_SECONDS = 30.0  # only while the launched runtime is still alive (a loaded machine)
+RELAUNCH_CHECK_SECONDS = 0.5
 STOPPING_RETRY_SECONDS = 10.0
 
 
@@ -58,13 +60,16 @@ def _connect(socket_path: Path, window: float) -> ClientConnection | None:
         time.sleep(CONNECT_RETRY_SECONDS)
 
 
-def launch_runtime() -> bool:
-    """Starts ``lidguard run-server`` detached (own session, stdio on /dev/null)."""
+def launch_runtime() -> Any:
+    """Starts ``lidguard run-server`` detached (own session, stdio on /dev/null).
+
+    Returns the process (something with ``poll()``), or None when it could not be started.
+    """
     import subprocess  # only start events launch a runtime; keep it off the common hook path
 
     command = [sys.executable, "-m", "lidguard", "run-server"]
     try:
-        subprocess.Popen(
+        return subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -74,8 +79,7 @@ def launch_runtime() -> bool:
             cwd=os.path.expanduser("~") if os.path.isdir(os.path.expanduser("~")) else "/",
         )
     except OSError:
-        return False
-    return True
+        return None
 
 
 def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeout: float | None) -> dict[str, Any]:
@@ -87,13 +91,29 @@ def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeo
     return decode_message(line)
 
 
+def _still_starting(process: Any) -> bool:
+    poll = getattr(process, "poll", None)
+    return poll is not None and poll() is None
+
+
 def _connect_or_launch(socket_path: Path) -> ClientConnection | None:
+    """Connects, launching the runtime when nobody answers. The launched process gets
+    ``AUTO_START_WAIT_SECONDS`` to answer, more while it is still alive on a loaded machine (up to
+    ``AUTO_START_MAX_WAIT_SECONDS``); one that exited at once (the lock was still held by a runtime
+    that was exiting) is launched again."""
     connection = _connect(socket_path, CONNECT_WINDOW_SECONDS)
-    deadline = time.monotonic() + AUTO_START_WAIT_SECONDS
-    while connection is None and time.monotonic() < deadline:
-        if not launch_runtime():
+    started = time.monotonic()
+    process: Any = None
+    while connection is None:
+        waited = time.monotonic() - started
+        starting = _still_starting(process)
+        if waited >= AUTO_START_MAX_WAIT_SECONDS or (waited >= AUTO_START_WAIT_SECONDS and not starting):
             return None
-        connection = _connect(socket_path, min(RELAUNCH_EVERY_SECONDS, max(0.0, deadline - time.monotonic())))
+        if not starting:
+            process = launch_runtime()
+            if process is None:
+                return None
+        connection = _connect(socket_path, RELAUNCH_CHECK_SECONDS)
     return connection
 
 
