@@ -7,6 +7,8 @@ sends, the runtime when it parses (it never trusts the client).
 from __future__ import annotations
 
 __all__ = [
+    "MAX_ASSISTANT_MESSAGE_CHARS",
+    "MAX_PROMPT_PREVIEW_CHARS",
     "MAX_PROCESS_IDENTIFIER",
     "MAX_PROVIDER_NAME_CHARS",
     "MAX_REASON_CHARS",
@@ -20,3 +22,5 @@ MAX_SESSION_IDENTIFIER_CHARS = 512
 MAX_PROVIDER_NAME_CHARS = 128
 MAX_PATH_CHARS = 4096  # working directory, transcript path (PATH_MAX)
 MAX_REASON_CHARS = 512  # session end reason, soft-lock reason
+MAX_PROMPT_PREVIEW_CHARS = 2048  # the turn's prompt preview carried to webhooks (senders truncate)
+MAX_ASSISTANT_MESSAGE_CHARS = 16384  # the last assistant message carried to webhooks (senders truncate)

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
+import httpx
 from anyio.abc import TaskGroup
 
 from ..ipc.protocol import RUNTIME_STOPPING_MESSAGE, failure_response
@@ -23,10 +24,12 @@ from ..settings.model import Settings
 from . import policy, suspend_policy
 from .clock import Clock, WallClock
 from .components import Component
+from .components.emergency import EmergencyComponent
 from .components.protection import ProtectionComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
 from .components.watchers import WatcherComponent
+from .components.webhooks import WebhookComponent
 from .logs import ExceptionLog, SessionLog, SuspendHistory
 from .machine import MachineView
 from .requests import RequestError, parse_request
@@ -51,7 +54,8 @@ def _printable(value: Any, limit: int = 200) -> str:
 
 class Runtime:
     def __init__(self, *, platform: Platform, paths: LidGuardPaths, settings: Settings,
-                 clock: Clock | None = None, offload_platform_calls: bool | None = None) -> None:
+                 clock: Clock | None = None, offload_platform_calls: bool | None = None,
+                 webhook_transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.platform = platform
         self.paths = paths
         self.settings = settings
@@ -68,10 +72,14 @@ class Runtime:
                                    max_age_seconds=SNAPSHOT_MAX_AGE_SECONDS if self.offload else 0.0,
                                    on_error=self.exception_log.record)
         self.protection = ProtectionComponent(self)
+        self.webhooks = WebhookComponent(self, webhook_transport)
         self.suspend = SuspendComponent(self)
+        self.emergency = EmergencyComponent(self)
         self.watchers = WatcherComponent(self)
         self.timers = TimerComponent(self)
-        self.components: list[Component] = [self.protection, self.suspend, self.watchers, self.timers]
+        # The timers come last: their cleanup asks every other component whether it is busy.
+        self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
+                                             self.watchers, self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():
@@ -139,7 +147,7 @@ class Runtime:
         """Stops wanting protection, releases it and asks the server to exit."""
         async with self.gate:
             self.stopping = True
-            self.suspend.cancel(reason)
+            self.suspend.cancel(reason, fallback=False)
             self.state_changed()
         await self.protection.reconcile()
         self.exit_requested.set()
@@ -149,8 +157,9 @@ class Runtime:
         with anyio.CancelScope(shield=True):
             async with self.gate:
                 self.stopping = True
-                self.suspend.cancel("runtime-exiting")
+                self.suspend.cancel("runtime-exiting", fallback=False)
             await self.protection.release_all()
+            await self.webhooks.close()
             self.platform.close()
 
     # -- events -----------------------------------------------------------------------------------------
@@ -168,7 +177,6 @@ class Runtime:
                 self.log(effect.event_name, effect.command, effect.message, succeeded=effect.succeeded,
                          session=effect.session, stop=effect.stop, key=effect.key)
                 continue
-            # policy.SessionEnded has no owner yet (session-end webhooks will own it).
             for component in self._owners.get(type(effect), ()):
                 component.apply(effect)
 

@@ -49,6 +49,7 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
         outcome = runtime.apply_event(policy.Start(
             key, request.watched_process_identifier or None, request.working_directory, request.transcript_path,
             watch_parent_process=runtime.settings.watch_parent_process,
+            input_prompt_preview=request.input_prompt_preview,
         ))
     error = await runtime.protection.reconcile()
     if outcome.succeeded and error is not None and not runtime.protection.applied:
@@ -86,6 +87,8 @@ async def handle_stop(runtime: Runtime, request: RuntimeRequest) -> dict[str, An
     return await _simple(runtime, policy.Stop(
         request.session_key(), provider_session_end=request.is_provider_session_end,
         end_reason=request.session_end_reason, pending_provider_work=request.has_pending_provider_work,
+        stop_hook_active=request.stop_hook_active, last_assistant_message=request.last_assistant_message,
+        input_prompt_preview=request.input_prompt_preview,
     ))
 
 

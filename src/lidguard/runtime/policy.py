@@ -11,7 +11,10 @@ No I/O, no clock reads: the caller passes ``now`` (UTC) and applies the effects.
 - the inactive timeout soft-locks sessions (``session-timeout-expired:<N> minutes``); pending work
   with no activity for the timeout is abandoned (``session-pending-provider-work-abandoned``), and a
   soft-locked session with pending work stays in the timer;
-- protection is wanted iff some session is not soft-locked; all soft-locked => suspend-eligible.
+- protection is wanted iff some session is not soft-locked; all soft-locked => suspend-eligible;
+- a provider-reported normal end (not a cancel path) that triggers a suspend evaluation hands its
+  session-end notification to the suspend path (PreSuspend, or PostSessionEnd when no suspend is
+  scheduled or it is canceled before its PreSuspend); any other normal end notifies PostSessionEnd.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ __all__ = [
     "MarkActive",
     "MarkSoftLocked",
     "Outcome",
+    "PromptSubmitted",
     "RemoveSessions",
     "SessionEnded",
     "Start",
@@ -49,6 +53,7 @@ class Start:
     working_directory: str = ""
     transcript_path: str = ""
     watch_parent_process: bool = True
+    input_prompt_preview: str = ""  # the turn's prompt (webhook bodies only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,14 @@ class Stop:
     cancel_path: bool = False  # watched-process exit or orphan cleanup
     pending_provider_work: bool = False  # deferred stop: background work still running
     command: str = "stop"
+    stop_hook_active: bool = False  # a continued Stop (Claude/Codex stop_hook_active)
+    last_assistant_message: str = ""
+    input_prompt_preview: str = ""
+
+    @property
+    def normal_end(self) -> bool:
+        """A provider-reported normal end (never a watched-process exit or orphan cleanup)."""
+        return self.provider_session_end and not self.cancel_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +147,25 @@ class UnwatchProcess:
 
 @dataclass(frozen=True, slots=True)
 class SessionEnded:
-    """A session left the registry by a stop (not a removal)."""
+    """A session left the registry by a stop (not a removal).
+
+    ``handed_to_suspend``: the same stop triggers a suspend evaluation that owns the session-end
+    notification (``EvaluateSuspend.ended``); otherwise a normal end notifies PostSessionEnd.
+    """
 
     session: Session
     stop: Stop
+    ended_at: datetime | None = None
+    active_session_count: int = 0
+    handed_to_suspend: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSubmitted:
+    """A start carried the turn's prompt: remembered for the session's webhook bodies."""
+
+    key: SessionKey
+    preview: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +177,12 @@ class EvaluateSuspend:
     trigger_session: Session | None
     soft_locked_session_count: int
     cancel_path: bool = False
+    ended: SessionEnded | None = None  # the provider-reported normal end this suspend would notify
+    stop_hook_active: bool = False  # a continued Stop: may skip the post-stop delay
 
 
-Effect = LogEvent | CancelPendingSuspend | WatchProcess | UnwatchProcess | SessionEnded | EvaluateSuspend
+Effect = (LogEvent | CancelPendingSuspend | WatchProcess | UnwatchProcess | SessionEnded | EvaluateSuspend
+          | PromptSubmitted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +232,8 @@ def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
         effects.append(UnwatchProcess(key))
     if watched and (existing is None or existing.watched_process_identifier != watched):
         effects.append(WatchProcess(key, watched))
+    if event.input_prompt_preview:
+        effects.append(PromptSubmitted(key, event.input_prompt_preview))
     effects.append(LogEvent("session-started", "start", message, session))
     return Outcome(new_state, True, message, effects)
 
@@ -223,9 +256,12 @@ def _stop(state: RegistryState, event: Stop, now: datetime) -> Outcome:
     if existing.watched_process_identifier:
         effects.append(UnwatchProcess(key))
     effects.append(LogEvent("session-stopped", event.command, message, existing, stop=event))
-    effects.append(SessionEnded(existing, event))
-    effects += _evaluate_after(state, new_state, event.command, existing, reason="Completed",
+    evaluate = _evaluate_after(state, new_state, event.command, existing, reason="Completed",
                                cancel_path=event.cancel_path, always=True)
+    ended = SessionEnded(existing, event, now, len(new_state.sessions), handed_to_suspend=bool(evaluate))
+    effects.append(ended)
+    effects += [replace(effect, ended=ended if event.normal_end else None, stop_hook_active=event.stop_hook_active)
+                for effect in evaluate if isinstance(effect, EvaluateSuspend)]
     return Outcome(new_state, True, message, effects, removed=[existing])
 
 

@@ -14,8 +14,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..ipc.limits import (
+    MAX_ASSISTANT_MESSAGE_CHARS,
     MAX_PATH_CHARS,
     MAX_PROCESS_IDENTIFIER,
+    MAX_PROMPT_PREVIEW_CHARS,
     MAX_PROVIDER_NAME_CHARS,
     MAX_REASON_CHARS,
     MAX_SESSION_IDENTIFIER_CHARS,
@@ -34,6 +36,8 @@ _MAX_CHARS = {
     "SessionStateReason": MAX_REASON_CHARS,
     "WorkingDirectory": MAX_PATH_CHARS,
     "TranscriptPath": MAX_PATH_CHARS,
+    "InputPromptPreview": MAX_PROMPT_PREVIEW_CHARS,
+    "LastAssistantMessage": MAX_ASSISTANT_MESSAGE_CHARS,
 }
 _PROCESS_IDENTIFIER_MESSAGE = (f"The request field WatchedProcessIdentifier must be a non-negative integer "
                                f"of at most {MAX_PROCESS_IDENTIFIER}.")
@@ -94,9 +98,13 @@ class RuntimeRequest(BaseModel):
     settings: dict[str, Any] | None = Field(None, alias="Settings")
     has_pending_provider_work: bool = Field(False, alias="HasPendingProviderWork")
     force: bool = Field(False, alias="Force")
+    stop_hook_active: bool = Field(False, alias="StopHookActive")
+    input_prompt_preview: str = Field("", alias="InputPromptPreview", max_length=MAX_PROMPT_PREVIEW_CHARS)
+    last_assistant_message: str = Field("", alias="LastAssistantMessage", max_length=MAX_ASSISTANT_MESSAGE_CHARS)
 
     @field_validator("provider_name", "session_identifier", "session_end_reason", "session_state_reason",
-                     "working_directory", "transcript_path", mode="before")
+                     "working_directory", "transcript_path", "input_prompt_preview", "last_assistant_message",
+                     mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return "" if value is None else value

@@ -2,8 +2,12 @@
 
 - ``on_trigger``: nobody wants protection any more: skip (not eligible), keep the suspend already
   pending (a cancel path), or schedule one with its wall-clock deadline;
+- ``delay_seconds_for``: the post-stop delay, or 0 for a continued Stop (``stop_hook_active``) when
+  RepeatClosedLidStopFollowUp is off (seed 001);
 - ``recheck``: before each slow stage, is the pending suspend still wanted;
-- ``next_stage``: delay -> sound (when one is configured) -> requesting.
+- ``next_stage``: seed order (REFERENCE 9.3): delay -> PreSuspend webhook (when one is configured and
+  the trigger may notify) -> sound (when one is configured) -> requesting;
+- ``notifies``: a cancel path (watched-process exit, orphan cleanup) never sends a new PreSuspend.
 """
 
 from __future__ import annotations
@@ -15,11 +19,11 @@ from typing import Literal
 from . import policy
 from .eligibility import Eligibility
 
-__all__ = ["STAGES", "KeepPending", "Recheck", "Schedule", "Skip", "Stage", "may_trigger_suspend",
-           "next_stage", "on_trigger", "recheck"]
+__all__ = ["STAGES", "KeepPending", "Recheck", "Schedule", "Skip", "Stage", "delay_seconds_for",
+           "may_trigger_suspend", "next_stage", "notifies", "on_trigger", "recheck"]
 
-Stage = Literal["delay", "sound", "requesting"]
-STAGES: tuple[Stage, ...] = ("delay", "sound", "requesting")
+Stage = Literal["delay", "webhook", "sound", "requesting"]
+STAGES: tuple[Stage, ...] = ("delay", "webhook", "sound", "requesting")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,18 @@ class Schedule:
 def may_trigger_suspend(event: policy.Event) -> bool:
     """Events whose outcome can carry ``EvaluateSuspend``: read the machine afresh before them."""
     return isinstance(event, policy.Stop | policy.MarkSoftLocked | policy.RemoveSessions | policy.TimeoutCheck)
+
+
+def delay_seconds_for(trigger: policy.EvaluateSuspend, *, delay_seconds: int, repeat_follow_up: bool) -> int:
+    """A continued Stop with RepeatClosedLidStopFollowUp off is an immediate attempt (no second wait)."""
+    if trigger.stop_hook_active and not repeat_follow_up:
+        return 0
+    return max(0, delay_seconds)
+
+
+def notifies(trigger: policy.EvaluateSuspend) -> bool:
+    """Whether a suspend scheduled by this trigger sends PreSuspend (never from a cancel path)."""
+    return not trigger.cancel_path
 
 
 def on_trigger(trigger: policy.EvaluateSuspend, *, mode: str, eligibility: Eligibility, pending: bool,
@@ -74,9 +90,14 @@ def recheck(*, is_current: bool, protection_wanted: bool, eligibility: Eligibili
     return Recheck(True)
 
 
-def next_stage(stage: Stage, *, has_sound: bool) -> Stage:
-    if stage == "delay":
-        return "sound" if has_sound else "requesting"
-    if stage == "sound":
-        return "requesting"
-    raise ValueError("the requesting stage is the last one")
+def next_stage(stage: Stage, *, has_webhook: bool = False, has_sound: bool) -> Stage:
+    order = STAGES.index(stage)
+    if stage == "requesting":
+        raise ValueError("the requesting stage is the last one")
+    for candidate in STAGES[order + 1:]:
+        if candidate == "webhook" and not has_webhook:
+            continue
+        if candidate == "sound" and not has_sound:
+            continue
+        return candidate
+    return "requesting"

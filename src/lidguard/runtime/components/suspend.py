@@ -1,12 +1,16 @@
-"""The pending suspend (seed 001 "Lid State And Suspend", REFERENCE 9.3).
+"""The pending suspend (seed 001 "Lid State And Suspend", REFERENCE 9.3: the seed order wins).
 
-Once nobody wants protection: check closed-lid eligibility, schedule a pending suspend, keep
-protection during the delay and the sound, re-check, release protection right before the real
-request, record the result in suspend-history. Any start or activity cancels the pending suspend.
+Once nobody wants protection: check closed-lid eligibility, schedule a pending suspend, then with
+protection still applied: wait the post-stop delay (0 = immediate; a continued Stop with
+RepeatClosedLidStopFollowUp off skips it), POST PreSuspend (5 s bound, a failure never stops the
+suspend), play the post-stop sound to completion, re-check lid, displays and sessions, release
+protection right before the real request, record the result in suspend-history. Any start,
+activity or new prompt cancels the pending suspend; a canceled one whose PreSuspend was never
+attempted lets its suppressed session end fall back to PostSessionEnd.
 
 Each stage is decided under the gate (``suspend_policy``), the slow part (fresh machine reading,
-sound, protection release, the request) runs off the gate, and the result is recorded under the
-gate again. Webhooks and ask-before-sleep plug in as stages between the delay and the sound.
+webhook, sound, protection release, the request) runs off the gate, and the result is recorded
+under the gate again. Ask-before-sleep plugs in as a stage between the delay and the webhook.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from .. import policy, suspend_policy
 from ..clock import sleep_until
 from ..logs import SuspendHistoryEntry, format_utc
 from ..machine import MachineReading
-from . import ComponentBase
+from . import ComponentBase, webhooks
 
 if TYPE_CHECKING:
     from ..app import Runtime
@@ -37,6 +41,9 @@ class PendingSuspend:
     deadline: datetime
     stage: suspend_policy.Stage = "delay"
     scope: anyio.CancelScope | None = None
+    notify: bool = True  # sends PreSuspend (never for a cancel-path trigger)
+    session_end: dict[str, Any] | None = None  # the provider-reported end it notifies (webhook fields)
+    pre_suspend_attempted: bool = False
 
     def to_wire(self) -> dict[str, Any]:
         return {"Mode": self.mode.value, "Reason": self.trigger.reason, "Stage": self.stage,
@@ -75,29 +82,42 @@ class SuspendComponent(ComponentBase):
         self._runtime.log(event_name, trigger.command, message, **details)
         return event_name
 
-    def cancel(self, reason: str) -> None:
+    def cancel(self, reason: str, *, fallback: bool = True) -> None:
+        """Cancels the pending suspend (gate held). ``fallback``: its suppressed session end may
+        still notify PostSessionEnd (not while the runtime exits)."""
         pending, self.pending = self.pending, None
         if pending is None:
             return
         if pending.scope is not None:
             pending.scope.cancel()
         self._log(pending.trigger, "canceled", f"Canceled the pending suspend because of {reason}.")
+        if fallback:
+            self._fall_back_to_post_session_end(pending)
+
+    def _fall_back_to_post_session_end(self, pending: PendingSuspend) -> None:
+        if pending.session_end is not None and not pending.pre_suspend_attempted:
+            self._runtime.webhooks.post_session_end(pending.session_end, pending.trigger.command)
 
     def _evaluate(self, trigger: policy.EvaluateSuspend) -> None:
         """Uses the reading taken afresh right before this event (``suspend_policy.may_trigger_suspend``)."""
         runtime = self._runtime
+        settings = runtime.settings
+        delay = suspend_policy.delay_seconds_for(trigger, delay_seconds=settings.post_stop_suspend_delay_seconds,
+                                                 repeat_follow_up=settings.repeat_closed_lid_stop_follow_up)
         decision = suspend_policy.on_trigger(
-            trigger, mode=runtime.settings.suspend_mode.value, eligibility=runtime.machine.latest.eligibility,
-            pending=self.pending is not None, delay_seconds=runtime.settings.post_stop_suspend_delay_seconds,
-            now=runtime.clock.now())
-        if isinstance(decision, suspend_policy.Skip):
-            self._log(trigger, "skipped", decision.message, session=trigger.trigger_session)
-            return
-        if isinstance(decision, suspend_policy.KeepPending):
+            trigger, mode=settings.suspend_mode.value, eligibility=runtime.machine.latest.eligibility,
+            pending=self.pending is not None, delay_seconds=delay, now=runtime.clock.now())
+        session_end = runtime.webhooks.session_end_details(trigger.ended) if trigger.ended is not None else None
+        if not isinstance(decision, suspend_policy.Schedule):
+            if isinstance(decision, suspend_policy.Skip):
+                self._log(trigger, "skipped", decision.message, session=trigger.trigger_session)
+            if session_end is not None:  # no suspend scheduled: the normal end notifies PostSessionEnd
+                runtime.webhooks.post_session_end(session_end, trigger.command)
             return
         self.cancel("a newer suspend trigger")
         self._log(trigger, "scheduled", decision.message, session=trigger.trigger_session)
-        pending = PendingSuspend(trigger, runtime.settings.suspend_mode, decision.deadline)
+        pending = PendingSuspend(trigger, settings.suspend_mode, decision.deadline,
+                                 notify=suspend_policy.notifies(trigger), session_end=session_end)
         self.pending = pending
         pending.scope = runtime.spawn(lambda scope: self._run(pending))
 
@@ -108,6 +128,7 @@ class SuspendComponent(ComponentBase):
         if not check.proceed and check.message:
             self.pending = None
             self._log(pending.trigger, "canceled", check.message)
+            self._fall_back_to_post_session_end(pending)
         return check.proceed
 
     # -- the background flow ---------------------------------------------------------------------------
@@ -120,14 +141,21 @@ class SuspendComponent(ComponentBase):
                 async with runtime.gate:
                     if not self._still_wanted(pending, reading):
                         return
-                    sound = runtime.settings.post_stop_suspend_sound
-                    volume = runtime.settings.post_stop_suspend_sound_volume_override_percent
-                    pending.stage = suspend_policy.next_stage(pending.stage, has_sound=bool(sound))
-                    if pending.stage == "requesting":
-                        pending.mode = runtime.settings.suspend_mode
+                    settings = runtime.settings
+                    url = settings.pre_suspend_webhook_url if pending.notify else ""
+                    sound = settings.post_stop_suspend_sound
+                    volume = settings.post_stop_suspend_sound_volume_override_percent
+                    pending.stage = suspend_policy.next_stage(pending.stage, has_webhook=bool(url),
+                                                              has_sound=bool(sound))
+                    if pending.stage == "webhook":
+                        pending.pre_suspend_attempted = True
+                    elif pending.stage == "requesting":
+                        pending.mode = settings.suspend_mode
                         self._log(pending.trigger, "requesting", f"Requesting {pending.mode.value}.",
                                   session=pending.trigger.trigger_session)
-                if pending.stage == "sound":
+                if pending.stage == "webhook":
+                    await self._pre_suspend(pending, url)
+                elif pending.stage == "sound":
                     await self._play_sound(pending, sound, volume)
             await self._request(pending)
         finally:
@@ -137,6 +165,17 @@ class SuspendComponent(ComponentBase):
                 async with runtime.gate:
                     runtime.state_changed()
                 await runtime.protection.reconcile()
+
+    async def _pre_suspend(self, pending: PendingSuspend, url: str) -> None:
+        """PreSuspend after the delay and before the sound; off the gate, at most 5 s, never fatal."""
+        trigger = pending.trigger
+        body = webhooks.pre_suspend_body(trigger.reason, soft_locked_session_count=trigger.soft_locked_session_count,
+                                         session_end=pending.session_end)
+
+        def failed(message: str) -> None:
+            self._log(trigger, "webhook-failed", message, succeeded=False, session=trigger.trigger_session)
+
+        await self._runtime.webhooks.send("PreSuspend", url, body, failed)
 
     async def _play_sound(self, pending: PendingSuspend, sound: str, volume: int | None) -> None:
         runtime = self._runtime
