@@ -127,7 +127,7 @@ def test_external_display_open_or_unknown_lid_never_sleeps(mac, clamshell, displ
     wait_protected(mac)
     stop(mac)
     log = mac.data_dir / "session-execution.log"
-    assert mac.wait_until(lambda: log.exists() and "stop-suspend-skipped" in log.read_text())
+    assert mac.wait_until(lambda: log.exists() and "stop-suspend-skipped" in log.read_text(), timeout=20)
     assert ["pmset", "sleepnow"] not in mac.tools.commands("pmset")
     assert mac.json("suspend-history")["entries"] == []
 
