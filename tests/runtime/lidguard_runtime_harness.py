@@ -5,12 +5,14 @@ Imported by the tests of this folder (``conftest.py`` puts the folder on ``sys.p
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import anyio
+import httpx
 import trio.testing
 
 from lidguard.platform.api import DisplayConnector, LidState, SuspendMode, SuspendResult
@@ -65,14 +67,47 @@ def closed_lid_machine(*displays: DisplayConnector) -> FakeMachine:
     return FakeMachine(lid=LidState.CLOSED, displays=list(displays) or [DisplayConnector("eDP-1", True)])
 
 
+class WebhookReceiver:
+    """An in-process HTTP receiver (httpx.MockTransport): records every POST with the loop time and
+    the platform actions seen so far; ``delay`` answers late (mock time), ``down`` refuses."""
+
+    def __init__(self, *, delay: float = 0.0, status: int = 200, down: bool = False) -> None:
+        self.delay = delay
+        self.status = status
+        self.down = down
+        self.requests: list[dict[str, Any]] = []
+        self.finished: list[float] = []
+        self.platform: Any = None
+        self.transport = httpx.MockTransport(self._handle)
+
+    async def _handle(self, request: httpx.Request) -> httpx.Response:
+        actions = [action["action"] for action in self.platform.actions] if self.platform is not None else []
+        self.requests.append({"at": anyio.current_time(), "url": str(request.url), "body": json.loads(request.content),
+                              "contentType": request.headers.get("content-type"), "actions": actions})
+        if self.down:
+            raise httpx.ConnectError("connection refused", request=request)
+        if self.delay:
+            await anyio.sleep(self.delay)
+        self.finished.append(anyio.current_time())
+        return httpx.Response(self.status, json={})
+
+    def bodies(self, event_type: str | None = None) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests if event_type is None or r["body"].get("eventType") == event_type]
+
+
 class Harness:
     def __init__(self, settings: Settings | None = None, machine: FakeMachine | None = None, *,
-                 platform: Any = None, clock: Any = None, offload: bool | None = None) -> None:
+                 platform: Any = None, clock: Any = None, offload: bool | None = None,
+                 receiver: WebhookReceiver | None = None) -> None:
         self.platform = platform or FakePlatform(machine or FakeMachine())
         self.paths = resolve_paths()
         self.clock = clock or JumpClock()
+        self.receiver = receiver
+        if receiver is not None:
+            receiver.platform = self.platform
         self.runtime = Runtime(platform=self.platform, paths=self.paths, settings=settings or headless_defaults(),
-                               clock=self.clock, offload_platform_calls=offload)
+                               clock=self.clock, offload_platform_calls=offload,
+                               webhook_transport=receiver.transport if receiver is not None else None)
 
     async def send(self, command: str, **fields: Any) -> dict[str, Any]:
         return await self.runtime.handle_message({"v": 1, "Command": command, **fields})
