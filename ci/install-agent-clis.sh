@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The four real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model:
+# Claude Code, Codex, OpenCode and the GitHub Copilot CLI, from npm, pinned to the versions
+# ../shared/spec/AGENT_CLIS.md observed, in the cache folder ci/install-mcp-test-deps.sh also fills
+# (shared: a CLI already there is not downloaded again). Installs node/npm and tmux from Debian when
+# missing (apt-get; sudo when not root). Quick and silent when everything is there.
+#
+#   bash ci/install-agent-clis.sh           install what is missing
+#   bash ci/install-agent-clis.sh --force   install the CLIs again
+#   bash ci/install-agent-clis.sh --check   exit 0 when ready, 1 (and say what) otherwise
+#
+# The npm folder is $LIDGUARD_TEST_NPM_DIR, else ~/.cache/lidguard-test-npm; tests/agents/clis.py
+# reads the same variable and pins.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "opencode-ai@1.18.33"
+              "@github/copilot@1.0.102")   # keep in step with PINNED in tests/agents/clis.py
+NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
+mode="${1:-}"
+case "$mode" in
+    ""|--check|--force) ;;
+    *) echo "usage: bash ci/install-agent-clis.sh [--check|--force]" >&2; exit 2 ;;
+esac
+
+missing_packages() {
+    local spec name version manifest
+    for spec in "${NPM_PACKAGES[@]}"; do
+        name="${spec%@*}"
+        version="${spec##*@}"
+        manifest="$NPM_DIR/node_modules/$name/package.json"
+        if [ "$mode" = "--force" ] || [ ! -f "$manifest" ] || \
+                ! grep -q "\"version\": *\"$version\"" "$manifest"; then
+            echo "$spec"
+        fi
+    done
+}
+
+tools_missing=()
+for tool in node npm tmux; do
+    command -v "$tool" >/dev/null || tools_missing+=("$tool")
+done
+
+if [ "$mode" = "--check" ]; then
+    status=0
+    for tool in "${tools_missing[@]}"; do echo "agent CLIs: $tool is not installed"; status=1; done
+    if command -v npm >/dev/null; then
+        for spec in $(missing_packages); do echo "agent CLIs: $spec is not installed in $NPM_DIR"; status=1; done
+    fi
+    exit $status
+fi
+
+if [ "${#tools_missing[@]}" -gt 0 ]; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
+        echo "test set-up: ${tools_missing[*]} missing, this is not root and sudo is not installed;" \
+             "the real agent CLI tests will skip (and fail under CI=true)" >&2
+        exit 0
+    fi
+    echo "test set-up: installing ${tools_missing[*]} from Debian"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    packages=()
+    for tool in "${tools_missing[@]}"; do
+        case "$tool" in
+            node) packages+=(nodejs) ;;
+            npm) packages+=(npm) ;;
+            tmux) packages+=(tmux) ;;
+        esac
+    done
+    $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+fi
+
+missing=()
+while IFS= read -r spec; do
+    [ -n "$spec" ] && missing+=("$spec")
+done < <(missing_packages)
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "test set-up: installing ${missing[*]} into $NPM_DIR"
+    mkdir -p "$NPM_DIR"
+    [ -f "$NPM_DIR/package.json" ] || echo '{"name": "lidguard-test-npm", "private": true}' > "$NPM_DIR/package.json"
+    npm install --prefix "$NPM_DIR" --no-audit --no-fund --loglevel=error "${missing[@]}" >/dev/null
+fi
