@@ -92,6 +92,14 @@ def test_a_bad_switch_value_is_one_readable_line(lidguard):
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("word", ["bogus", "--bogus", "x\x1b[2J"])
+def test_an_unknown_command_is_one_short_line(lidguard, word):
+    result = lidguard.run(word)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("lidguard: Unknown command: ")
+    assert len(result.stderr) < 120 and "\x1b" not in result.stderr
+
+
 # -- stopping the runtime ----------------------------------------------------------------------------
 def test_stop_runtime_when_none_runs(lidguard):
     result = lidguard.run("stop-runtime")

@@ -131,6 +131,11 @@ def run_full(arguments: list[str]) -> int:
     arguments = [arguments[0].lower(), *("--help" if token.lower() == "--help" else token for token in arguments[1:])]
     if arguments[0] in HELP_COMMANDS:
         return _help(parser, arguments[1:])
+    if arguments[0] not in _subcommands(parser):
+        from .output import escape_control
+
+        sys.stderr.write(f"lidguard: Unknown command: {escape_control(arguments[0])} (see `lidguard help`)\n")
+        return 1
     from .context import CliContext
 
     args = parser.parse_args(arguments)
