@@ -1,0 +1,123 @@
+"""Hook event logs: ``<provider>-hook-events.log`` in the data folder (REFERENCE 3.3; stdlib only).
+
+One text line per record::
+
+    <UTC time> kind=<received|runtime-result|message> event=<name> session=<id> workingDirectory=<cwd> <k=v ...>
+
+Empty values are written ``<empty>``, CR/LF/TAB become spaces, every value is bounded. A line is
+appended with one ``write`` on an ``O_APPEND`` descriptor (concurrent hooks never interleave), file
+0600. Unlike the original tool the file is bounded: once it grows past :data:`TRIM_AT_BYTES` it is
+rewritten atomically with its latest :data:`KEEP_LINES` lines (the session log's keep-and-trim rule,
+by size because a hook process cannot afford to count lines). Writing never raises.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+__all__ = [
+    "KEEP_LINES",
+    "MAX_VALUE_CHARS",
+    "TRIM_AT_BYTES",
+    "HookEventLog",
+    "format_line",
+    "hook_log_path",
+    "latest_lines",
+]
+
+KEEP_LINES = 1000
+TRIM_AT_BYTES = 1024 * 1024
+MAX_VALUE_CHARS = 500
+EMPTY = "<empty>"
+_SPACES = str.maketrans({"\r": " ", "\n": " ", "\t": " "})
+
+
+def hook_log_path(data_dir: Path, provider: str) -> Path:
+    return data_dir / f"{provider}-hook-events.log"
+
+
+def _value(value: str) -> str:
+    if not value:
+        return EMPTY
+    value = value.translate(_SPACES)
+    if len(value) > MAX_VALUE_CHARS:
+        value = value[:MAX_VALUE_CHARS] + "..."
+    return value
+
+
+def _utc_now() -> str:
+    now = time.time()
+    whole = int(now)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((now - whole) * 1e6):06d}Z"
+
+
+def format_line(kind: str, event: str, session: str, working_directory: str,
+                details: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (), *, when: str | None = None) -> str:
+    parts = [when or _utc_now(), f"kind={kind}", f"event={_value(event)}", f"session={_value(session)}",
+             f"workingDirectory={_value(working_directory)}"]
+    parts += [f"{key}={_value(value)}" for key, value in details]
+    return " ".join(parts) + "\n"
+
+
+class HookEventLog:
+    """One provider's hook event log; ``event``/``session``/``folder`` are set once they are known."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.event = ""
+        self.session = ""
+        self.folder = ""
+        self.failures = 0
+
+    def write(self, kind: str, details: list[tuple[str, str]] | tuple[tuple[str, str], ...] = ()) -> None:
+        if self.path is None:
+            return
+        try:
+            line = format_line(kind, self.event, self.session, self.folder, details)
+            self._append(line.encode("utf-8", "backslashreplace"))
+        except Exception:  # noqa: BLE001 - a log line is never worth a failed hook
+            self.failures += 1
+
+    def message(self, text: str) -> None:
+        self.write("message", (("message", text),))
+
+    def _append(self, data: bytes) -> None:
+        assert self.path is not None
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except FileNotFoundError:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, flags, 0o600)
+        try:
+            os.write(fd, data)
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > TRIM_AT_BYTES:
+            self._trim()
+
+    def _trim(self) -> None:
+        from ..fileio import write_atomic  # tempfile: only when the file is trimmed
+
+        assert self.path is not None
+        with open(self.path, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - TRIM_AT_BYTES // 2))
+            tail = handle.read()
+        lines = [line for line in tail.split(b"\n")[1:] if line.strip()]  # the first may be cut
+        write_atomic(self.path, b"".join(line + b"\n" for line in lines[-KEEP_LINES:]))
+
+
+def latest_lines(path: Path, count: int) -> list[str]:
+    """The last ``count`` lines of a hook event log ([] when it does not exist)."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(0, size - TRIM_AT_BYTES * 2))
+            data = handle.read()
+    except FileNotFoundError:
+        return []
+    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-count:] if count > 0 else []

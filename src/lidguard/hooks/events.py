@@ -1,0 +1,226 @@
+"""Which runtime action each provider hook event means (REFERENCE 5, 4.3; AGENT_CLIS.md payloads).
+
+Stdlib only (hook hot path). ``map_event`` turns (provider, event name, payload) into an
+:class:`Action`; it never raises and never talks to anything. Kinds:
+
+* ``start``: the turn's prompt (auto-starts the runtime, carries the prompt preview and settings);
+* ``activity`` / ``softlock``: ``mark-session-active`` / ``mark-session-softlocked`` with ``reason``;
+* ``stop``: ``stop`` with ``IsProviderSessionEnd`` and ``SessionEndReason`` (``reason``);
+* ``permission`` / ``elicitation`` / ``ask_user``: closed-lid decisions (the runner asks ``status``);
+* ``ignore``: logged only.
+
+Event names: Claude and Codex send ``hook_event_name``; Copilot and OpenCode get ``--event`` (Copilot
+payloads mostly lack a name; ``hookName``/``hook_event_name`` are the fallback). Names are matched
+case-insensitively, and Copilot also accepts the PascalCase aliases (``Stop``, ``UserPromptSubmit``).
+"""
+
+from __future__ import annotations
+
+from .payload import Payload
+
+__all__ = [
+    "ASK_REASON",
+    "HOOK_PROVIDERS",
+    "Action",
+    "event_name",
+    "log_details",
+    "map_event",
+]
+
+HOOK_PROVIDERS = ("claude", "codex", "copilot", "opencode")
+ASK_REASON = "closed_lid_permission_request_ask"
+PERMISSION_PROMPT = "permission_prompt"
+_SOFT_LOCK_NOTIFICATIONS = frozenset({"permission_prompt", "elicitation_dialog"})
+_ACTIVITY_NOTIFICATIONS = frozenset({"elicitation_complete", "elicitation_response"})
+_CLAUDE_QUIET_TOOLS = frozenset({"", "askuserquestion"})
+_COPILOT_QUIET_TOOLS = frozenset({"", "ask_user"})
+_CODEX_QUIET_TOOLS = frozenset({"", "request_user_input"})
+
+
+class Action:
+    """What the runner does for one hook event."""
+
+    __slots__ = ("kind", "reason", "provider_session_end", "prompt", "stop_hook_active",
+                 "last_assistant_message", "softlock_without_decision")
+
+    def __init__(self, kind: str, reason: str = "", *, provider_session_end: bool = False, prompt: str = "",
+                 stop_hook_active: bool = False, last_assistant_message: str = "",
+                 softlock_without_decision: str = "") -> None:
+        self.kind = kind
+        self.reason = reason
+        self.provider_session_end = provider_session_end
+        self.prompt = prompt
+        self.stop_hook_active = stop_hook_active
+        self.last_assistant_message = last_assistant_message
+        self.softlock_without_decision = softlock_without_decision  # no decision printed: still waiting
+
+    def __repr__(self) -> str:
+        return f"Action({self.kind!r}, {self.reason!r})"
+
+
+IGNORE = Action("ignore")
+
+
+def event_name(provider: str, option: str, payload: Payload | None) -> str:
+    """The event: ``--event`` for Copilot/OpenCode, else the payload's own name."""
+    if option:
+        return option
+    if payload is None:
+        return ""
+    return payload.text("hook_event_name", "hookEventName", "hookName", "event")
+
+
+def _tool_reason(event: str, tool: str, quiet: frozenset[str]) -> Action:
+    if tool.lower() in quiet:
+        return IGNORE
+    return Action("activity", f"{event}:{tool}")
+
+
+def _stop(payload: Payload, reason: str, *, provider_session_end: bool = True) -> Action:
+    return Action("stop", reason, provider_session_end=provider_session_end,
+                  stop_hook_active=payload.flag("stop_hook_active", "stopHookActive"),
+                  last_assistant_message=payload.text("last_assistant_message", "lastAssistantMessage"))
+
+
+def _claude(event: str, payload: Payload) -> Action:
+    name = event.lower()
+    if name == "userpromptsubmit":
+        return Action("start", prompt=payload.text("prompt"))
+    if name in ("pretooluse", "posttooluse"):
+        return _tool_reason(event, payload.text("tool_name"), _CLAUDE_QUIET_TOOLS)
+    if name == "posttoolusefailure":
+        if payload.flag("is_interrupt"):
+            return Action("stop", f"{event}:interrupt", provider_session_end=False)
+        return _tool_reason(event, payload.text("tool_name"), _CLAUDE_QUIET_TOOLS)
+    if name == "notification":
+        kind = payload.text("notification_type").lower()
+        if kind in _SOFT_LOCK_NOTIFICATIONS:
+            return Action("softlock", kind)
+        if kind in _ACTIVITY_NOTIFICATIONS:
+            return Action("activity", kind)
+        return IGNORE
+    if name == "elicitation":
+        return Action("elicitation")
+    if name == "permissionrequest":
+        return Action("permission")
+    if name in ("stop", "sessionend"):
+        detail = payload.text("reason")
+        reason = f"{event}:{detail}" if detail else event
+        return _stop(payload, reason, provider_session_end=not payload.flag("is_interrupt"))
+    if name == "stopfailure":
+        return _stop(payload, event, provider_session_end=False)
+    return IGNORE
+
+
+def _codex(event: str, payload: Payload) -> Action:
+    name = event.lower()
+    if name == "userpromptsubmit":
+        return Action("start", prompt=payload.text("prompt"))
+    if name in ("pretooluse", "posttooluse"):
+        # Not in the original tool: Codex reports tool use too, and a tool call is provider activity.
+        return _tool_reason(event, payload.text("tool_name"), _CODEX_QUIET_TOOLS)
+    if name == "permissionrequest":
+        # Codex has no Notification event: with no decision, the approval dialog is a wait for the user.
+        return Action("permission", softlock_without_decision=PERMISSION_PROMPT)
+    if name in ("stop", "sessionend"):
+        return _stop(payload, event or "codex-hook-stop")
+    return IGNORE
+
+
+_COPILOT_ALIASES = {
+    "stop": "agentstop",
+    "userpromptsubmit": "userpromptsubmitted",
+}
+
+
+def _copilot(event: str, payload: Payload) -> Action:
+    name = event.lower()
+    name = _COPILOT_ALIASES.get(name, name)
+    if name == "userpromptsubmitted":
+        return Action("start", prompt=payload.text("prompt"))
+    if name == "pretooluse":
+        tool = payload.text("toolName", "tool_name")
+        if tool.lower() == "ask_user":
+            return Action("ask_user")
+        return _tool_reason(event, tool, _COPILOT_QUIET_TOOLS)
+    if name == "posttooluse":
+        return _tool_reason(event, payload.text("toolName", "tool_name"), _COPILOT_QUIET_TOOLS)
+    if name == "permissionrequest":
+        return Action("permission")
+    if name == "notification":
+        kind = payload.text("notificationType", "notification_type").lower()
+        return Action("softlock", kind) if kind in _SOFT_LOCK_NOTIFICATIONS else IGNORE
+    if name == "agentstop":
+        detail = payload.text("stopReason", "stop_reason")
+        return _stop(payload, f"{event}:{detail}" if detail else event)
+    if name == "sessionend":
+        detail = payload.text("reason")
+        return _stop(payload, f"{event}:{detail}" if detail else event)
+    return IGNORE
+
+
+def _opencode_prompt(payload: Payload) -> str:
+    prompt = payload.text("prompt")
+    if prompt:
+        return prompt
+    parts = payload.data.get("parts")
+    if not isinstance(parts, list):
+        parts = payload.nested("output", "parts")
+    texts = [part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)] \
+        if isinstance(parts, list) else []
+    return Payload({"prompt": "\n".join(texts)}).text("prompt")
+
+
+def _opencode(event: str, payload: Payload) -> Action:
+    name = event.lower()
+    if name == "chat.message":
+        return Action("start", prompt=_opencode_prompt(payload))
+    if name in ("tool.execute.before", "tool.execute.after"):
+        return _tool_reason(event, payload.text("tool", "toolName"), _COPILOT_QUIET_TOOLS)
+    if name == "permission.asked":
+        # OpenCode has no notification event: an unanswered permission is a wait for the user.
+        return Action("permission", softlock_without_decision=PERMISSION_PROMPT)
+    if name == "permission.replied":
+        return Action("activity", event)
+    if name == "session.idle":
+        return _stop(payload, event)
+    return IGNORE
+
+
+_MAPPERS = {"claude": _claude, "codex": _codex, "copilot": _copilot, "opencode": _opencode}
+
+
+def map_event(provider: str, event: str, payload: Payload) -> Action:
+    """The action for ``event``; unknown providers and events are ``ignore``."""
+    mapper = _MAPPERS.get(provider)
+    if mapper is None or not event:
+        return IGNORE
+    return mapper(event, payload)
+
+
+# REFERENCE 3.3: the detail keys each provider's "received" line carries (key, payload keys).
+_DETAILS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "claude": (("permissionMode", ("permission_mode",)), ("tool", ("tool_name",)), ("reason", ("reason",)),
+               ("notificationType", ("notification_type",)), ("transcriptPath", ("transcript_path",)),
+               ("isInterrupt", ("is_interrupt",))),
+    "codex": (("source", ("source",)), ("model", ("model",)), ("tool", ("tool_name",)),
+              ("transcriptPath", ("transcript_path",))),
+    "copilot": (("tool", ("toolName", "tool_name")), ("source", ("source",)),
+                ("stopReason", ("stopReason", "stop_reason")), ("sessionEndReason", ("reason",)),
+                ("notificationType", ("notificationType", "notification_type")),
+                ("errorContext", ("errorContext", "error_context")), ("recoverable", ("recoverable",))),
+    "opencode": (("tool", ("tool", "toolName")), ("permission", ("permission",)), ("reply", ("reply",))),
+}
+
+
+def log_details(provider: str, payload: Payload, action: Action) -> list[tuple[str, str]]:
+    details: list[tuple[str, str]] = []
+    for key, names in _DETAILS.get(provider, ()):
+        value = payload.data.get(names[0]) if len(names) == 1 else None
+        if isinstance(value, bool):
+            details.append((key, "true" if value else "false"))
+        else:
+            details.append((key, payload.text(*names)))
+    if action.kind == "start":
+        details.append(("prompt", action.prompt))
+    return details

@@ -1,0 +1,305 @@
+"""`lidguard <provider>-hook`: one agent hook event in, the runtime told, the provider's output out.
+
+The hot path: stdlib only, dispatched by ``lidguard.cli.main`` before any parser is built. Every run
+exits 0 (REFERENCE 5 "hooks always exit 0"): garbage stdin, unknown events, a dead or hung runtime
+(short, bounded waits) and internal errors print nothing and leave a line in the provider's hook event
+log. Only start events (the turn's prompt) may launch the runtime; decision events ask ``status`` and
+answer only when the lid is closed and no display is visible.
+
+Everything the run touches comes through :class:`HookEnvironment`, so tests drive the entry function
+in-process with a stub runtime (fuzzing) and real processes use the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+
+from ..ipc.limits import MAX_ASSISTANT_MESSAGE_CHARS, MAX_PATH_CHARS, MAX_PROMPT_PREVIEW_CHARS, MAX_REASON_CHARS
+from ..providers import AgentProvider, agent_process_word, provider_display
+from .eventlog import HookEventLog, hook_log_path
+from .events import ASK_REASON, Action, event_name, log_details, map_event
+from .outputs import ask_user_output, elicitation_output, permission_output
+from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
+
+if TYPE_CHECKING:
+    from ..cli.raw_settings import RawSettings
+    from ..platform.paths import LidGuardPaths
+
+__all__ = [
+    "HOOK_BUDGET_SECONDS",
+    "HOOK_COMMANDS",
+    "REPLY_TIMEOUT_SECONDS",
+    "HookEnvironment",
+    "run_hook",
+    "run_hook_command",
+]
+
+HOOK_COMMANDS = {"claude-hook": "claude", "codex-hook": "codex", "copilot-hook": "copilot",
+                 "opencode-hook": "opencode"}
+PROVIDERS = {"claude": AgentProvider.CLAUDE, "codex": AgentProvider.CODEX, "copilot": AgentProvider.GITHUB_COPILOT,
+             "opencode": AgentProvider.OPENCODE}
+# A hook must never hold the agent up for long: activity, soft-lock, stop and status get a short reply
+# window (plus the client's 0.75 s connect window); a start may launch the runtime (client: 5-30 s).
+REPLY_TIMEOUT_SECONDS = 2.0
+START_REPLY_TIMEOUT_SECONDS = 10.0
+HOOK_BUDGET_SECONDS = 2 * (0.75 + REPLY_TIMEOUT_SECONDS) + 1.0  # a decision: status + soft-lock, plus slack
+DECISION_SETTING = "ClosedLidPermissionRequestDecision"
+
+Send = Callable[[dict[str, Any], bool, float], dict[str, Any]]
+
+
+class HookEnvironment:
+    """Paths, the runtime channel, the ancestry reader and the settings reader of one hook run."""
+
+    def __init__(self, paths: LidGuardPaths | None = None, *, send: Send | None = None,
+                 agent_process: Callable[[AgentProvider], int] | None = None,
+                 settings: Callable[[], RawSettings] | None = None, recover: bool = True) -> None:
+        self._paths = paths
+        self._send = send
+        self._agent_process = agent_process
+        self._settings = settings
+        self._recover = recover
+
+    @property
+    def paths(self) -> LidGuardPaths:
+        if self._paths is None:
+            from ..platform.paths import resolve_paths
+
+            self._paths = resolve_paths()
+        return self._paths
+
+    def send(self, message: dict[str, Any], *, auto_start: bool = False,
+             reply_timeout: float = REPLY_TIMEOUT_SECONDS) -> dict[str, Any]:
+        if self._send is not None:
+            return self._send(message, auto_start, reply_timeout)
+        from ..ipc.client import send_request
+
+        return send_request(self.paths.socket_file, message, auto_start=auto_start, reply_timeout=reply_timeout)
+
+    def agent_process(self, provider: AgentProvider) -> int:
+        if self._agent_process is not None:
+            return self._agent_process(provider)
+        from .. import proctree
+        from .agent_process import resolve_agent_process
+
+        agent = resolve_agent_process(proctree.read_ancestry(), agent_process_word(provider))
+        return agent.pid if agent is not None else 0
+
+    def raw_settings(self) -> RawSettings:
+        if self._settings is not None:
+            return self._settings()
+        from ..cli.raw_settings import read_settings_for_start
+
+        return read_settings_for_start(self.paths.settings_file)
+
+    def recover(self) -> None:
+        """REFERENCE 1.1 crash recovery, paid for only when a lid backup exists and no runtime runs."""
+        if not self._recover or not self.paths.lid_backup_file.exists():
+            return
+        from ..platform.locking import InstanceLock
+
+        lock = InstanceLock(self.paths.lock_file)
+        if not lock.try_acquire():
+            return  # a live runtime owns the backup
+        lock.release()
+        from ..cli.context import CliContext
+
+        CliContext().recover_if_no_runtime()
+
+
+class _Run:
+    """One hook event: the fields every request carries, the log, the output."""
+
+    def __init__(self, provider: str, event: str, payload: Payload, environment: HookEnvironment,
+                 log: HookEventLog) -> None:
+        self.provider = provider
+        self.agent = PROVIDERS[provider]
+        self.event = event
+        self.payload = payload
+        self.environment = environment
+        self.log = log
+        self.folder = payload.working_directory()
+        session = payload.session_identifier("session_id", "sessionId", "sessionID")
+        self.session = session or fallback_session(provider_display(self.agent), self.folder)
+        transcript = payload.text("transcript_path", "transcriptPath")
+        self.transcript = transcript if len(transcript) <= MAX_PATH_CHARS else ""
+        self.output: dict[str, Any] | None = None
+        self.reachable = False
+        log.event, log.session, log.folder = event, self.session, self.folder
+
+    def fields(self) -> dict[str, Any]:
+        return {"Provider": self.agent.value, "ProviderName": "", "SessionIdentifier": self.session,
+                "WorkingDirectory": self.folder}
+
+    def request(self, command: str, fields: dict[str, Any], *, auto_start: bool = False,
+                reply_timeout: float = REPLY_TIMEOUT_SECONDS) -> dict[str, Any]:
+        reply = self.environment.send({"Command": command, **fields}, auto_start=auto_start,
+                                      reply_timeout=reply_timeout)
+        if not isinstance(reply, dict):
+            reply = {"Succeeded": False, "Message": "The runtime sent no reply object."}
+        details = [("command", command)]
+        if fields.get("TranscriptPath"):
+            details.append(("transcriptPath", str(fields["TranscriptPath"])))
+        sessions = reply.get("ActiveSessionCount")
+        details += [("succeeded", _bool(reply.get("Succeeded"))),
+                    ("runtimeUnavailable", _bool(reply.get("RuntimeUnavailable"))),
+                    ("activeSessions", str(sessions) if type(sessions) is int else ""),
+                    ("message", str(reply.get("Message") or ""))]
+        self.log.write("runtime-result", details)
+        return reply
+
+    # -- actions -----------------------------------------------------------------------------------
+    def start(self, action: Action) -> None:
+        fields = self.fields()
+        raw = self.environment.raw_settings()
+        if raw.warning:
+            self.log.message(raw.warning)
+        if raw.settings is not None:
+            fields.update(HasSettings=True, Settings=raw.settings)
+        watch = not (raw.settings is not None and raw.settings.get("WatchParentProcess") is False)
+        fields["WatchedProcessIdentifier"] = self._watched_process() if watch else 0
+        fields["TranscriptPath"] = self.transcript
+        fields["InputPromptPreview"] = bounded(action.prompt, MAX_PROMPT_PREVIEW_CHARS)
+        self.request("start", fields, auto_start=True, reply_timeout=START_REPLY_TIMEOUT_SECONDS)
+
+    def _watched_process(self) -> int:
+        try:
+            return int(self.environment.agent_process(self.agent))
+        except Exception as error:  # noqa: BLE001 - no ancestry: process=none, still protect
+            self.log.message(f"The agent process could not be resolved from the hook ancestry: "
+                             f"{type(error).__name__}: {error}")
+            return 0
+
+    def mark(self, command: str, reason: str) -> dict[str, Any]:
+        return self.request(command, {**self.fields(), "SessionStateReason": bounded(reason, MAX_REASON_CHARS)})
+
+    def stop(self, action: Action) -> None:
+        self.request("stop", {**self.fields(), "IsProviderSessionEnd": action.provider_session_end,
+                              "SessionEndReason": bounded(action.reason, MAX_REASON_CHARS),
+                              "TranscriptPath": self.transcript, "StopHookActive": action.stop_hook_active,
+                              "LastAssistantMessage": bounded(action.last_assistant_message,
+                                                              MAX_ASSISTANT_MESSAGE_CHARS)})
+
+    def closed_lid(self) -> tuple[bool, dict[str, Any]]:
+        """(True, settings) when the runtime reports a closed lid and no visible display."""
+        reply = self.request("status", {})
+        self.reachable = reply.get("RuntimeUnavailable") is not True
+        if reply.get("Succeeded") is not True or reply.get("LidSwitchState") != "Closed":
+            return False, {}
+        displays = reply.get("VisibleDisplayMonitorCount")
+        if type(displays) is not int or displays > 0:
+            return False, {}
+        settings = reply.get("Settings")
+        return True, settings if isinstance(settings, dict) else {}
+
+    def permission(self, action: Action) -> None:
+        closed, settings = self.closed_lid()
+        if not closed:
+            if action.softlock_without_decision and self.reachable:
+                self.mark("mark-session-softlocked", action.softlock_without_decision)
+            return
+        decision = _decision(settings.get(DECISION_SETTING))
+        self.log.message(f"Closed lid: {DECISION_SETTING} is {decision}.")
+        if decision == "Ask":
+            self.mark("mark-session-softlocked", ASK_REASON)
+            return
+        self.output = permission_output(self.provider, decision)
+
+    def run(self, action: Action) -> None:
+        kind = action.kind
+        if kind == "ignore":
+            return
+        self.environment.recover()
+        if kind == "start":
+            self.start(action)
+        elif kind == "activity":
+            self.mark("mark-session-active", action.reason)
+        elif kind == "softlock":
+            self.mark("mark-session-softlocked", action.reason)
+        elif kind == "stop":
+            self.stop(action)
+        elif kind == "permission":
+            self.permission(action)
+        elif kind == "elicitation" and self.closed_lid()[0]:
+            self.output = elicitation_output()
+        elif kind == "ask_user" and self.closed_lid()[0]:
+            self.output = ask_user_output()
+
+
+def _bool(value: Any) -> str:
+    return "true" if value is True else "false"
+
+
+def _decision(value: Any) -> str:
+    """Allow/Deny/Ask from the runtime's settings; anything else is the default, Deny."""
+    word = value.strip().lower() if isinstance(value, str) else ""
+    return {"allow": "Allow", "ask": "Ask"}.get(word, "Deny")
+
+
+def _event_option(arguments: list[str]) -> str:
+    """``--event NAME`` or ``--event=NAME`` (case-insensitive option name, last one wins)."""
+    event = ""
+    for index, token in enumerate(arguments):
+        name, equals, value = token.partition("=")
+        if name.lower() != "--event":
+            continue
+        if equals:
+            event = value
+        elif index + 1 < len(arguments) and not arguments[index + 1].startswith("--"):
+            event = arguments[index + 1]
+    return event.strip()[:128]
+
+
+def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: HookEnvironment | None = None,
+             ) -> dict[str, Any] | None:
+    """One hook event; returns the provider output to print (None: print nothing). Never raises."""
+    environment = environment or HookEnvironment()
+    log = HookEventLog(None)
+    try:
+        option = _event_option(arguments) if provider in ("copilot", "opencode") else ""
+        try:
+            log.path = hook_log_path(environment.paths.data_dir, provider)
+        except Exception:  # noqa: BLE001 - no safe data folder: run without a log
+            log.path = None
+        try:
+            payload = parse_payload(stdin)
+        except PayloadError as error:
+            log.event = option
+            log.message(f"Ignored the hook input: {error}.")
+            return None
+        event = event_name(provider, option, payload)
+        action = map_event(provider, event, payload)
+        run = _Run(provider, event, payload, environment, log)
+        log.write("received", [("action", action.kind), *log_details(provider, payload, action)])
+        run.run(action)
+        if run.output is not None:
+            log.write("message", [("output", json.dumps(run.output, separators=(",", ":")))])
+        return run.output
+    except Exception as error:  # noqa: BLE001 - a hook never fails its agent
+        log.message(f"Internal error: {type(error).__name__}: {error}")
+        return None
+
+
+def run_hook_command(arguments: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
+    """The console entry for ``<provider>-hook ...`` (``arguments[0]`` is the command). Always 0."""
+    provider = HOOK_COMMANDS.get(arguments[0].lower()) if arguments else None
+    if provider is None:
+        return 0
+    if stdin is None:
+        stream = getattr(sys.stdin, "buffer", None)
+        try:
+            stdin = None if stream is None or stream.isatty() else stream
+        except (OSError, ValueError):
+            stdin = None
+    output = run_hook(provider, arguments[1:], read_stdin(stdin))
+    if output is not None:
+        out = stdout or sys.stdout
+        try:
+            out.write(json.dumps(output, ensure_ascii=True, separators=(",", ":")) + "\n")
+            out.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
