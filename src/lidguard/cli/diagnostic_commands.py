@@ -109,7 +109,8 @@ def _suspend_history(context: CliContext, args: argparse.Namespace) -> int:
             lines.append(f"- {format_local(entry.get('RecordedAt'))} mode={entry.get('SuspendMode')} "
                          f"reason={entry.get('Reason')} succeeded={entry.get('Succeeded')} "
                          f"activeSessions={entry.get('ActiveSessionCount')} "
-                         f"triggerSessions={entry.get('SuspendTriggerSessionCount')}")
+                         f"triggerSessions={entry.get('SuspendTriggerSessionCount')} "
+                         f"event={entry.get('EventName')}")
             if entry.get("SessionIdentifier"):
                 lines.append(f"  session={entry.get('Provider')}:{entry['SessionIdentifier']}")
             if entry.get("ObservedTemperatureCelsius") is not None:
