@@ -184,14 +184,24 @@ class _Run:
                                                               MAX_ASSISTANT_MESSAGE_CHARS)})
 
     def closed_lid(self) -> tuple[bool, dict[str, Any]]:
-        """(True, settings) when the runtime reports a closed lid and no visible display."""
+        """(True, settings) when the lid is closed and no suspend-blocking display remains.
+
+        The runtime's ``ClosedLidSuspendEligible`` is the suspend path's own rule (internal panels do not
+        count: on Linux an eDP connector stays "connected" with the lid closed); a runtime without it
+        gets the original tool's rule (REFERENCE 5: lid Closed and ``VisibleDisplayMonitorCount <= 0``).
+        """
         reply = self.request("status", {})
         self.reachable = reply.get("RuntimeUnavailable") is not True
         if reply.get("Succeeded") is not True or reply.get("LidSwitchState") != "Closed":
             return False, {}
-        displays = reply.get("VisibleDisplayMonitorCount")
-        if type(displays) is not int or displays > 0:
-            return False, {}
+        eligible = reply.get("ClosedLidSuspendEligible")
+        if isinstance(eligible, bool):
+            if not eligible:
+                return False, {}
+        else:
+            displays = reply.get("VisibleDisplayMonitorCount")
+            if type(displays) is not int or displays > 0:
+                return False, {}
         settings = reply.get("Settings")
         return True, settings if isinstance(settings, dict) else {}
 

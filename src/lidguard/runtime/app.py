@@ -248,4 +248,5 @@ class Runtime:
         reading = self.machine.latest
         return build_response(succeeded=succeeded, message=message, state=self.state, settings=self.settings,
                               lid_state=reading.lid, visible_display_count=reading.visible_display_count,
-                              pending_suspend=self.suspend.describe(), extra=extra)
+                              pending_suspend=self.suspend.describe(),
+                              extra={"ClosedLidSuspendEligible": reading.eligibility.eligible, **(extra or {})})
