@@ -15,6 +15,8 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
                             "remove-closed-lid-stop-follow-up-webhook", "suspend-history")),
     ("Diagnostics", ("doctor", "current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission")),
+    ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
+                          "copilot-hooks")),
     ("MCP Integration", ("mcp-status", "mcp-install", "mcp-remove", "provider-mcp-status", "provider-mcp-install",
                          "provider-mcp-remove", "mcp-server", "provider-mcp-server")),
     ("Managed / Internal Commands", ("mark-session-active", "mark-session-softlocked", "run-server", "version")),
@@ -45,6 +47,7 @@ def _version(context: Any, args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .diagnostic_commands import add_diagnostic_commands
+    from .install_commands import add_install_commands
     from .mcp_commands import add_mcp_commands
     from .session_commands import add_session_commands
     from .settings_commands import add_settings_commands
@@ -54,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_session_commands(subparsers)
     add_settings_commands(subparsers)
     add_diagnostic_commands(subparsers)
+    add_install_commands(subparsers)
     add_mcp_commands(subparsers)
     sub = subparsers.add_parser("run-server", help="Run the per-user runtime (started automatically).")
     sub.set_defaults(handler=_run_server, skip_recovery=True)

@@ -1,0 +1,136 @@
+"""Hook Integration commands: hook-install / hook-remove (hook-uninstall) / hook-status and the
+claude-hooks / codex-hooks / copilot-hooks snippet printers (REFERENCE 1.2, 5)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .context import CliContext
+from .output import CliError, escape_control
+
+__all__ = ["INSTALL_COMMANDS", "add_install_commands"]
+
+INSTALL_COMMANDS = ("hook-status", "hook-install", "hook-remove", "claude-hooks", "codex-hooks", "copilot-hooks")
+_PROVIDER_WORDS = "claude, codex, copilot, opencode, all"
+# installers.snippets.FORMATS, kept here so building the parser does not import tomlkit (a test keeps them equal)
+SNIPPET_FORMATS = {"claude": ("settings-json", "json", "hooks-json"),
+                   "codex": ("config-toml", "toml", "hooks-json", "json"),
+                   "copilot": ("config-json", "json", "hooks-json")}
+
+
+def _print_lines(lines: list[str]) -> None:
+    print("\n".join(escape_control(line) for line in lines), flush=True)
+
+
+def _ask_provider(action: str) -> str:
+    sys.stdout.write(f"Provider to {action} LidGuard hooks for ({_PROVIDER_WORDS}; default: all): ")
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        print()
+        raise CliError("No provider was given (input ended); use --provider claude|codex|copilot|opencode|all.")
+    return line.strip() or "all"
+
+
+def _providers(value: str | None, config: Path | None, action: str) -> list[str]:
+    from ..installers import PROVIDERS, available_providers, parse_provider_word
+
+    word = value if value is not None else _ask_provider(action)
+    key = parse_provider_word(word)
+    if key is None:
+        raise CliError(f"Unknown provider: {escape_control(word.strip()[:64])}. "
+                       "Use claude, codex, copilot, opencode, or all.")
+    if key != "all":
+        return [key]
+    if config is not None:
+        raise CliError("The --config option needs one provider; it cannot be used with --provider all.")
+    present, skipped = available_providers()
+    _print_lines(skipped)
+    if not present:
+        raise CliError("No available providers were found for all-provider execution.")
+    return [name for name in PROVIDERS if name in present]
+
+
+def _config(value: str | None) -> Path | None:
+    if value is None:
+        return None
+    if not value.strip():
+        raise CliError("The --config option needs a file path.")
+    return Path(os.path.expanduser(value)).absolute()
+
+
+def _hook_action(action: str) -> Any:
+    verb = {"install": "install", "remove": "remove", "status": "show"}[action]
+
+    def run(context: CliContext, args: argparse.Namespace) -> int:
+        from ..installers import PROVIDERS, InstallError, status_block
+        from ..installers.common import stop_hook_timeout_seconds
+
+        config = _config(args.config)
+        failed = []
+        for index, key in enumerate(_providers(args.provider, config, verb)):
+            if index:
+                print()
+            provider = PROVIDERS[key]
+            try:
+                if action == "status":
+                    _print_lines(status_block(key, config, context.paths.settings_file, context.paths.data_dir))
+                elif action == "install":
+                    timeout = stop_hook_timeout_seconds(context.paths.settings_file)
+                    _print_lines(provider.install(config, timeout).lines())
+                else:
+                    _print_lines(provider.remove(config).lines())
+            except InstallError as error:
+                _print_lines([f"Provider: {provider.display}", "Changed: False", f"Message: {error}"])
+                failed.append(provider.display)
+        if failed:
+            raise CliError(f"hook-{action} failed for {', '.join(failed)} (see above).")
+        return 0
+
+    return run
+
+
+def _snippet(provider: str) -> Any:
+    def run(context: CliContext, args: argparse.Namespace) -> int:
+        from ..installers.common import stop_hook_timeout_seconds
+        from ..installers.snippets import FORMATS, render
+
+        fmt = (args.format or next(iter(FORMATS[provider]))).strip().lower()
+        if fmt not in FORMATS[provider]:
+            raise CliError(f"The format option must be {', '.join(FORMATS[provider])}.")
+        sys.stdout.write(render(provider, fmt, stop_hook_timeout_seconds(context.paths.settings_file)))
+        return 0
+
+    return run
+
+
+def add_install_commands(subparsers: Any) -> None:
+    texts = {
+        "status": "Show whether the LidGuard hooks are installed for an agent CLI.",
+        "install": "Install (or update) the LidGuard hooks for an agent CLI: the one step that protects it.",
+        "remove": "Remove the LidGuard hooks from an agent CLI (other hooks stay).",
+    }
+    for action, text in texts.items():
+        aliases = ["hook-uninstall"] if action == "remove" else []
+        sub = subparsers.add_parser(
+            f"hook-{action}", aliases=aliases, help=text,
+            description=text + " Claude Code: settings.json ($CLAUDE_CONFIG_DIR or ~/.claude); Codex: hooks.json "
+                               "plus trust entries in config.toml ($CODEX_HOME or ~/.codex); GitHub Copilot CLI: "
+                               "hooks/lidguard.json ($COPILOT_HOME or ~/.copilot); OpenCode: plugin/lidguard.js "
+                               "($XDG_CONFIG_HOME/opencode or ~/.config/opencode). A changed file is backed up "
+                               "first as <file>.<UTC time>.bak.")
+        sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|all",
+                         help="agent CLI (asked when omitted; all = every agent whose configuration folder exists)")
+        sub.add_argument("--config", metavar="FILE",
+                         help="use this file instead of the agent's default one (one provider only)")
+        sub.set_defaults(handler=_hook_action(action), skip_recovery=True)
+    for provider, name in (("claude", "Claude Code"), ("codex", "Codex"), ("copilot", "GitHub Copilot CLI")):
+        formats = SNIPPET_FORMATS[provider]
+        text = f"Print the LidGuard hooks for {name} as a snippet to add by hand."
+        sub = subparsers.add_parser(f"{provider}-hooks", help=text, description=text)
+        sub.add_argument("--format", metavar="|".join(formats), help=f"snippet format (default: {formats[0]})")
+        sub.set_defaults(handler=_snippet(provider), skip_recovery=True)

@@ -1,0 +1,76 @@
+"""Hook installers: hook-install / hook-remove / hook-status for Claude Code, Codex, GitHub Copilot CLI
+and OpenCode (REFERENCE 5, AGENT_CLIS.md). One module per agent; ``common`` holds the shared rules."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import claude, codex, copilot, opencode
+from .common import InstallError, InstallResult, hook_argv, hook_command, stop_hook_timeout_seconds
+
+__all__ = ["PROVIDERS", "InstallError", "InstallResult", "Provider", "available_providers", "parse_provider_word",
+           "status_block"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    key: str
+    display: str
+    log_name: str
+    sub: str
+    roots: Callable[[], list[Path]]
+    install: Callable[[Path | None, int], InstallResult]
+    remove: Callable[[Path | None], InstallResult]
+    status: Callable[[Path | None, int], list[str]]
+
+
+PROVIDERS: dict[str, Provider] = {
+    "claude": Provider("claude", "Claude", "claude", "claude-hook", lambda: [claude.claude_dir()],
+                       claude.install, claude.remove, claude.status_lines),
+    "codex": Provider("codex", "Codex", "codex", "codex-hook", lambda: [codex.codex_home()],
+                      codex.install, codex.remove, codex.status_lines),
+    "copilot": Provider("copilot", "GitHubCopilot", "copilot", "copilot-hook --event <event>",
+                        lambda: [copilot.copilot_home()], copilot.install, copilot.remove, copilot.status_lines),
+    "opencode": Provider("opencode", "OpenCode", "opencode", "opencode-hook --event <event>",
+                         lambda: [opencode.config_dir()], opencode.install, opencode.remove, opencode.status_lines),
+}
+_ALIASES = {"github-copilot": "copilot", "githubcopilot": "copilot", "claude-code": "claude", "open-code": "opencode"}
+PROVIDER_WORDS = "claude, codex, copilot, opencode, or all"
+
+
+def parse_provider_word(word: str) -> str | None:
+    """claude|codex|copilot|opencode|all (and aliases), case-insensitive; None when unknown."""
+    value = word.strip().lower()
+    value = _ALIASES.get(value, value)
+    return value if value in PROVIDERS or value == "all" else None
+
+
+def available_providers() -> tuple[list[str], list[str]]:
+    """(providers whose configuration root exists, skip lines for the others)."""
+    present, skipped = [], []
+    for key, provider in PROVIDERS.items():
+        roots = provider.roots()
+        if any(root.exists() for root in roots):
+            present.append(key)
+        else:
+            skipped.append(f"Skipping absent provider: {provider.display} (no existing configuration root was "
+                           f"found at: {' | '.join(str(root) for root in roots)})")
+    return present, skipped
+
+
+def status_block(key: str, config: Path | None, settings_file: Path, data_dir: Path) -> list[str]:
+    provider = PROVIDERS[key]
+    timeout = stop_hook_timeout_seconds(settings_file)
+    lines = provider.status(config, timeout)
+    status = lines[0].split(": ", 1)[1]
+    argv = hook_argv()
+    executable = shutil.which(argv[0]) if argv == ["lidguard"] else " ".join(argv)
+    head = [f"Provider: {provider.display}", lines[0], f"Installed: {status == 'Installed'}", *lines[1:3],
+            f"Executable: {executable or argv[0]}", f"Command: {hook_command(provider.sub)}",
+            f"Hook log: {data_dir / f'{provider.log_name}-hook-events.log'}"]
+    if key != "opencode":
+        head.append(f"Stop hook timeout: {timeout} seconds")
+    return ["Hook installation:", *(f"  {line}" for line in head + lines[3:])]
