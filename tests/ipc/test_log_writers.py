@@ -87,7 +87,9 @@ def test_exception_log_survives_unprintable_errors(tmp_path):
     path = tmp_path / "log" / "exceptions.log"
     ExceptionLog(path).record("e", _Unprintable())
     ExceptionLog(path).record("f", ValueError("x\ud800"))
-    assert "event=f" in path.read_text()
+    text = path.read_text()
+    assert "event=e" in text and "exception.message=<unprintable: RuntimeError>" in text
+    assert "event=f" in text and "x\\ud800" in text
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 

@@ -193,6 +193,13 @@ class ExceptionLog:
         except Exception:  # noqa: BLE001 - recording a failure must not cause another
             pass
 
+    @staticmethod
+    def _text(render: Any) -> str:
+        try:
+            return str(render())
+        except Exception as failure:  # noqa: BLE001 - an error whose text itself fails
+            return f"<unprintable: {type(failure).__name__}>"
+
     def _write(self, event: str, error: BaseException) -> None:
         lines = [
             "-----",
@@ -200,10 +207,11 @@ class ExceptionLog:
             f"event={event}",
             f"processId={os.getpid()}",
             f"exception.type={type(error).__module__}.{type(error).__qualname__}",
-            f"exception.message={error}",
+            f"exception.message={self._text(lambda: error)}",
             "exception.stackTrace:",
         ]
-        lines += ["  " + line for line in "".join(traceback.format_exception(error)).splitlines()]
+        trace = self._text(lambda: "".join(traceback.format_exception(error)))
+        lines += ["  " + line for line in trace.splitlines()]
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
