@@ -17,7 +17,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
-from ..ipc.limits import MAX_ASSISTANT_MESSAGE_CHARS, MAX_PATH_CHARS, MAX_PROMPT_PREVIEW_CHARS, MAX_REASON_CHARS
+from ..ipc.limits import (
+    MAX_ASSISTANT_MESSAGE_CHARS,
+    MAX_PATH_CHARS,
+    MAX_PROCESS_IDENTIFIER,
+    MAX_PROMPT_PREVIEW_CHARS,
+    MAX_REASON_CHARS,
+)
 from ..providers import AgentProvider, agent_process_word, provider_display
 from .eventlog import HookEventLog, hook_log_path
 from .events import ASK_REASON, Action, event_name, log_details, map_event
@@ -79,13 +85,18 @@ class HookEnvironment:
 
         return send_request(self.paths.socket_file, message, auto_start=auto_start, reply_timeout=reply_timeout)
 
-    def agent_process(self, provider: AgentProvider) -> int:
+    def agent_process(self, provider: AgentProvider, hint: int = 0) -> int:
+        """The agent above this hook (0: none). ``hint`` (the OpenCode plugin's ``pid``) wins only when it
+        is one of this hook's own ancestors: a payload never makes the runtime watch a stranger."""
         if self._agent_process is not None:
             return self._agent_process(provider)
         from .. import proctree
         from .agent_process import resolve_agent_process
 
-        agent = resolve_agent_process(proctree.read_ancestry(), agent_process_word(provider))
+        chain = proctree.read_ancestry()
+        if hint > 0 and any(process.pid == hint for process in chain[1:]):
+            return hint
+        agent = resolve_agent_process(chain, agent_process_word(provider))
         return agent.pid if agent is not None else 0
 
     def raw_settings(self) -> RawSettings:
@@ -167,7 +178,9 @@ class _Run:
 
     def _watched_process(self) -> int:
         try:
-            return int(self.environment.agent_process(self.agent))
+            hint = self.payload.data.get("pid") if self.provider == "opencode" else None
+            hint = hint if type(hint) is int and 0 < hint <= MAX_PROCESS_IDENTIFIER else 0
+            return int(self.environment.agent_process(self.agent, hint))
         except Exception as error:  # noqa: BLE001 - no ancestry: process=none, still protect
             self.log.message(f"The agent process could not be resolved from the hook ancestry: "
                              f"{type(error).__name__}: {error}")

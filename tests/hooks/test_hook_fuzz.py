@@ -1,0 +1,140 @@
+"""10,000 hypothesis-generated stdin payloads per hook command, in-process against the entry function
+with a stub runtime: never an exception, output empty or one valid JSON line of the provider's shape,
+well inside the hook budget; every request the runtime would get respects the protocol's bounds.
+
+A few hundred more go through real processes in test_hook_processes.py.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lidguard.hooks.eventlog import TRIM_AT_BYTES, hook_log_path
+from lidguard.hooks.runner import HOOK_BUDGET_SECONDS, run_hook
+from lidguard.ipc.limits import MAX_PROCESS_IDENTIFIER
+from lidguard.platform.paths import resolve_paths
+from lidguard.runtime.requests import check_wire_message
+
+from .conftest import VALID_OUTPUTS
+
+EXAMPLES = int(__import__("os").environ.get("H11_EXAMPLES", "10000"))
+EVENTS = {
+    "claude": ["UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Notification",
+               "Elicitation", "PermissionRequest", "Stop", "StopFailure", "SessionEnd", "SessionStart",
+               "MessageDisplay", "stop", "permissionrequest"],
+    "codex": ["UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "SessionEnd",
+              "SessionStart", "Interrupt"],
+    "copilot": ["sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "permissionRequest",
+                "notification", "agentStop", "sessionEnd", "errorOccurred", "Stop", "UserPromptSubmit"],
+    "opencode": ["chat.message", "tool.execute.before", "tool.execute.after", "permission.asked",
+                 "permission.replied", "session.idle", "session.created"],
+}
+KEYS = ["session_id", "sessionId", "sessionID", "cwd", "directory", "transcript_path", "transcriptPath",
+        "hook_event_name", "hookName", "prompt", "tool_name", "toolName", "tool", "notification_type",
+        "notificationType", "is_interrupt", "reason", "stopReason", "stop_hook_active", "stopHookActive",
+        "last_assistant_message", "lastAssistantMessage", "source", "model", "permission_mode", "parts",
+        "output", "pid", "recoverable", "errorContext", "message", "title"]
+TEXTS = ["", "Bash", "AskUserQuestion", "ask_user", "bash", "permission_prompt", "elicitation_dialog",
+         "elicitation_complete", "elicitation_response", "/tmp", "relative/dir", "s1", " ", "\u0000",
+         "\ud800", "x" * 5000, "é\u202e\n\t"]
+
+# Few draws per example (the machine is shared): hypothesis picks recipes, the payload is built from them.
+POOL = [None, True, False, 0, 1, -1, 4242, 2**70, 1.5, -0.0, "", [], {}, [1, "a", None], {"a": {"b": [None]}},
+        {"type": "text", "text": "hi"}, [{"type": "text", "text": "run the tests"}], *TEXTS]
+
+
+@st.composite
+def payloads(draw: Any, provider: str) -> bytes:
+    kind, event, pairs, free, raw = draw(st.tuples(
+        st.integers(0, 11), st.sampled_from(EVENTS[provider]),
+        st.lists(st.tuples(st.sampled_from([*KEYS, "zz"]), st.sampled_from(POOL)), max_size=6),
+        st.text(max_size=30), st.binary(max_size=80)))
+    if kind == 0:
+        return raw
+    if kind == 1:
+        return json.dumps(pairs[0][1] if pairs else free).encode()
+    if kind == 2:
+        return ("[" * 100 + "]" * 100).encode() if pairs else b"{" + raw
+    body: dict[str, Any] = dict(pairs)
+    if kind > 4:
+        body["hook_event_name"] = event
+    if pairs:
+        body[pairs[0][0]] = free
+    text = json.dumps(body, ensure_ascii=kind % 2 == 0)
+    return text.encode("utf-8", "surrogatepass") if kind > 8 else text.encode("utf-8", "replace")
+
+
+@st.composite
+def arguments(draw: Any, provider: str) -> list[str]:
+    kind, event, free = draw(st.tuples(st.integers(0, 5), st.sampled_from(EVENTS[provider]), st.text(max_size=8)))
+    return [[], [f"--event={event}"], [free], ["--EVENT", event], ["--event", free], ["--event", event]][kind]
+
+
+STUBS = [{"lid": lid, "eligible": eligible, "decision": decision}
+         for lid in ("Closed", "Open") for eligible in (None, True, False)
+         for decision in ("Deny", "Allow", "Ask", "ask", None, 7)]
+STUBS += [{"lid": "Unknown"}, {"lid": 3}, {"available": False}, {"raises": True}, {"reply": []}, {"reply": "x"},
+          {"reply": {"Succeeded": "yes"}}, {"reply": {}}]
+stubs = st.sampled_from(STUBS)
+
+
+def _check_requests(runtime: Any) -> None:
+    for message, auto_start, reply_timeout in runtime.requests:
+        check_wire_message(message)  # what the runtime would refuse, the hook must never send
+        assert auto_start == (message["Command"] == "start")
+        assert reply_timeout <= 10
+        pid = message.get("WatchedProcessIdentifier", 0)
+        assert type(pid) is int and 0 <= pid <= MAX_PROCESS_IDENTIFIER
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode"])
+def test_ten_thousand_payloads_per_hook_command(provider, stub_environment):
+    slowest = [0.0]
+    outputs: dict[str, int] = {}
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(stdin=payloads(provider), args=arguments(provider), stub=stubs, watch=st.booleans())
+    def check(stdin: bytes, args: list[str], stub: dict[str, Any], watch: bool) -> None:
+        runtime, environment = stub_environment(settings={"WatchParentProcess": watch}, **stub)
+        began = time.perf_counter()
+        output = run_hook(provider, args, stdin, environment)
+        elapsed = time.perf_counter() - began
+        slowest[0] = max(slowest[0], elapsed)
+        assert elapsed < HOOK_BUDGET_SECONDS
+        if output is not None:
+            line = json.dumps(output, ensure_ascii=True, separators=(",", ":"))
+            assert json.loads(line) in VALID_OUTPUTS[provider], output
+            outputs[line[:40]] = outputs.get(line[:40], 0) + 1
+        _check_requests(runtime)
+
+    check()
+    assert slowest[0] < 1.0, slowest
+    log = hook_log_path(resolve_paths().data_dir, provider)
+    assert 0 < log.stat().st_size <= TRIM_AT_BYTES + 8192  # bounded while 10,000 events were logged
+    assert outputs, "the fuzzing never reached a closed-lid decision"
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode"])
+def test_console_entry_writes_nothing_or_one_line(provider, stub_environment, monkeypatch):
+    from lidguard.hooks import runner
+
+    runtime, environment = stub_environment(lid="Closed", eligible=True, decision="Allow")
+    monkeypatch.setattr(runner, "HookEnvironment", lambda: environment)
+    event = {"claude": "PermissionRequest", "codex": "PermissionRequest", "copilot": "permissionRequest",
+             "opencode": "permission.asked"}[provider]
+    out = io.StringIO()
+    body = json.dumps({"hook_event_name": event, "session_id": "s"}).encode()
+    assert runner.run_hook_command([f"{provider}-hook", "--event", event], io.BytesIO(body), out) == 0
+    assert json.loads(out.getvalue()) == VALID_OUTPUTS[provider][0]
+    out = io.StringIO()
+    assert runner.run_hook_command([f"{provider}-hook"], io.BytesIO(b"\xff garbage"), out) == 0
+    assert out.getvalue() == ""
