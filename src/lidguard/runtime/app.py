@@ -28,6 +28,7 @@ from .components.emergency import EmergencyComponent
 from .components.protection import ProtectionComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
+from .components.transcripts import TranscriptComponent
 from .components.watchers import WatcherComponent
 from .components.webhooks import WebhookComponent
 from .logs import ExceptionLog, SessionLog, SuspendHistory
@@ -79,7 +80,7 @@ class Runtime:
         self.timers = TimerComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
-                                             self.watchers, self.timers]
+                                             self.watchers, TranscriptComponent(self), self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():

@@ -1,0 +1,297 @@
+"""Transcript monitors (REFERENCE 6): what the agent writes to its transcript tells us what hooks miss.
+
+One monitor per Codex / Claude / Copilot session with a transcript (the start's ``TranscriptPath``;
+Copilot falls back to ``<COPILOT_HOME|~/.copilot>/session-state/<id>/events.jsonl``). A change is
+noticed through watchfiles (the folder, not recursive) with a slow poll as the fallback; it counts
+only when the file grew or its modification time advanced (a shrink just takes a new baseline). Then
+only the file's tail is read and, in this order:
+- stop: Codex ``event_msg`` ``turn_aborted`` as the last record, Claude's "[Request interrupted by
+  user...]" as the last user record, Copilot's top-level ``abort`` (not a provider session end);
+- soft-lock: a Codex ``request_user_input`` call without its output in the last 1024 lines / 1 MiB;
+- else activity, with the REFERENCE 4.3 reason strings.
+Any activity or soft-lock from elsewhere takes a new baseline, so growth already seen is not reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ...providers import AgentProvider
+from .. import policy
+from ..sessions import Session, SessionKey
+from . import ComponentBase
+
+if TYPE_CHECKING:
+    from ..app import Runtime
+
+__all__ = ["POLL_SECONDS", "TranscriptComponent", "TranscriptSignal", "detect", "read_tail"]
+
+POLL_SECONDS = 1.0  # the fallback poll (REFERENCE 6: 1 s); with watchfiles it is only a safety net
+WATCHED_POLL_SECONDS = 5.0
+TAIL_BYTES = 1024 * 1024
+TAIL_LINES = 1024
+CLAUDE_INTERRUPTS = frozenset({"[Request interrupted by user]", "[Request interrupted by user for tool use]"})
+CODEX_PENDING_REASON = "codex_transcript_request_user_input_pending"
+
+
+@dataclass(frozen=True)
+class _Kind:
+    prefix: str  # log event prefix
+    stop_command: str
+    activity_reason: str
+
+
+KINDS: dict[AgentProvider, _Kind] = {
+    AgentProvider.CODEX: _Kind("codex", "codex-transcript-turn-aborted", "codex_transcript_activity_detected"),
+    AgentProvider.CLAUDE: _Kind("claude", "claude-transcript-interrupted", "claude_transcript_activity_detected"),
+    AgentProvider.GITHUB_COPILOT: _Kind("github-copilot", "github-copilot-transcript-abort",
+                                        "github_copilot_session_event_activity_detected"),
+}
+
+
+@dataclass(frozen=True)
+class TranscriptSignal:
+    kind: str  # "stop" | "soft-lock" | "activity"
+    reason: str
+
+
+# -- pure detection -------------------------------------------------------------------------------------
+def read_tail(path: Path, limit: int = TAIL_BYTES) -> list[dict[str, Any]]:
+    """The JSON object records among the last ``limit`` bytes (a cut first line is dropped)."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        start = max(0, size - limit)
+        handle.seek(start)
+        data = handle.read(limit)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]
+    records = []
+    for line in lines[-TAIL_LINES:]:
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records
+
+
+def _text_of(record: dict[str, Any]) -> list[str]:
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if content is None:
+        content = record.get("content", record.get("text"))
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif isinstance(part, str):
+            texts.append(part)
+    return texts
+
+
+def _codex_pending(records: list[dict[str, Any]]) -> bool:
+    pending: set[Any] = set()
+    for record in records:
+        payload = record.get("payload")
+        if record.get("type") != "response_item" or not isinstance(payload, dict):
+            continue
+        call_id = payload.get("call_id")
+        if payload.get("type") == "function_call" and payload.get("name") == "request_user_input":
+            pending.add(call_id)
+        elif payload.get("type") == "function_call_output":
+            pending.discard(call_id)
+    return bool(pending)
+
+
+def detect(provider: AgentProvider, records: list[dict[str, Any]]) -> TranscriptSignal:
+    kind = KINDS[provider]
+    last = records[-1] if records else {}
+    if provider is AgentProvider.CODEX:
+        payload = last.get("payload")
+        if last.get("type") == "event_msg" and isinstance(payload, dict) and payload.get("type") == "turn_aborted":
+            return TranscriptSignal("stop", kind.stop_command)
+        if _codex_pending(records):
+            return TranscriptSignal("soft-lock", CODEX_PENDING_REASON)
+    elif provider is AgentProvider.CLAUDE:
+        users = [record for record in records if record.get("type") == "user"]
+        if users and users[-1] is last and any(text.strip() in CLAUDE_INTERRUPTS for text in _text_of(last)):
+            return TranscriptSignal("stop", kind.stop_command)
+    elif last.get("type") == "abort":
+        return TranscriptSignal("stop", kind.stop_command)
+    return TranscriptSignal("activity", kind.activity_reason)
+
+
+def copilot_fallback(session_identifier: str) -> str:
+    """``<COPILOT_HOME|~/.copilot>/session-state/<id>/events.jsonl`` when the id is a plain file name."""
+    if not session_identifier or session_identifier in (".", "..") or any(c in session_identifier for c in "/\\\0"):
+        return ""
+    root = os.environ.get("COPILOT_HOME", "").strip()
+    base = Path(root) if root and os.path.isabs(root) else Path(os.path.expanduser("~")) / ".copilot"
+    return str(base / "session-state" / session_identifier / "events.jsonl")
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+# -- the component --------------------------------------------------------------------------------------
+@dataclass
+class _Monitor:
+    key: SessionKey
+    path: Path
+    baseline: tuple[int, int] | None
+    seen: tuple[Any, Any]  # (last_activity_at, soft_lock_reason) of the session when last looked at
+    scope: anyio.CancelScope | None = None
+    changed: anyio.Event = field(default_factory=anyio.Event)
+    stop_watch: anyio.Event = field(default_factory=anyio.Event)
+
+
+class TranscriptComponent(ComponentBase):
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._monitors: dict[SessionKey, _Monitor] = {}
+        self.use_watchfiles = True  # tests drive the poll alone (no watcher thread under a mock clock)
+        self.poll_seconds = POLL_SECONDS
+
+    @property
+    def monitored(self) -> dict[SessionKey, Path]:
+        return {key: monitor.path for key, monitor in self._monitors.items()}
+
+    def state_changed(self) -> None:
+        sessions = self._runtime.state.sessions
+        for key in [key for key in self._monitors if key not in sessions]:
+            self._cancel(key)
+        for key, session in sessions.items():
+            if key.provider not in KINDS:
+                continue
+            path = self._path_of(session)
+            monitor = self._monitors.get(key)
+            if monitor is not None and (not path or Path(path) != monitor.path):
+                self._cancel(key)
+                monitor = None
+            if monitor is None:
+                if path:
+                    self._start(session, Path(path))
+            elif monitor.seen != (session.last_activity_at, session.soft_lock_reason):
+                monitor.seen = (session.last_activity_at, session.soft_lock_reason)
+                monitor.baseline = _stat(monitor.path)  # growth so far belongs to that signal
+
+    @staticmethod
+    def _path_of(session: Session) -> str:
+        if session.transcript_path:
+            return session.transcript_path
+        if session.key.provider is AgentProvider.GITHUB_COPILOT:
+            return copilot_fallback(session.key.session_identifier)
+        return ""
+
+    def _cancel(self, key: SessionKey) -> None:
+        monitor = self._monitors.pop(key, None)
+        if monitor is not None:
+            monitor.stop_watch.set()
+            if monitor.scope is not None:
+                monitor.scope.cancel()
+
+    def _start(self, session: Session, path: Path) -> None:
+        runtime = self._runtime
+        if not runtime.running:
+            return
+        kind = KINDS[session.key.provider]
+        if not path.is_absolute() or not path.parent.is_dir():
+            runtime.log(f"{kind.prefix}-transcript-monitor-skipped", "start",
+                        f"Skipped transcript monitoring for {session.key}: the folder of {path} does not exist.",
+                        session=session)
+            return
+        monitor = _Monitor(session.key, path, _stat(path), (session.last_activity_at, session.soft_lock_reason))
+        self._monitors[session.key] = monitor
+        runtime.log(f"{kind.prefix}-transcript-monitor-configured", "start",
+                    f"Monitoring the transcript {path} of {session.key}.", session=session)
+        monitor.scope = runtime.spawn(lambda scope: self._run(monitor))
+
+    async def _run(self, monitor: _Monitor) -> None:
+        async with anyio.create_task_group() as group:
+            poll = self.poll_seconds
+            if self.use_watchfiles:
+                group.start_soon(self._watch, monitor)
+                poll = max(poll, WATCHED_POLL_SECONDS)
+            while self._monitors.get(monitor.key) is monitor:
+                with anyio.move_on_after(poll):
+                    await monitor.changed.wait()
+                monitor.changed = anyio.Event()
+                await self.check(monitor.key)
+            group.cancel_scope.cancel()
+
+    async def _watch(self, monitor: _Monitor) -> None:
+        """Sets ``monitor.changed`` on every change of the transcript; returns (poll only) on failure."""
+        try:
+            import watchfiles
+        except ImportError:
+            return
+        try:
+            async for changes in watchfiles.awatch(monitor.path.parent, stop_event=monitor.stop_watch,
+                                                   recursive=False, debounce=200, step=50, rust_timeout=1000):
+                if any(Path(changed) == monitor.path for _, changed in changes):
+                    monitor.changed.set()
+        except (OSError, RuntimeError) as error:  # inotify limits, a vanished folder: the poll carries on
+            self._runtime.log("transcript-watch-failed", "transcript-monitor",
+                              f"Watching {monitor.path} failed ({error}); polling it instead.", succeeded=False)
+
+    async def check(self, key: SessionKey) -> TranscriptSignal | None:
+        """Looks at the transcript once; returns the signal it sent, if any."""
+        runtime = self._runtime
+        monitor = self._monitors.get(key)
+        if monitor is None:
+            return None
+        current = _stat(monitor.path)
+        base = monitor.baseline or (0, 0)
+        if current is None:
+            return None
+        if current[0] < base[0]:
+            monitor.baseline = current
+            return None
+        if current[0] == base[0] and current[1] <= base[1]:
+            return None
+        monitor.baseline = current
+        try:
+            records = await runtime.call_platform(read_tail, monitor.path)
+        except OSError:
+            return None
+        signal = detect(key.provider, records)
+
+        def still_monitored() -> bool:
+            if self._monitors.get(key) is not monitor or key not in runtime.state.sessions:
+                return False
+            if signal.kind == "stop":  # after a stop signal the session ignores further changes; popped
+                del self._monitors[key]  # first so the stop's state change does not cancel this very task
+                monitor.stop_watch.set()
+            return True
+
+        event: policy.Event
+        if signal.kind == "stop":
+            event = policy.Stop(key, end_reason=signal.reason, command=signal.reason)
+        elif signal.kind == "soft-lock":
+            event = policy.MarkSoftLocked(key, signal.reason)
+        else:
+            event = policy.MarkActive(key, signal.reason)
+        outcome = await runtime.run_event(event, guard=still_monitored)
+        if outcome is None:
+            return None
+        if signal.kind == "soft-lock" and outcome.message.startswith("Marked"):
+            runtime.log("codex-transcript-softlock-recorded", "codex-transcript-request-user-input-pending",
+                        outcome.message, key=key)
+        return signal
