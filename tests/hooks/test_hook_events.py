@@ -1,0 +1,291 @@
+"""Event mapping per provider on the payloads the real CLIs sent (AGENT_CLIS.md), in-process with a stub
+runtime: which request goes out, with which fields, and what the hook prints."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lidguard.hooks.eventlog import KEEP_LINES, TRIM_AT_BYTES, HookEventLog, format_line, hook_log_path
+from lidguard.hooks.events import ASK_REASON
+from lidguard.hooks.outputs import DENY_MESSAGE
+from lidguard.hooks.runner import run_hook
+from lidguard.platform.paths import resolve_paths
+
+from .conftest import VALID_OUTPUTS
+
+CLAUDE = {"session_id": "5a0b6c61", "transcript_path": "/h/.claude/projects/x/5a0b6c61.jsonl", "cwd": "/w/app",
+          "permission_mode": "default"}
+CODEX = {"session_id": "01a22a59", "transcript_path": "/h/.codex/sessions/r.jsonl", "cwd": "/w/app",
+         "model": "fake-model", "turn_id": "t1"}
+COPILOT = {"sessionId": "f28fedc1", "timestamp": 1796007164271, "cwd": "/w/app"}
+OPENCODE = {"sessionID": "ses_dd5a", "cwd": "/w/app", "pid": 1}
+
+
+def run(provider, payload, stub_environment, *args, settings=None, **stub):
+    runtime, environment = stub_environment(settings=settings, **stub)
+    output = run_hook(provider, list(args), json.dumps(payload).encode(), environment)
+    return runtime, output
+
+
+def only_request(runtime):
+    assert len(runtime.requests) == 1, runtime.commands()
+    return runtime.requests[0]
+
+
+def test_claude_prompt_starts_the_session_with_prompt_settings_and_the_agent(stub_environment):
+    payload = {**CLAUDE, "hook_event_name": "UserPromptSubmit", "prompt": "run echo hello" + "x" * 5000}
+    runtime, output = run("claude", payload, stub_environment, settings={"WatchParentProcess": True, "A": 1})
+    message, auto_start, _ = only_request(runtime)
+    assert output is None and auto_start
+    assert message["Command"] == "start" and message["Provider"] == "Claude"
+    assert message["SessionIdentifier"] == "5a0b6c61" and message["WorkingDirectory"] == "/w/app"
+    assert message["TranscriptPath"] == CLAUDE["transcript_path"]
+    assert message["WatchedProcessIdentifier"] == 4242
+    assert message["HasSettings"] is True and message["Settings"] == {"WatchParentProcess": True, "A": 1}
+    assert message["InputPromptPreview"].startswith("run echo hello") and len(message["InputPromptPreview"]) == 2048
+
+
+def test_watch_parent_process_off_sends_no_process(stub_environment):
+    payload = {**CLAUDE, "hook_event_name": "UserPromptSubmit", "prompt": "p"}
+    runtime, _ = run("claude", payload, stub_environment, settings={"WatchParentProcess": False})
+    assert only_request(runtime)[0]["WatchedProcessIdentifier"] == 0
+
+
+@pytest.mark.parametrize(("event", "extra", "command", "reason"), [
+    ("PreToolUse", {"tool_name": "Bash"}, "mark-session-active", "PreToolUse:Bash"),
+    ("PostToolUse", {"tool_name": "Bash"}, "mark-session-active", "PostToolUse:Bash"),
+    ("PostToolUseFailure", {"tool_name": "Bash"}, "mark-session-active", "PostToolUseFailure:Bash"),
+    ("Notification", {"notification_type": "permission_prompt"}, "mark-session-softlocked", "permission_prompt"),
+    ("Notification", {"notification_type": "elicitation_dialog"}, "mark-session-softlocked", "elicitation_dialog"),
+    ("Notification", {"notification_type": "elicitation_complete"}, "mark-session-active", "elicitation_complete"),
+])
+def test_claude_activity_and_soft_locks(stub_environment, event, extra, command, reason):
+    runtime, output = run("claude", {**CLAUDE, "hook_event_name": event, **extra}, stub_environment)
+    message, auto_start, timeout = only_request(runtime)
+    assert (message["Command"], message["SessionStateReason"], auto_start, output) == (command, reason, False, None)
+    assert timeout <= 2
+
+
+@pytest.mark.parametrize("payload", [
+    {"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion"},
+    {"hook_event_name": "PreToolUse"},
+    {"hook_event_name": "Notification", "notification_type": "idle_prompt"},
+    {"hook_event_name": "SessionStart", "source": "startup"},
+    {"hook_event_name": "MessageDisplay", "delta": "All done"},
+    {"hook_event_name": "NoSuchEvent"},
+])
+def test_claude_events_that_only_log(stub_environment, payload):
+    runtime, output = run("claude", {**CLAUDE, **payload}, stub_environment)
+    assert runtime.requests == [] and output is None
+
+
+def test_claude_stop_ends_the_provider_session_with_the_turn_fields(stub_environment):
+    payload = {**CLAUDE, "hook_event_name": "Stop", "stop_hook_active": True, "last_assistant_message": "All done"}
+    runtime, output = run("claude", payload, stub_environment)
+    message = only_request(runtime)[0]
+    assert output is None
+    assert (message["Command"], message["IsProviderSessionEnd"], message["SessionEndReason"]) == ("stop", True, "Stop")
+    assert message["StopHookActive"] is True and message["LastAssistantMessage"] == "All done"
+
+
+@pytest.mark.parametrize(("payload", "end", "reason"), [
+    ({"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}, True, "SessionEnd:prompt_input_exit"),
+    ({"hook_event_name": "StopFailure"}, False, "StopFailure"),
+    ({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "is_interrupt": True}, False,
+     "PostToolUseFailure:interrupt"),
+])
+def test_claude_other_stops(stub_environment, payload, end, reason):
+    runtime, _ = run("claude", {**CLAUDE, **payload}, stub_environment)
+    message = only_request(runtime)[0]
+    assert (message["Command"], message["IsProviderSessionEnd"], message["SessionEndReason"]) == ("stop", end, reason)
+
+
+@pytest.mark.parametrize(("provider", "payload", "args"), [
+    ("claude", {**CLAUDE, "hook_event_name": "PermissionRequest", "tool_name": "Bash"}, ()),
+    ("codex", {**CODEX, "hook_event_name": "PermissionRequest", "tool_name": "Bash"}, ()),
+    ("copilot", {**COPILOT, "hookName": "permissionRequest", "toolName": "bash"}, ("--event", "permissionRequest")),
+    ("opencode", {**OPENCODE, "id": "per_1", "permission": "bash"}, ("--event", "permission.asked")),
+])
+@pytest.mark.parametrize("decision", ["Allow", "Deny", "Ask"])
+def test_closed_lid_permission_decisions(stub_environment, provider, payload, args, decision):
+    runtime, output = run(provider, payload, stub_environment, *args, lid="Closed", eligible=True,
+                          decision=decision)
+    if decision == "Ask":
+        assert output is None
+        assert runtime.commands() == ["status", "mark-session-softlocked"]
+        assert runtime.requests[1][0]["SessionStateReason"] == ASK_REASON
+        return
+    assert runtime.commands() == ["status"]
+    behavior = {"behavior": decision.lower(), **({"message": DENY_MESSAGE} if decision == "Deny" else {})}
+    if provider == "claude" and decision == "Deny":
+        behavior["interrupt"] = True
+    expected = ({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behavior}}
+                if provider in ("claude", "codex") else behavior)
+    assert output == expected and output in VALID_OUTPUTS[provider]
+
+
+@pytest.mark.parametrize("stub", [
+    {"lid": "Open", "eligible": False},
+    {"lid": "Closed", "eligible": False},  # an external display still shows the session
+    {"lid": "Unknown"},
+    {"available": False},
+    {"reply": ["not", "an", "object"]},
+    {"raises": True},
+])
+def test_no_decision_unless_the_lid_is_closed_and_no_display_remains(stub_environment, stub):
+    payload = {**CLAUDE, "hook_event_name": "PermissionRequest", "tool_name": "Bash"}
+    runtime, output = run("claude", payload, stub_environment, decision="Allow", **stub)
+    assert output is None and runtime.commands() == ["status"]
+
+
+def test_without_the_runtime_field_the_reference_display_rule_applies(stub_environment):
+    payload = {**CLAUDE, "hook_event_name": "PermissionRequest"}
+    _, output = run("claude", payload, stub_environment, lid="Closed", decision="Allow")  # count 0, no field
+    assert output is not None
+
+
+def test_codex_and_opencode_soft_lock_an_unanswered_permission(stub_environment):
+    runtime, output = run("codex", {**CODEX, "hook_event_name": "PermissionRequest"}, stub_environment)
+    assert output is None and runtime.commands() == ["status", "mark-session-softlocked"]
+    assert runtime.requests[1][0]["SessionStateReason"] == "permission_prompt"
+    runtime, _ = run("opencode", OPENCODE, stub_environment, "--event", "permission.asked")
+    assert runtime.commands() == ["status", "mark-session-softlocked"]
+    runtime, _ = run("codex", {**CODEX, "hook_event_name": "PermissionRequest"}, stub_environment, available=False)
+    assert runtime.commands() == ["status"]  # a runtime that is down is not asked twice
+
+
+def test_claude_elicitation_is_canceled_only_with_the_lid_closed(stub_environment):
+    payload = {**CLAUDE, "hook_event_name": "Elicitation"}
+    _, output = run("claude", payload, stub_environment, lid="Closed", eligible=True)
+    assert output == VALID_OUTPUTS["claude"][2]
+    _, output = run("claude", payload, stub_environment, lid="Open", eligible=False)
+    assert output is None
+
+
+def test_copilot_ask_user_is_denied_with_the_lid_closed_and_never_counts_as_activity(stub_environment):
+    payload = {**COPILOT, "toolName": "ask_user", "toolArgs": {}}
+    runtime, output = run("copilot", payload, stub_environment, "--event", "preToolUse", lid="Closed", eligible=True)
+    assert output == {"permissionDecision": "deny",
+                      "permissionDecisionReason": "LidGuard denied this ask_user request because the lid is closed."}
+    assert runtime.commands() == ["status"]
+    runtime, output = run("copilot", payload, stub_environment, "--event", "preToolUse", lid="Open", eligible=False)
+    assert output is None and runtime.commands() == ["status"]
+
+
+@pytest.mark.parametrize(("args", "payload", "command", "field", "value"), [
+    (("--event", "userPromptSubmitted"), {"prompt": "hi"}, "start", "InputPromptPreview", "hi"),
+    (("--event", "UserPromptSubmit"), {"prompt": "hi"}, "start", "InputPromptPreview", "hi"),
+    (("--event", "preToolUse"), {"toolName": "bash"}, "mark-session-active", "SessionStateReason", "preToolUse:bash"),
+    (("--event", "postToolUse"), {"toolName": "bash"}, "mark-session-active", "SessionStateReason",
+     "postToolUse:bash"),
+    (("--event", "notification"), {"notificationType": "permission_prompt"}, "mark-session-softlocked",
+     "SessionStateReason", "permission_prompt"),
+    (("--event", "agentStop"), {"stopReason": "end_turn", "stop_hook_active": False}, "stop", "SessionEndReason",
+     "agentStop:end_turn"),
+    (("--event=sessionEnd",), {"reason": "complete"}, "stop", "SessionEndReason", "sessionEnd:complete"),
+])
+def test_copilot_events(stub_environment, args, payload, command, field, value):
+    runtime, _ = run("copilot", {**COPILOT, **payload}, stub_environment, *args)
+    message = only_request(runtime)[0]
+    assert (message["Command"], message[field], message["SessionIdentifier"]) == (command, value, "f28fedc1")
+    assert message["Provider"] == "GitHubCopilot"
+
+
+@pytest.mark.parametrize("event", ["sessionStart", "errorOccurred", ""])
+def test_copilot_events_that_only_log(stub_environment, event):
+    runtime, _ = run("copilot", {**COPILOT, "source": "new", "initialPrompt": "p"}, stub_environment,
+                     *(("--event", event) if event else ()))
+    assert runtime.requests == []
+
+
+def test_codex_events(stub_environment):
+    runtime, _ = run("codex", {**CODEX, "hook_event_name": "UserPromptSubmit", "prompt": "go"}, stub_environment)
+    assert only_request(runtime)[0]["Provider"] == "Codex"
+    runtime, _ = run("codex", {**CODEX, "hook_event_name": "PreToolUse", "tool_name": "Bash"}, stub_environment)
+    assert only_request(runtime)[0]["SessionStateReason"] == "PreToolUse:Bash"
+    payload = {**CODEX, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "All done"}
+    runtime, _ = run("codex", payload, stub_environment)
+    message = only_request(runtime)[0]
+    assert (message["SessionEndReason"], message["IsProviderSessionEnd"], message["LastAssistantMessage"]) == (
+        "Stop", True, "All done")
+    runtime, _ = run("codex", {**CODEX, "hook_event_name": "SessionEnd", "reason": "other"}, stub_environment)
+    assert only_request(runtime)[0]["SessionEndReason"] == "SessionEnd"
+
+
+def test_opencode_events(stub_environment):
+    chat = {**OPENCODE, "message": {"role": "user"}, "parts": [{"type": "text", "text": "run echo hello"}]}
+    runtime, _ = run("opencode", chat, stub_environment, "--event", "chat.message")
+    message = only_request(runtime)[0]
+    assert (message["Command"], message["Provider"], message["InputPromptPreview"]) == ("start", "OpenCode",
+                                                                                        "run echo hello")
+    runtime, _ = run("opencode", {**OPENCODE, "tool": "bash"}, stub_environment, "--event", "tool.execute.before")
+    assert only_request(runtime)[0]["SessionStateReason"] == "tool.execute.before:bash"
+    runtime, _ = run("opencode", {**OPENCODE, "reply": "once"}, stub_environment, "--event", "permission.replied")
+    assert only_request(runtime)[0]["Command"] == "mark-session-active"
+    runtime, _ = run("opencode", {**OPENCODE, "stop_hook_active": True}, stub_environment, "--event", "session.idle")
+    message = only_request(runtime)[0]
+    assert (message["Command"], message["StopHookActive"], message["SessionEndReason"]) == ("stop", True,
+                                                                                          "session.idle")
+
+
+def test_no_session_id_falls_back_to_provider_and_folder(stub_environment):
+    runtime, _ = run("copilot", {"cwd": "/w/app/", "prompt": "p"}, stub_environment, "--event", "userPromptSubmitted")
+    assert only_request(runtime)[0]["SessionIdentifier"] == "GitHubCopilot:/w/app"
+
+
+def test_long_and_odd_fields_are_bounded_and_valid_text(stub_environment):
+    payload = {"session_id": "s" * 9000, "cwd": "/w/" + "d" * 9000, "hook_event_name": "Stop",
+               "last_assistant_message": "\ud800" + "m" * 40000, "transcript_path": "/t" * 5000}
+    runtime, _ = run("claude", payload, stub_environment)
+    message = only_request(runtime)[0]
+    assert len(message["SessionIdentifier"]) <= 512 and message["TranscriptPath"] == ""
+    assert len(message["WorkingDirectory"]) <= 4096 and message["LastAssistantMessage"].startswith("\ufffd")
+    assert len(message["LastAssistantMessage"]) == 16384
+
+
+def test_hook_event_log_lines(stub_environment):
+    payload = {**CLAUDE, "hook_event_name": "UserPromptSubmit", "prompt": "line1\nline2\tend"}
+    run("claude", payload, stub_environment)
+    lines = hook_log_path(resolve_paths().data_dir, "claude").read_text().splitlines()
+    assert len(lines) == 2
+    assert " kind=received event=UserPromptSubmit session=5a0b6c61 workingDirectory=/w/app " in lines[0]
+    assert "tool=<empty>" in lines[0] and lines[0].endswith("prompt=line1 line2 end")
+    assert " kind=runtime-result event=UserPromptSubmit " in lines[1]
+    assert "command=start transcriptPath=/h/.claude/projects/x/5a0b6c61.jsonl succeeded=true" in lines[1]
+    assert "activeSessions=1 message=ok" in lines[1]
+
+
+def test_garbage_stdin_is_logged_and_prints_nothing(stub_environment):
+    runtime, environment = stub_environment()
+    for data in (b"", b"not json", b"[1,2]", b"\xff\xfe", b"{" * 5000, b" " * (1024 * 1024 + 1)):
+        assert run_hook("codex", [], data, environment) is None
+    assert runtime.requests == []
+    lines = hook_log_path(resolve_paths().data_dir, "codex").read_text().splitlines()
+    assert len(lines) == 6 and all("kind=message" in line and "Ignored the hook input" in line for line in lines)
+
+
+def test_the_event_log_is_trimmed_to_its_latest_lines(tmp_path):
+    log = HookEventLog(tmp_path / "claude-hook-events.log")
+    log.event, log.session = "PreToolUse", "s"
+    for index in range(4000):
+        log.message(f"{index} " + "x" * 400)
+    size = log.path.stat().st_size
+    lines = log.path.read_text().splitlines()
+    assert size <= TRIM_AT_BYTES and len(lines) < 4000  # about 1.9 MB were written
+    assert lines[-1].split("message=")[1].startswith("3999 ") and log.failures == 0
+    numbers = [int(line.split("message=")[1].split()[0]) for line in lines]
+    assert numbers == list(range(numbers[0], 4000))  # the latest lines, in order, none cut
+    log.path.write_bytes(b"old line\n" * (KEEP_LINES * 3) + b"x" * TRIM_AT_BYTES)
+    log.message("after")
+    assert len(log.path.read_text().splitlines()) <= KEEP_LINES
+
+
+def test_a_log_that_cannot_be_written_never_fails_the_hook(tmp_path):
+    (tmp_path / "claude-hook-events.log").mkdir()
+    log = HookEventLog(tmp_path / "claude-hook-events.log")
+    log.message("x")
+    assert log.failures == 1
+    assert format_line("received", "", "", "", [("k", "")], when="T") == (
+        "T kind=received event=<empty> session=<empty> workingDirectory=<empty> k=<empty>\n")
