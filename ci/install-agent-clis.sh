@@ -9,13 +9,13 @@
 #   bash ci/install-agent-clis.sh --force   install the CLIs again
 #   bash ci/install-agent-clis.sh --check   exit 0 when ready, 1 (and say what) otherwise
 #
-# The npm folder is $LIDGUARD_TEST_NPM_DIR, else ~/.cache/lidguard-test-npm; tests/agents/clis.py
+# The npm folder is $LIDGUARD_TEST_NPM_DIR, else ~/.cache/lidguard-test-npm; tests/agents/agents_clis.py
 # reads the same variable and pins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "opencode-ai@1.18.33"
-              "@github/copilot@1.0.102")   # keep in step with PINNED in tests/agents/clis.py
+              "@github/copilot@1.0.102")   # keep in step with PINNED in tests/agents/agents_clis.py
 NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
 mode="${1:-}"
 case "$mode" in

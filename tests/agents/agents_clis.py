@@ -1,0 +1,55 @@
+"""The four real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
+
+Without node/npm the tests skip with the reason, except under CI=true, where they fail; with npm, a
+missing or other-version CLI fails (run the script): a skipped end-to-end test must not pass CI.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+from pathlib import Path
+
+import pytest
+
+# The versions ../shared/spec/AGENT_CLIS.md observed; keep in step with ci/install-agent-clis.sh.
+PINNED = {
+    "claude": ("@anthropic-ai/claude-code", "2.1.197"),
+    "codex": ("@openai/codex", "0.171.0"),
+    "opencode": ("opencode-ai", "1.18.33"),
+    "copilot": ("@github/copilot", "1.0.102"),
+}
+# The real home (tests run with an isolated HOME); the same folder ci/install-mcp-test-deps.sh uses.
+NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR") or Path(pwd.getpwuid(os.getuid()).pw_dir)
+               / ".cache" / "lidguard-test-npm")
+BIN_DIR = NPM_DIR / "node_modules" / ".bin"
+INSTALL_HINT = "run: bash ci/install-agent-clis.sh"
+
+
+def _skip_or_fail(message: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{message} (CI=true: the real agent CLI tests may not skip)")
+    pytest.skip(message)
+
+
+def agent_cli(name: str) -> Path:
+    """The pinned CLI's npm bin, or skip (fail under CI=true) when node/npm is absent."""
+    package, version = PINNED[name]
+    executable = BIN_DIR / name
+    manifest = NPM_DIR / "node_modules" / package / "package.json"
+    if shutil.which("node") is None or (not executable.exists() and shutil.which("npm") is None):
+        _skip_or_fail(f"node/npm is not installed, so {package}@{version} cannot run ({INSTALL_HINT})")
+    if not executable.exists() or not manifest.exists():
+        pytest.fail(f"{package}@{version} is not installed in {NPM_DIR}; {INSTALL_HINT}")
+    if f'"version": "{version}"' not in manifest.read_text():
+        pytest.fail(f"{NPM_DIR} holds another version of {package} than {version}; {INSTALL_HINT}")
+    return executable
+
+
+def require_tmux() -> str:
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        _skip_or_fail(f"tmux is not installed (interactive agent runs need it; {INSTALL_HINT})")
+    assert tmux is not None
+    return tmux

@@ -1,0 +1,331 @@
+"""One real agent CLI turn against the fake model, inside the root conftest's lidguard isolation.
+
+``AgentRun`` gives each test a throw-away HOME (the ``lidguard`` fixture's: own XDG folders, fake
+platform driven through ``LIDGUARD_FAKE_STATE``, actions in ``LIDGUARD_FAKE_ACTIONS``), the CLI's own
+config pointing at the fake model (AGENT_CLIS.md: env vars, config files, onboarding files), ``lidguard``
+first on PATH, a pre-started runtime, and helpers to run a headless turn or an interactive one in a
+private tmux server, and to read what lidguard recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents_clis import BIN_DIR, agent_cli, require_tmux
+from fake_model import FakeModel
+
+HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
+PROMPT = "run echo hello and then say hi"
+# The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
+NATIVE_EXE = {"claude": "claude.exe", "codex": "codex", "copilot": "copilot", "opencode": "opencode.exe"}
+_LEAKY_VARIABLES = ("ANTHROPIC_", "OPENAI_", "COPILOT_", "CODEX_", "CLAUDE", "OPENCODE", "GITHUB_TOKEN",
+                    "GH_TOKEN", "TMUX", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
+CLAUDE_KEY = "sk-ant-fake-local-key-000000000000"
+
+
+def lidguard_bin_dir(scratch: Path) -> Path:
+    """A folder with a ``lidguard`` command for this interpreter (the console script when installed)."""
+    console = Path(sys.executable).parent / "lidguard"
+    if console.exists():
+        return console.parent
+    folder = scratch / "bin"
+    folder.mkdir(exist_ok=True)
+    wrapper = folder / "lidguard"
+    wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m lidguard \"$@\"\n")
+    wrapper.chmod(0o755)
+    return folder
+
+
+@dataclass
+class ProcessWatch:
+    """Every descendant of a root pid seen while it runs (pid -> exe base name), polled from /proc."""
+
+    root: int
+    seen: dict[int, str] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> ProcessWatch:
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._poll()
+            self._stop.wait(0.02)
+
+    def _poll(self) -> None:
+        parents: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat[stat.rindex(")") + 2:].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+        family = {self.root}
+        changed = True
+        while changed:
+            changed = False
+            for pid, parent in parents.items():
+                if parent in family and pid not in family:
+                    family.add(pid)
+                    changed = True
+        for pid in family:
+            if pid in self.seen:
+                continue
+            try:
+                self.seen[pid] = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+            except OSError:
+                continue
+
+
+class AgentRun:
+    def __init__(self, name: str, lidguard: Any, model: FakeModel) -> None:
+        self.name = name
+        self.cli = agent_cli(name)
+        self.lidguard = lidguard
+        self.model = model
+        self.home: Path = lidguard.home
+        self.work = self.home / "work"
+        self.work.mkdir()
+        self.hook_log = self.home / "hook-script.log"
+        env = {key: value for key, value in lidguard.env.items() if not key.startswith(_LEAKY_VARIABLES)}
+        bin_dir = lidguard_bin_dir(self.home)
+        env.update({
+            "PATH": os.pathsep.join([str(bin_dir), str(BIN_DIR), env.get("PATH", "/usr/bin:/bin")]),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+            "LIDGUARD_TEST_HOOK_LOG": str(self.hook_log),
+            "NO_UPDATE_NOTIFIER": "1",
+            "NO_COLOR": "1",
+            "TERM": "xterm-256color",
+            "PWD": str(self.work),
+        })
+        self.env = env
+        self.watch: ProcessWatch | None = None
+        self.agent_pid: int | None = None
+        {"claude": self._configure_claude, "codex": self._configure_codex, "copilot": self._configure_copilot,
+         "opencode": self._configure_opencode}[name]()
+
+    # -- per-CLI configuration (AGENT_CLIS.md) -------------------------------------------------------
+    def _configure_claude(self) -> None:
+        self.env.update({
+            "ANTHROPIC_BASE_URL": self.model.base_url, "ANTHROPIC_API_KEY": CLAUDE_KEY,
+            "ANTHROPIC_MODEL": "claude-sonnet-4-5", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+        })
+        # Interactive onboarding: done, the key approved, the folder trusted.
+        onboarding = {"hasCompletedOnboarding": True, "customApiKeyResponses": {"approved": [CLAUDE_KEY[-20:]],
+                                                                                 "rejected": []},
+                      "projects": {str(self.work): {"hasTrustDialogAccepted": True}}}
+        (self.home / ".claude.json").write_text(json.dumps(onboarding))
+        (self.home / ".claude").mkdir(exist_ok=True)
+
+    def _configure_codex(self, approval: str = "never", sandbox: str = "danger-full-access") -> None:
+        self.env["FAKE_API_KEY"] = "sk-fake-local"
+        codex_home = self.home / ".codex"
+        codex_home.mkdir(exist_ok=True)
+        config = f"""model = "fake-model"
+model_provider = "fake"
+approval_policy = "{approval}"
+sandbox_mode = "{sandbox}"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "Fake local"
+base_url = "{self.model.base_url}/v1"
+env_key = "FAKE_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects."{self.work}"]
+trust_level = "trusted"
+"""
+        (codex_home / "config.toml").write_text(config)
+
+    def set_codex_policy(self, approval: str, sandbox: str) -> None:
+        """Rewrites the Codex settings ahead of lidguard's own entries (hook-install appends after them)."""
+        path = self.home / ".codex" / "config.toml"
+        text = path.read_text()
+        for key, value in (("approval_policy", approval), ("sandbox_mode", sandbox)):
+            lines = [f'{key} = "{value}"' if line.startswith(f"{key} =") else line for line in text.splitlines()]
+            text = "\n".join(lines) + "\n"
+        path.write_text(text)
+
+    def _configure_copilot(self) -> None:
+        self.env.update({
+            "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
+            "COPILOT_PROVIDER_BASE_URL": f"{self.model.base_url}/v1", "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_WIRE_API": "completions", "COPILOT_PROVIDER_API_KEY": "sk-fake-local",
+            "COPILOT_MODEL": "gpt-4.1",
+        })
+        copilot_home = self.home / ".copilot"
+        copilot_home.mkdir(exist_ok=True)
+        (copilot_home / "settings.json").write_text(json.dumps({"autoUpdate": False, "banner": "never"}))
+
+    def _configure_opencode(self) -> None:
+        folder = self.home / ".config" / "opencode"
+        folder.mkdir(parents=True, exist_ok=True)
+        config = {
+            "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+            "model": "fake/fake-model", "small_model": "fake/fake-model",
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake local",
+                                  "options": {"baseURL": f"{self.model.base_url}/v1", "apiKey": "sk-fake-local"},
+                                  "models": {"fake-model": {"name": "Fake Model", "tool_call": True,
+                                                            "limit": {"context": 128000, "output": 4096}}}}},
+        }
+        (folder / "opencode.json").write_text(json.dumps(config, indent=2))
+        # No network beyond the fake model: no models.dev catalogue, LSP downloads or update checks.
+        self.env.update({"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+                         "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_SHARE": "1"})
+
+    # -- lidguard ----------------------------------------------------------------------------------
+    def lidguard_run(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """``lidguard <args>`` as a user would type it (the command on PATH, this test's environment)."""
+        result = subprocess.run(["lidguard", *args], env=self.env, cwd=self.work, text=True, capture_output=True,
+                                timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"lidguard {' '.join(args)} exited {result.returncode}: {result.stderr}")
+        return result
+
+    def hook_install(self) -> str:
+        return self.lidguard_run("hook-install", "--provider", self.name).stdout
+
+    def prepare_machine(self, *, lid: str = "closed", permission: str | None = None) -> None:
+        """Closed lid with no display (a stop suspends, decisions apply), post-stop delay 0, runtime up."""
+        self.lidguard.set_machine(lid=lid, displays=[])
+        settings = ["settings", "--post-stop-suspend-delay-seconds", "0",
+                    "--server-runtime-cleanup-delay-minutes", "off"]
+        if permission is not None:
+            settings += ["--closed-lid-permission-request-decision", permission]
+        self.lidguard_run(*settings)
+        self.start_runtime()
+
+    def start_runtime(self, timeout: float = 60.0) -> None:
+        """The runtime up front (a loaded machine can exceed the hook's 5 s auto-start allowance)."""
+        subprocess.Popen(["lidguard", "run-server"], env=self.env, cwd=self.home, start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.lidguard.socket.exists() and self.status().get("runtimeRunning"):
+                return
+            time.sleep(0.1)
+        raise AssertionError("the lidguard runtime did not start within 60 s")
+
+    def status(self) -> dict[str, Any]:
+        return json.loads(self.lidguard_run("status", "--json").stdout)
+
+    def session_log(self) -> list[dict[str, Any]]:
+        path = self.lidguard.data_dir / "session-execution.log"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        return [entry for entry in self.session_log() if entry.get("EventName") == name]
+
+    def suspend_requests(self) -> list[dict[str, Any]]:
+        return [action for action in self.lidguard.actions() if action["action"] == "suspend-requested"]
+
+    def wait_until(self, predicate: Callable[[], Any], timeout: float = 30.0) -> bool:
+        return bool(self.lidguard.wait_until(predicate, timeout=timeout))
+
+    def hook_calls(self) -> list[dict[str, Any]]:
+        if not self.hook_log.exists():
+            return []
+        return [json.loads(line) for line in self.hook_log.read_text().splitlines() if line.strip()]
+
+    def hook_command(self, label: str, *options: str) -> str:
+        return " ".join(shlex.quote(part) for part in (sys.executable, str(HOOK_SCRIPT), label, *options))
+
+    # -- headless turns ----------------------------------------------------------------------------
+    def headless_command(self, prompt: str = PROMPT) -> list[str]:
+        cli = str(self.cli)
+        if self.name == "claude":
+            return [cli, "-p", prompt]
+        if self.name == "codex":
+            return [cli, "exec", "--skip-git-repo-check", prompt]
+        if self.name == "copilot":
+            return [cli, "-p", prompt, "--allow-all-tools"]
+        return [cli, "run", prompt]
+
+    def run_headless(self, command: list[str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """One headless turn; the agent's process tree is watched while it runs."""
+        process = subprocess.Popen(command or self.headless_command(), env=self.env, cwd=self.work, text=True,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   start_new_session=True)
+        self.agent_pid = process.pid
+        self.watch = ProcessWatch(process.pid).start()
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+            stdout, stderr = process.communicate()
+            raise AssertionError(f"{self.name} did not finish within {timeout} s\nstdout: {stdout}\n"
+                                 f"stderr: {stderr[-4000:]}") from None
+        finally:
+            self.watch.stop()
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+    def describe(self, result: subprocess.CompletedProcess[str] | None = None) -> str:
+        """What to print when an assertion fails: the CLI's output, the hook logs, the session log."""
+        parts = []
+        if result is not None:
+            parts.append(f"exit {result.returncode}\nstdout: {result.stdout[-3000:]}\nstderr: {result.stderr[-3000:]}")
+        parts.append("model requests: " + ", ".join(r.path for r in self.model.model_requests()))
+        parts.append("session log events: " + ", ".join(str(e.get("EventName")) for e in self.session_log()))
+        for log in sorted(self.lidguard.data_dir.glob("*hook*.log")):
+            parts.append(f"{log.name}: {log.read_text()[-3000:]}")
+        return "\n".join(parts)
+
+    # -- interactive turns (tmux) ------------------------------------------------------------------
+    def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([require_tmux(), "-S", str(self.home / "tmux.sock"), *args], env=self.env,
+                                text=True, capture_output=True, timeout=30)
+        if check and result.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)}: {result.stderr}")
+        return result
+
+    def start_interactive(self, command: list[str]) -> int:
+        """The CLI in a private tmux server (its own socket, this test's environment); the pane's pid."""
+        shell_command = f"cd {shlex.quote(str(self.work))} && exec {shlex.join(command)}"
+        self.tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", "agent", shell_command)
+        pane = int(self.tmux("display-message", "-p", "-t", "agent", "#{pane_pid}").stdout.strip())
+        self.agent_pid = pane
+        self.watch = ProcessWatch(pane).start()
+        return pane
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "agent", check=False).stdout
+
+    def send_keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "agent", *keys)
+
+    def wait_screen(self, text: str, timeout: float = 60.0) -> bool:
+        return self.wait_until(lambda: text in self.screen(), timeout=timeout)
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.stop()
+        if (self.home / "tmux.sock").exists():
+            self.tmux("kill-server", check=False)
