@@ -177,8 +177,7 @@ def test_linux_permission_on_a_platform_without_it_is_one_line(lidguard):
     result = lidguard.run("linux-permission", "status")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        "lidguard: The permission command is unavailable: permission is unsupported: "
-        "the macOS backend is not part of this build yet"]
+        "lidguard: The linux-permission command needs the linux backend; the selected platform is macos."]
 
 
 @linux_only

@@ -161,6 +161,10 @@ def _permission(context: CliContext, args: argparse.Namespace) -> int:
     """Through the platform's permission capability (the CLI never imports an OS package)."""
     import sys
 
+    backend = context.platform.name
+    if backend not in (args.permission_backend, "fake"):
+        raise CliError(f"The {args.permission_backend}-permission command needs the {args.permission_backend} "
+                       f"backend; the selected platform is {backend}.")
     try:
         return context.platform.permission.run(args.subcommand, out=sys.stdout, err=sys.stderr)
     except Unsupported as error:
@@ -197,7 +201,7 @@ def add_diagnostic_commands(subparsers: Any) -> None:
                                          title="subcommands", required=True)
         for name in PERMISSION_SUBCOMMANDS:
             commands.add_parser(name, help=_PERMISSION_HELP[name], description=_PERMISSION_HELP[name])
-        parser.set_defaults(handler=_permission, skip_recovery=False)
+        parser.set_defaults(handler=_permission, skip_recovery=False, permission_backend="linux")
     if host_os_name() == "macos" or _selected_platform() == "macos":
         parser = subparsers.add_parser(
             "macos-permission", help="Check or install the sudoers rule for pmset/powermetrics.",
@@ -207,7 +211,7 @@ def add_diagnostic_commands(subparsers: Any) -> None:
                                          title="subcommands", required=True)
         for name in PERMISSION_SUBCOMMANDS:
             commands.add_parser(name, help=_MACOS_PERMISSION_HELP[name], description=_MACOS_PERMISSION_HELP[name])
-        parser.set_defaults(handler=_permission, skip_recovery=False)
+        parser.set_defaults(handler=_permission, skip_recovery=False, permission_backend="macos")
 
 
 # One line each for `lidguard macos-permission --help` (owned by the macOS backend, H7).
