@@ -12,7 +12,7 @@ import pytest
 from lidguard.hooks.outputs import ASK_USER_DENY_REASON, DENY_MESSAGE, ELICITATION_CANCEL_REASON
 
 # The console dispatch (`python -m lidguard claude-hook`) once cli/__init__.py routes *-hook commands.
-ENTRY = ("-m", "lidguard.hooks")
+ENTRY = ("-m", "lidguard")
 HOOK_COMMAND = {"claude": "claude-hook", "codex": "codex-hook", "copilot": "copilot-hook",
                 "opencode": "opencode-hook"}
 

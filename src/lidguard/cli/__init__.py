@@ -12,6 +12,8 @@ import sys
 __all__ = ["main", "print_version"]
 
 VERSION_COMMANDS = ("--version", "version")
+# Agent hooks (hooks/runner.py): dispatched before anything else, stdlib only, always exit 0.
+HOOK_COMMANDS = ("claude-hook", "codex-hook", "copilot-hook", "opencode-hook")
 
 
 def print_version() -> int:
@@ -84,12 +86,28 @@ def _run(arguments: list[str]) -> int:
         return 1
 
 
+def _run_hook(arguments: list[str]) -> int:
+    try:
+        from ..hooks.runner import run_hook_command
+
+        run_hook_command(arguments)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    except Exception:  # noqa: BLE001 - run_hook_command logs its own errors; a hook never fails its agent
+        pass
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if sys.stdout is None or sys.stderr is None:  # started with a closed stdout/stderr (`>&-`): still work
         devnull = open(os.devnull, "w")  # lives as long as the process
         sys.stdout = sys.stdout or devnull
         sys.stderr = sys.stderr or devnull
+    if arguments and arguments[0].lower() in HOOK_COMMANDS and not any(
+            token.lower() in ("--help", "-h") for token in arguments[1:]):
+        return _run_hook(arguments)
     try:
         code = _run(arguments)
         sys.stdout.flush()

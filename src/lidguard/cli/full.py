@@ -16,7 +16,8 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Diagnostics", ("doctor", "current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission")),
     ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
-                          "copilot-hooks")),
+                          "copilot-hooks", "hook-events", "claude-hook", "codex-hook", "copilot-hook",
+                          "opencode-hook")),
     ("MCP Integration", ("mcp-status", "mcp-install", "mcp-remove", "provider-mcp-status", "provider-mcp-install",
                          "provider-mcp-remove", "mcp-server", "provider-mcp-server")),
     ("Managed / Internal Commands", ("mark-session-active", "mark-session-softlocked", "run-server", "version")),
@@ -47,6 +48,7 @@ def _version(context: Any, args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .diagnostic_commands import add_diagnostic_commands
+    from .hook_commands import add_hook_commands
     from .install_commands import add_install_commands
     from .mcp_commands import add_mcp_commands
     from .session_commands import add_session_commands
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings_commands(subparsers)
     add_diagnostic_commands(subparsers)
     add_install_commands(subparsers)
+    add_hook_commands(subparsers)
     add_mcp_commands(subparsers)
     sub = subparsers.add_parser("run-server", help="Run the per-user runtime (started automatically).")
     sub.set_defaults(handler=_run_server, skip_recovery=True)
