@@ -147,6 +147,27 @@ def test_hibernate_backs_up_hibernatemode_sets_25_sleeps_and_leaves_the_backup(m
     assert "deferred through pending backup" in entry["Message"]
 
 
+def test_the_next_cli_call_after_the_runtime_is_gone_restores_the_hibernatemode_exactly_once(mac):
+    mac.tools.set_machine(clamshell="closed", displays="apple-silicon-none", hibernatemode=3)
+    mac.run("settings", "--suspend-mode", "hibernate", check=True)
+    [entry] = _stop_and_wait_for_history(mac)
+    assert entry["Succeeded"] is True, entry
+    backup = mac.data_dir / "pending-macos-power-state-backup.json"
+    assert backup.exists() and mac.tools.machine()["hibernatemode"] == 25
+    # While a runtime holds the lock, nobody restores: the backup is the runtime's business.
+    mac.run("status", check=True)
+    assert backup.exists() and mac.tools.machine()["hibernatemode"] == 25
+    mac.run("stop-runtime", "--force", check=True)
+    assert mac.wait_until(lambda: not mac.runtime_pids(), timeout=20)
+    mac.run("status", check=True)
+    assert not backup.exists()
+    assert mac.tools.machine()["hibernatemode"] == 3
+    restores = [call for call in privileged(mac) if call[-2:] == ["hibernatemode", "3"]]
+    mac.run("status", check=True)
+    assert [call for call in privileged(mac) if call[-2:] == ["hibernatemode", "3"]] == restores == [
+        ["sudo", "-n", "pmset", "-a", "hibernatemode", "3"]]
+
+
 def test_hibernate_rolls_back_at_once_when_sleepnow_fails(mac):
     mac.tools.set_machine(clamshell="closed", displays="apple-silicon-none", hibernatemode=3, sleepnow_exit=1)
     mac.run("settings", "--suspend-mode", "hibernate", check=True)

@@ -40,9 +40,7 @@ class CliContext:
         did not answer": a caller whose environment differs from the runtime's (no XDG_RUNTIME_DIR) must
         not restore, and so delete, the backup of a runtime that still protects a session.
         """
-        from ..runtime.protection import restore_pending_lid_backup
-
-        if not self.paths.lid_backup_file.exists():
+        if not any(path.exists() for path in self.paths.pending_backup_files):
             return
         lock = InstanceLock(self.paths.lock_file)
         try:
@@ -52,8 +50,19 @@ class CliContext:
         if not acquired:
             return
         try:
+            self._restore_pending_backups()
+        finally:
+            lock.release()
+
+    def _restore_pending_backups(self) -> None:
+        """Lock held: the lid policy first, then what the platform itself left (macOS hibernatemode)."""
+        from ..runtime.protection import restore_pending_lid_backup
+
+        try:
             restore_pending_lid_backup(self.platform, self.paths.lid_backup_file)
         except Exception as error:  # a backup or platform error must still be one readable line
             raise CliError(f"Failed to restore the lid policy from the pending backup: {error}") from error
-        finally:
-            lock.release()
+        try:
+            self.platform.restore_pending_state(self.paths.data_dir)
+        except Exception as error:
+            raise CliError(f"Failed to restore the power state from the pending backup: {error}") from error

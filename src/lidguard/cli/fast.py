@@ -227,7 +227,7 @@ class _Session:
         A live runtime keeps the lid backup while it protects a session, so the backup alone is the
         common case; the full recovery (platform, restore code) loads only after a crash.
         """
-        if not self.paths.lid_backup_file.exists():
+        if not any(path.exists() for path in self.paths.pending_backup_files):
             return
         from ..platform.locking import InstanceLock
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from .errors import Unsupported
@@ -251,6 +252,12 @@ class Platform(Protocol):
 
     def native_module_statuses(self) -> list[NativeModuleStatus]:
         """The backend's compiled modules (empty when it has none)."""
+        ...
+
+    def restore_pending_state(self, data_dir: Path) -> list[str]:
+        """Crash recovery beyond the lid policy (REFERENCE 1.1; macOS: the hibernatemode backup left by
+        a Hibernate request). Runs only while no runtime holds the lock; returns one line per restored
+        item, raises ``OSError`` when a backup exists but cannot be restored (it is kept)."""
         ...
 
     def close(self) -> None: ...

@@ -196,6 +196,10 @@ class FakePlatform:
     def native_module_statuses(self) -> list[NativeModuleStatus]:
         return []
 
+    def restore_pending_state(self, data_dir: Path) -> list[str]:
+        """Nothing beyond the lid policy is changed on this platform, so nothing to restore."""
+        return []
+
     def close(self) -> None:
         return None
 

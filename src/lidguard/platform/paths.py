@@ -106,6 +106,16 @@ class LidGuardPaths:
         return self.data_dir / "pending-lid-action-backup.json"
 
     @property
+    def power_state_backup_file(self) -> Path:
+        """macOS: the hibernatemode saved before a Hibernate request (restored by the next recovery)."""
+        return self.data_dir / "pending-macos-power-state-backup.json"
+
+    @property
+    def pending_backup_files(self) -> tuple[Path, ...]:
+        """Every file a crashed runtime or a hibernate may leave for the next CLI recovery step."""
+        return (self.lid_backup_file, self.power_state_backup_file)
+
+    @property
     def socket_file(self) -> Path:
         return self.runtime_dir / SOCKET_NAME
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TextIO
 
 from .api import (
@@ -121,6 +122,10 @@ class UnsupportedPlatform:
         raise Unsupported("power_source", self._reason)
 
     def native_module_statuses(self) -> list[NativeModuleStatus]:
+        return []
+
+    def restore_pending_state(self, data_dir: Path) -> list[str]:
+        """Nothing beyond the lid policy is changed on this platform, so nothing to restore."""
         return []
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ Readers honour ``LIDGUARD_SYSFS_ROOT``; logind is reached through ``DBUS_SYSTEM_
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TextIO
 
 from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, Unsupported
@@ -126,6 +127,10 @@ class LinuxPlatform:
         if source == PowerSource(None):
             raise Unsupported("power_source", "no AC adapter or battery is listed in /sys/class/power_supply")
         return source
+
+    def restore_pending_state(self, data_dir: Path) -> list[str]:
+        """Nothing beyond the lid policy is changed on this platform, so nothing to restore."""
+        return []
 
     def close(self) -> None:
         for component in (self.lid_policy, self.power, self.suspend):

@@ -11,6 +11,7 @@ stand-in scripts (tests/macos); in test mode only stand-ins ever run (see ``comm
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -95,6 +96,16 @@ class MacOSPlatform:
         if source == PowerSource(None):
             raise Unsupported("power_source", "pmset -g batt names no power source")
         return source
+
+    def restore_pending_state(self, data_dir: Path) -> list[str]:
+        """Restores the hibernatemode a Hibernate request changed (the backup is left for this step)."""
+        from ..paths import LidGuardPaths
+        from .suspend import restore_pending_power_state
+
+        backup = LidGuardPaths(data_dir, data_dir).power_state_backup_file
+        if restore_pending_power_state(backup):
+            return [f"Restored the macOS hibernatemode from {backup}."]
+        return []
 
     def close(self) -> None:
         for component in (self.lid_policy, self.power, self.suspend):

@@ -7,6 +7,7 @@ unavailable - on Linux, with ``LIDGUARD_PLATFORM=windows`` - every capability sa
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, Unsupported
@@ -117,6 +118,10 @@ class WindowsPlatform:
 
     def native_module_statuses(self) -> list[NativeModuleStatus]:
         return [NativeModuleStatus("windows", self.api_available, self.binding_reason)]
+
+    def restore_pending_state(self, data_dir: Path) -> list[str]:
+        """Nothing beyond the lid policy is changed on this platform, so nothing to restore."""
+        return []
 
     def close(self) -> None:
         self.lid.close()
