@@ -37,12 +37,38 @@ def test_modules_stay_small():
     assert not too_big
 
 
+# The hook hot path: every module a hook or a session command (start/stop/mark-*) imports.
+HOOK_PATH_MODULES = (
+    "lidguard", "lidguard.ipc.client", "lidguard.ipc.protocol", "lidguard.ipc.transport", "lidguard.ipc.limits",
+    "lidguard.proctree", "lidguard.providers", "lidguard.switches", "lidguard.platform.paths",
+    "lidguard.platform.locking", "lidguard.cli", "lidguard.cli.fast", "lidguard.cli.raw_settings",
+    "lidguard.cli.output",
+)
+
+
+def _hook_package_modules() -> list[str]:
+    """Every module of the hooks package (the provider hook commands live there)."""
+    package = ROOT / "src" / "lidguard" / "hooks"
+    return sorted(f"lidguard.hooks.{path.stem}" for path in package.glob("*.py")
+                  if path.stem not in ("__init__", "__main__"))
+
+
 def test_hook_side_modules_import_only_the_standard_library():
+    modules = [*HOOK_PATH_MODULES, *_hook_package_modules()]
     probe = (
-        "import sys\n"
-        "import lidguard.ipc.client, lidguard.ipc.protocol, lidguard.proctree, lidguard.hooks.agent_process\n"
-        "heavy = {'pydantic', 'anyio', 'httpx', 'psutil', 'rich', 'mcp', 'trio', 'cffi'}\n"
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "heavy = {'pydantic', 'anyio', 'httpx', 'psutil', 'rich', 'mcp', 'trio', 'cffi', 'tomlkit', 'watchfiles',\n"
+        "         'starlette', 'uvicorn', 'jinja2', 'argparse'}\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] in heavy))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_hook_path_probe_can_fail():
+    """The probe above reports a heavy import when one happens (it is not vacuous)."""
+    probe = "import sys, pydantic\nprint(sorted(n for n in sys.modules if n.split('.')[0] in {'pydantic'}))\n"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() != "[]"
