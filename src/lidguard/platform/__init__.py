@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -22,9 +21,11 @@ PLATFORM_NAMES = ("auto", "fake", "linux", "macos", "windows")
 
 def selected_platform_name() -> str:
     """The concrete backend name from ``LIDGUARD_PLATFORM`` (``auto`` resolved)."""
-    requested = os.environ.get("LIDGUARD_PLATFORM", "").strip().lower()
+    from .. import switches
+
+    requested = switches.platform_name()
     if not requested:
-        under_test = "pytest" in sys.modules or os.environ.get("LIDGUARD_TEST_MODE") == "1"
+        under_test = "pytest" in sys.modules or switches.in_test_mode()
         requested = "fake" if under_test else "auto"
     if requested not in PLATFORM_NAMES:
         raise ValueError(

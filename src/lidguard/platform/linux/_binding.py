@@ -65,7 +65,6 @@ _UNREACHABLE_ERRORS = frozenset(
         "System.Error.ENOTCONN",
     }
 )
-_OFF_VALUES = ("off", "0", "no", "false", "disabled")
 
 # (what, who, why, mode, uid, pid) as ListInhibitors returns them, signature a(ssssuu).
 InhibitorEntry = tuple[str, str, str, str, int, int]
@@ -92,7 +91,9 @@ class RealSystemBusRefused(RuntimeError):
 
 def running_under_tests() -> bool:
     """True inside pytest and in every process a test starts (the suite exports LIDGUARD_TEST_MODE=1)."""
-    return bool(os.environ.get("PYTEST_CURRENT_TEST")) or os.environ.get("LIDGUARD_TEST_MODE") == "1"
+    from ... import switches
+
+    return bool(os.environ.get("PYTEST_CURRENT_TEST")) or switches.in_test_mode()
 
 
 def refuse_real_system_bus_under_pytest(action: str) -> None:
@@ -146,7 +147,9 @@ def binding_status() -> tuple[bool, str]:
     """(active, reason) - e.g. ``(True, "libsystemd.so.0 via cffi")`` - for ``lidguard doctor``."""
     if extensions_disabled():
         return False, "disabled by LIDGUARD_NO_EXTENSIONS=1"
-    if os.environ.get("LIDGUARD_LOGIND_BINDING", "").strip().lower() in _OFF_VALUES:
+    from ... import switches
+
+    if not switches.logind_binding_enabled():
         return False, "disabled by LIDGUARD_LOGIND_BINDING=off"
     loaded, reason = _load_binding()
     if loaded is None and _module_failure_is_fatal(reason):

@@ -82,7 +82,9 @@ _QUOTED_PATTERN = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 def resolve_rule_path() -> Path:
     """``LIDGUARD_POLKIT_RULE_PATH`` (tests point it at a temp dir) or the polkit rules.d default."""
-    override = os.environ.get("LIDGUARD_POLKIT_RULE_PATH", "").strip()
+    from ... import switches
+
+    override = switches.polkit_rule_path()
     return Path(override) if override else DEFAULT_RULE_PATH
 
 

@@ -96,7 +96,9 @@ class LinuxSuspender:
         if running_under_tests():
             found = shutil.which("systemctl") or ""
             real = os.path.realpath(found).startswith(("/usr/", "/bin/", "/sbin/", "/lib/"))
-            if os.environ.get("LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS") != "1" or real:
+            from ... import switches
+
+            if not switches.allow_systemctl_in_tests() or real:
                 raise RealSystemBusRefused(
                     f"refusing to run `systemctl {verb}` under test; put a fake systemctl first on PATH "
                     "and set LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS=1"

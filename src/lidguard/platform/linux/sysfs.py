@@ -8,7 +8,6 @@ not affected: it always describes the real processes.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 __all__ = [
@@ -28,7 +27,9 @@ _ATTRIBUTE_READ_LIMIT = 4096
 
 def sysfs_root() -> Path:
     """The directory standing in for ``/`` for /proc/acpi and /sys paths (env read at each call)."""
-    configured = os.environ.get(SYSFS_ROOT_VARIABLE, "").strip()
+    from ... import switches
+
+    configured = switches.sysfs_root()
     return Path(configured) if configured else Path("/")
 
 

@@ -81,7 +81,9 @@ _E_CONSOLE = 0
 
 
 def running_under_tests() -> bool:
-    return bool(os.environ.get("PYTEST_CURRENT_TEST")) or os.environ.get("LIDGUARD_TEST_MODE") == "1"
+    from ... import switches
+
+    return bool(os.environ.get("PYTEST_CURRENT_TEST")) or switches.in_test_mode()
 
 
 @functools.cache
