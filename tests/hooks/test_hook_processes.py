@@ -212,7 +212,7 @@ def test_generated_payloads_through_real_processes(lidguard, provider):
     lidguard.set_machine(**CLOSED)
     slowest = [0.0]
 
-    @settings(max_examples=60, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=75, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(stdin=payloads(provider), args=arguments(provider), closed=st.booleans())
     def check(stdin: bytes, args: list[str], closed: bool) -> None:
