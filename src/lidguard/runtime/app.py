@@ -25,6 +25,7 @@ from . import policy, suspend_policy
 from .clock import Clock, WallClock
 from .components import Component
 from .components.emergency import EmergencyComponent
+from .components.followup import FollowUpComponent
 from .components.protection import ProtectionComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
@@ -80,6 +81,7 @@ class Runtime:
         self.timers = TimerComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
+                                             FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:

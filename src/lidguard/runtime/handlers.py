@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..platform.api import Unsupported
 from ..settings.model import Settings
 from . import policy
+from .components.followup import FollowUpComponent, FollowUpWaiter
 from .requests import RequestError, RuntimeRequest
 from .sessions import Session, SessionKey
 
@@ -84,12 +85,38 @@ async def _simple(runtime: Runtime, event: policy.Event) -> dict[str, Any]:
 
 
 async def handle_stop(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
-    return await _simple(runtime, policy.Stop(
+    event = policy.Stop(
         request.session_key(), provider_session_end=request.is_provider_session_end,
         end_reason=request.session_end_reason, pending_provider_work=request.has_pending_provider_work,
         stop_hook_active=request.stop_hook_active, last_assistant_message=request.last_assistant_message,
         input_prompt_preview=request.input_prompt_preview,
-    ))
+    )
+    follow_up = runtime.suspend.follow_up
+    if not request.wait_for_follow_up or follow_up is None:
+        return await _simple(runtime, event)
+    return await _stop_and_wait(runtime, event, request, follow_up)
+
+
+async def _stop_and_wait(runtime: Runtime, event: policy.Stop, request: RuntimeRequest,
+                         follow_up: FollowUpComponent) -> dict[str, Any]:
+    """A blocking Stop hook (ask-before-sleep): the reply waits while the pending suspend this stop
+    scheduled runs its reply wait, and carries ``FollowUpReply`` when the user replied. A hook that
+    goes away meanwhile changes nothing: the wait goes on and the unread reply is dropped."""
+    waiter = FollowUpWaiter(event.key, request.last_assistant_message, request.input_prompt_preview)
+    await runtime.machine.fresh()  # a stop may schedule a suspend (``run_event`` does the same)
+    async with runtime.gate:
+        follow_up.expect(waiter)
+        try:
+            outcome = runtime.apply_event(event)
+        finally:
+            follow_up.expect(None)
+    await runtime.protection.reconcile()
+    if waiter.claimed:
+        await waiter.done.wait()
+    extra: dict[str, Any] = {"FollowUpOutcome": waiter.outcome or "NotAsked"}
+    if waiter.reply is not None:
+        extra["FollowUpReply"] = waiter.reply
+    return runtime.reply(outcome.succeeded, outcome.message, extra)
 
 
 async def handle_mark_active(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:

@@ -99,6 +99,7 @@ class RuntimeRequest(BaseModel):
     has_pending_provider_work: bool = Field(False, alias="HasPendingProviderWork")
     force: bool = Field(False, alias="Force")
     stop_hook_active: bool = Field(False, alias="StopHookActive")
+    wait_for_follow_up: bool = Field(False, alias="WaitForFollowUp")  # a blocking Stop hook (ask-before-sleep)
     input_prompt_preview: str = Field("", alias="InputPromptPreview", max_length=MAX_PROMPT_PREVIEW_CHARS)
     last_assistant_message: str = Field("", alias="LastAssistantMessage", max_length=MAX_ASSISTANT_MESSAGE_CHARS)
 

@@ -10,7 +10,10 @@ attempted lets its suppressed session end fall back to PostSessionEnd.
 
 Each stage is decided under the gate (``suspend_policy``), the slow part (fresh machine reading,
 webhook, sound, protection release, the request) runs off the gate, and the result is recorded
-under the gate again. Ask-before-sleep plugs in as a stage between the delay and the webhook.
+under the gate again. Ask-before-sleep (``followup.py``) is the ``follow-up`` stage between the delay
+and the webhook, for a stop whose hook waits for it: a reply ends this suspend and restores the
+session; Canceled or Expired go on to the webhook at once. Every way a pending suspend ends releases
+its waiting hook.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from . import ComponentBase, webhooks
 
 if TYPE_CHECKING:
     from ..app import Runtime
+    from .followup import FollowUpComponent, FollowUpWaiter
 
 __all__ = ["PendingSuspend", "SuspendComponent"]
 
@@ -44,6 +48,12 @@ class PendingSuspend:
     notify: bool = True  # sends PreSuspend (never for a cancel-path trigger)
     session_end: dict[str, Any] | None = None  # the provider-reported end it notifies (webhook fields)
     pre_suspend_attempted: bool = False
+    waiter: FollowUpWaiter | None = None  # the blocking Stop hook of an ask-before-sleep wait
+    follow_up_done: bool = False
+
+    def release_waiter(self, outcome: str) -> None:
+        if self.waiter is not None:
+            self.waiter.finish(outcome)
 
     def to_wire(self) -> dict[str, Any]:
         return {"Mode": self.mode.value, "Reason": self.trigger.reason, "Stage": self.stage,
@@ -54,6 +64,11 @@ class SuspendComponent(ComponentBase):
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
         self.pending: PendingSuspend | None = None
+        self.follow_up: FollowUpComponent | None = None
+
+    def attach_follow_up(self, component: FollowUpComponent) -> None:
+        """The ask-before-sleep component plugs its stage in here."""
+        self.follow_up = component
 
     # -- the component questions --------------------------------------------------------------------
     def handles(self) -> tuple[type, ...]:
@@ -90,6 +105,7 @@ class SuspendComponent(ComponentBase):
             return
         if pending.scope is not None:
             pending.scope.cancel()
+        pending.release_waiter("Ended")
         self._log(pending.trigger, "canceled", f"Canceled the pending suspend because of {reason}.")
         if fallback:
             self._fall_back_to_post_session_end(pending)
@@ -117,7 +133,8 @@ class SuspendComponent(ComponentBase):
         self.cancel("a newer suspend trigger")
         self._log(trigger, "scheduled", decision.message, session=trigger.trigger_session)
         pending = PendingSuspend(trigger, settings.suspend_mode, decision.deadline,
-                                 notify=suspend_policy.notifies(trigger), session_end=session_end)
+                                 notify=suspend_policy.notifies(trigger), session_end=session_end,
+                                 waiter=self.follow_up.claim(trigger) if self.follow_up is not None else None)
         self.pending = pending
         pending.scope = runtime.spawn(lambda scope: self._run(pending))
 
@@ -125,6 +142,8 @@ class SuspendComponent(ComponentBase):
         check = suspend_policy.recheck(is_current=self.pending is pending,
                                        protection_wanted=self._runtime.state.protection_wanted,
                                        eligibility=reading.eligibility)
+        if not check.proceed:
+            pending.release_waiter("Ended")
         if not check.proceed and check.message:
             self.pending = None
             self._log(pending.trigger, "canceled", check.message)
@@ -145,26 +164,53 @@ class SuspendComponent(ComponentBase):
                     url = settings.pre_suspend_webhook_url if pending.notify else ""
                     sound = settings.post_stop_suspend_sound
                     volume = settings.post_stop_suspend_sound_volume_override_percent
-                    pending.stage = suspend_policy.next_stage(pending.stage, has_webhook=bool(url),
-                                                              has_sound=bool(sound))
+                    pending.stage = suspend_policy.next_stage(
+                        pending.stage, has_follow_up=self._follow_up_due(pending), has_webhook=bool(url),
+                        has_sound=bool(sound))
+                    if pending.stage != "follow-up":
+                        pending.release_waiter("NotAsked")
                     if pending.stage == "webhook":
                         pending.pre_suspend_attempted = True
                     elif pending.stage == "requesting":
                         pending.mode = settings.suspend_mode
                         self._log(pending.trigger, "requesting", f"Requesting {pending.mode.value}.",
                                   session=pending.trigger.trigger_session)
-                if pending.stage == "webhook":
+                if pending.stage == "follow-up":
+                    if await self._follow_up_replied(pending):
+                        return
+                elif pending.stage == "webhook":
                     await self._pre_suspend(pending, url)
                 elif pending.stage == "sound":
                     await self._play_sound(pending, sound, volume)
             await self._request(pending)
         finally:
             with anyio.CancelScope(shield=True):
+                pending.release_waiter("Ended")
                 if self.pending is pending:
                     self.pending = None
                 async with runtime.gate:
                     runtime.state_changed()
                 await runtime.protection.reconcile()
+
+    def _follow_up_due(self, pending: PendingSuspend) -> bool:
+        return (not pending.follow_up_done and self.follow_up is not None
+                and self.follow_up.still_enabled(pending))
+
+    async def _follow_up_replied(self, pending: PendingSuspend) -> bool:
+        """The ask-before-sleep wait; True when a reply ended this suspend and restored the session."""
+        assert self.follow_up is not None and pending.waiter is not None
+        result = await self.follow_up.wait(pending)
+        async with self._runtime.gate:
+            pending.follow_up_done = True
+            if result.outcome == "Replied" and result.reply is not None and self.pending is pending:
+                self.pending = None  # not canceled: the session goes on, so no PostSessionEnd fallback
+                self.follow_up.restore(pending, result.reply)
+                pending.waiter.finish("Replied", result.reply)
+                return True
+            pending.release_waiter(result.outcome)
+            if result.outcome == "Canceled":
+                pending.deadline = self._runtime.clock.now()  # the same suspend with a 0 s delay
+        return False
 
     async def _pre_suspend(self, pending: PendingSuspend, url: str) -> None:
         """PreSuspend after the delay and before the sound; off the gate, at most 5 s, never fatal."""
