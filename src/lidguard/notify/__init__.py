@@ -1,0 +1,31 @@
+"""``lidguard-notify``: LidGuard webhooks -> Web Push notifications, and the ask-before-sleep reply pages.
+
+The server needs the optional extra ``lidguard[notify]`` (starlette, uvicorn, jinja2, pywebpush,
+py-vapid). Only ``cli.py`` is imported by the console script; it imports the server modules when a
+command needs them, so a missing extra is one readable line instead of a traceback.
+
+Modules: ``config`` (the 0600 config file, ``init``, ``LIDGUARD_NOTIFY_*`` overrides), ``store``
+(stdlib sqlite3 with migrations, called off the event loop), ``events`` (webhook validation, push
+payloads), ``dispatcher`` (Web Push to every active subscription, stale-claim retry), ``auth``
+(cookie session, CSRF, Bearer token), ``app`` (Starlette routes), ``pages``/``static`` (templates, JS).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+__all__ = ["NOTIFY_EXTRA_HINT", "NotifyExtraMissing", "require_extra"]
+
+NOTIFY_EXTRA_HINT = "lidguard-notify needs the optional notify packages: pip install 'lidguard[notify]'"
+_MODULES = ("starlette", "uvicorn", "jinja2", "pywebpush", "py_vapid")
+
+
+class NotifyExtraMissing(ImportError):
+    """A package of the ``notify`` extra is not installed."""
+
+
+def require_extra() -> None:
+    """Raises ``NotifyExtraMissing`` naming the missing packages, without importing them."""
+    missing = [name for name in _MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise NotifyExtraMissing(f"{NOTIFY_EXTRA_HINT} (missing: {', '.join(missing)}).")

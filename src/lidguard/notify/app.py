@@ -1,0 +1,357 @@
+"""The Starlette application: webhooks in, Web Push out, follow-up poll/reply/extend/cancel, pages."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, quote, urlsplit
+
+import anyio
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from lidguard.notify.auth import Auth, safe_return_url, token_matches
+from lidguard.notify.config import LOOPBACK_HOSTS, NotifyConfig
+from lidguard.notify.dispatcher import Dispatcher
+from lidguard.notify.events import MAX_BODY_BYTES, WebhookError, provider_title, validate_webhook
+from lidguard.notify.pages import environment
+from lidguard.notify.static import APP_JS, SERVICE_WORKER_JS
+from lidguard.notify.store import EXTEND_CAP_SECONDS, Store, iso, parse_iso
+
+__all__ = ["MAX_REPLY_CHARS", "create_app"]
+
+MAX_REPLY_CHARS = 4000
+MAX_EXTEND_SECONDS = EXTEND_CAP_SECONDS
+EXTEND_CAP = timedelta(seconds=EXTEND_CAP_SECONDS)
+ACTIONS = ("reply", "extend", "cancel")
+LOG = logging.getLogger("lidguard.notify")
+T = TypeVar("T")
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+}
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise BadRequest(413, "The request body is too large.")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(413, "The request body is too large.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request) -> Any:
+    try:
+        return json.loads((await read_body(request)).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise BadRequest(400, "The request body must be JSON.") from error
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    try:
+        fields = parse_qs((await read_body(request)).decode("utf-8"), keep_blank_values=True, max_num_fields=20)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise BadRequest(400, "The form could not be read.") from error
+    return {key: values[0] for key, values in fields.items()}
+
+
+def follow_up_state(row: dict[str, Any]) -> dict[str, Any]:
+    state: dict[str, Any] = {"status": row["Status"], "expiresAtUtc": row["ExpiresAtUtc"]}
+    if row["Status"] == "Replied":
+        state["reply"] = row["Reply"] or ""
+    return state
+
+
+def check_reply(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(400, "text is required.")
+    if len(value) > MAX_REPLY_CHARS:
+        raise BadRequest(400, f"text is longer than {MAX_REPLY_CHARS} characters.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise BadRequest(400, "text contains a lone surrogate.") from error
+    return value.strip()
+
+
+def check_seconds(value: Any) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_EXTEND_SECONDS:
+        raise BadRequest(400, f"seconds must be a whole number from 1 to {MAX_EXTEND_SECONDS}.")
+    return value
+
+
+def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_seconds: float = 5.0) -> Starlette:
+    auth = Auth(config)
+    templates = environment()
+    holder: dict[str, Any] = {}
+
+    async def db(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await anyio.to_thread.run_sync(functools.partial(call, *args, **kwargs))
+
+    def store() -> Store:
+        return holder["store"]  # type: ignore[no-any-return]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        holder["store"] = await anyio.to_thread.run_sync(Store, config.database_path)
+        dispatcher = holder["dispatcher"] = Dispatcher(holder["store"], config, stale_seconds=stale_seconds,
+                                                       idle_poll_seconds=idle_poll_seconds)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(dispatcher.run)
+                yield
+                group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(holder["store"].close)
+
+    def page(name: str, request: Request, nonce: str | None, status: int = 200, **values: Any) -> HTMLResponse:
+        html = templates.get_template(name).render(signed_in=nonce is not None,
+                                                   csrf=auth.csrf_token(nonce) if nonce else "", **values)
+        response = HTMLResponse(html, status_code=status)
+        if nonce is not None:
+            auth.set_session(response, nonce)  # sliding expiry; the nonce (and so the CSRF token) stays
+        return response
+
+    def to_login(request: Request) -> RedirectResponse:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/login?returnUrl={quote(target, safe='/')}", status_code=303)
+
+    def api_error(error: BadRequest) -> JSONResponse:
+        return JSONResponse({"error": str(error)}, status_code=error.status)
+
+    def unauthorized() -> JSONResponse:
+        return JSONResponse({"error": "Sign in or send Authorization: Bearer <AccessToken>."}, status_code=401,
+                            headers={"WWW-Authenticate": "Bearer"})
+
+    # Anonymous -------------------------------------------------------------------------------------
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def public_key(request: Request) -> Response:
+        return JSONResponse({"publicKey": config.vapid_public_key})
+
+    async def webhook(request: Request) -> Response:
+        if not token_matches(request.path_params["secret"], config.webhook_secret):
+            return PlainTextResponse("Not found.", status_code=404)
+        try:
+            body = validate_webhook(await read_json(request))
+        except BadRequest as error:
+            return api_error(error)
+        except WebhookError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+        event_id, follow_up = await db(store().insert_event, body)
+        holder["dispatcher"].signal()
+        if follow_up is None:
+            return JSONResponse({"accepted": True, "eventId": event_id}, status_code=202)
+        poll_url = f"{config.public_base_url}/api/follow-ups/{follow_up['Id']}/{follow_up['PollToken']}"
+        return JSONResponse({"pollUrl": poll_url, "expiresAtUtc": follow_up["ExpiresAtUtc"]}, status_code=202)
+
+    async def poll(request: Request) -> Response:
+        row = await db(store().follow_up, request.path_params["follow_up_id"])
+        if row is None or not token_matches(request.path_params["token"], row["PollToken"]):
+            return JSONResponse({"error": "Not found."}, status_code=404)
+        return JSONResponse(follow_up_state(row), headers={"Cache-Control": "no-store"})
+
+    async def service_worker(request: Request) -> Response:
+        return Response(SERVICE_WORKER_JS, media_type="text/javascript",
+                        headers={"Service-Worker-Allowed": "/", "Cache-Control": "no-cache"})
+
+    async def app_js(request: Request) -> Response:
+        return Response(APP_JS, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+    # JSON API (Bearer or cookie + CSRF header) -----------------------------------------------------
+    async def subscriptions(request: Request) -> Response:
+        if not auth.api_allowed(request.method, request.headers, request.cookies):
+            return unauthorized()
+        try:
+            body = await read_json(request)
+            if not isinstance(body, dict):
+                raise BadRequest(400, "The body must be a JSON object.")
+            endpoint = body.get("endpoint")
+            if not isinstance(endpoint, str) or not endpoint or len(endpoint) > 2048:
+                raise BadRequest(400, "endpoint is required.")
+            if request.method == "DELETE":
+                await db(store().deactivate_subscription, endpoint)
+                return Response(status_code=204)
+            parts = urlsplit(endpoint)
+            if not (parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS)) \
+                    or not parts.hostname:
+                raise BadRequest(400, "endpoint must be an https URL (or http on localhost).")
+            keys = body.get("keys")
+            keys = keys if isinstance(keys, dict) else {}
+            p256dh, secret = keys.get("p256dh"), keys.get("auth")
+            for name, value in (("keys.p256dh", p256dh), ("keys.auth", secret)):
+                if not isinstance(value, str) or not value or len(value) > 200:
+                    raise BadRequest(400, f"{name} is required.")
+            await db(store().upsert_subscription, endpoint, p256dh, secret)
+        except BadRequest as error:
+            return api_error(error)
+        return Response(status_code=204)
+
+    async def act(follow_up_id: str, action: str, values: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if action not in ACTIONS:
+            raise BadRequest(404, "Not found.")
+        text = check_reply(values.get("text")) if action == "reply" else ""
+        seconds = check_seconds(values.get("seconds", 60)) if action == "extend" else 0
+        outcome, row = await db(store().answer_follow_up, follow_up_id, action, text=text, seconds=seconds)
+        if outcome == "missing" or row is None:
+            raise BadRequest(404, "Not found.")
+        if outcome == "final":
+            return 409, {"error": f"The follow-up is already {row['Status']}.", **follow_up_state(row)}
+        return 200, follow_up_state(row)
+
+    async def api_follow_up(request: Request) -> Response:
+        if not auth.api_allowed(request.method, request.headers, request.cookies):
+            return unauthorized()
+        follow_up_id = request.path_params["follow_up_id"]
+        try:
+            if request.method == "GET":
+                row = await db(store().follow_up, follow_up_id)
+                if row is None:
+                    raise BadRequest(404, "Not found.")
+                cap = iso(parse_iso(row["InitialExpiresAtUtc"]) + EXTEND_CAP)
+                return JSONResponse({**follow_up_state(row), "followUpId": row["Id"],
+                                     "initialExpiresAtUtc": row["InitialExpiresAtUtc"], "maxExpiresAtUtc": cap})
+            action = request.path_params["action"]
+            body = await read_json(request) if action != "cancel" else {}
+            if not isinstance(body, dict):
+                raise BadRequest(400, "The body must be a JSON object.")
+            status, state = await act(follow_up_id, action, body)
+        except BadRequest as error:
+            return api_error(error)
+        return JSONResponse(state, status_code=status)
+
+    # Pages -----------------------------------------------------------------------------------------
+    async def login(request: Request) -> Response:
+        return_url = safe_return_url(request.query_params.get("returnUrl"))
+        error, status = "", 200
+        if request.method == "POST":
+            try:
+                form = await read_form(request)
+            except BadRequest as problem:
+                return PlainTextResponse(str(problem), status_code=problem.status)
+            return_url = safe_return_url(form.get("returnUrl"))
+            if not auth.login_form_ok(request.cookies, form.get("csrf")):
+                error, status = "The sign-in form expired; please try again.", 400
+            elif not auth.access_token_ok(form.get("accessToken")):
+                error, status = "The access token is not correct.", 401
+            else:
+                signed_in = RedirectResponse(return_url, status_code=303)
+                auth.set_session(signed_in)
+                return signed_in
+        login_nonce = auth.login_nonce(request.cookies)
+        response = page("login.html", request, None, status, error=error, return_url=return_url,
+                        login_csrf=auth.login_token(login_nonce))
+        auth.set_login_cookie(response, login_nonce)
+        return response
+
+    async def logout(request: Request) -> Response:
+        nonce = auth.session(request.cookies)
+        form = await read_form(request)
+        if nonce is not None and not auth.csrf_ok(nonce, form.get("csrf")):
+            return PlainTextResponse("The form expired; go back and try again.", status_code=400)
+        response = RedirectResponse("/login", status_code=303)
+        auth.clear_session(response)
+        return response
+
+    async def dashboard(request: Request) -> Response:
+        nonce = auth.session(request.cookies)
+        if nonce is None:
+            return to_login(request)
+        counts = await db(store().counts)
+        follow_ups = await db(store().pending_follow_ups)
+        return page("dashboard.html", request, nonce, counts=counts, follow_ups=follow_ups,
+                    webhook_url=config.webhook_url())
+
+    async def events_page(request: Request) -> Response:
+        nonce = auth.session(request.cookies)
+        if nonce is None:
+            return to_login(request)
+        return page("events.html", request, nonce, events=await db(store().latest_events, 100))
+
+    async def follow_up_page(request: Request) -> Response:
+        nonce = auth.session(request.cookies)
+        if nonce is None:
+            return to_login(request)
+        follow_up_id = request.path_params["follow_up_id"]
+        message, status = "", 200
+        if request.method == "POST":
+            try:
+                form = await read_form(request)
+                if not auth.csrf_ok(nonce, form.get("csrf")):
+                    raise BadRequest(400, "The form expired; reload the page and try again.")
+                code, state = await act(follow_up_id, request.path_params["action"], form)
+                if code == 200:
+                    return RedirectResponse(f"/follow-ups/{follow_up_id}", status_code=303)
+                message, status = state["error"], code
+            except BadRequest as error:
+                if error.status == 404:
+                    return PlainTextResponse("Not found.", status_code=404)
+                message, status = str(error), error.status
+        row = await db(store().follow_up, follow_up_id)
+        if row is None:
+            return PlainTextResponse("Not found.", status_code=404)
+        cap = iso(parse_iso(row["InitialExpiresAtUtc"]) + EXTEND_CAP)
+        title = f"{provider_title(row['Provider'], row['ProviderName'])} finished - reply to continue"
+        return page("follow_up.html", request, nonce, status, item=row, cap=cap, title=title, message=message,
+                    max_reply=MAX_REPLY_CHARS)
+
+    routes = [
+        Route("/healthz", healthz), Route("/api/push/public-key", public_key),
+        Route("/api/push/subscriptions", subscriptions, methods=["POST", "DELETE"]),
+        Route("/api/webhooks/lidguard/{secret}", webhook, methods=["POST"]),
+        Route("/api/follow-ups/{follow_up_id}", api_follow_up, methods=["GET"]),
+        Route("/api/follow-ups/{follow_up_id}/{action:str}", api_follow_up, methods=["POST"]),
+        Route("/api/follow-ups/{follow_up_id}/{token}", poll, methods=["GET"]),
+        Route("/login", login, methods=["GET", "POST"]), Route("/logout", logout, methods=["POST"]),
+        Route("/", dashboard), Route("/events", events_page),
+        Route("/follow-ups/{follow_up_id}", follow_up_page, methods=["GET"]),
+        Route("/follow-ups/{follow_up_id}/{action}", follow_up_page, methods=["POST"]),
+        Route("/service-worker.js", service_worker), Route("/static/app.js", app_js),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
+
+
+class SecurityHeaders:
+    """Adds ``SECURITY_HEADERS`` to every HTTP response (pure ASGI: no buffering)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(key.lower().encode(), value.encode()) for key, value in SECURITY_HEADERS.items()
+                         if key.lower().encode() not in present]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+

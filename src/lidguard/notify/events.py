@@ -1,0 +1,134 @@
+"""Webhook body validation (PreSuspend, PostSessionEnd, StopFollowUp) and the Web Push payloads."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from lidguard.notify.store import iso, parse_iso, utc_now
+
+__all__ = ["EVENT_TYPES", "MAX_BODY_BYTES", "WebhookError", "push_payload", "validate_webhook"]
+
+EVENT_TYPES = ("PreSuspend", "PostSessionEnd", "StopFollowUp")
+PRE_SUSPEND_REASONS = ("Completed", "SoftLocked", "EmergencyHibernation")
+MAX_BODY_BYTES = 64 * 1024
+MAX_FOLLOW_UP_WINDOW = timedelta(hours=24)
+# Longest accepted text per field (the runtime sends at most 500 / 4000 characters of the two texts).
+TEXT_LIMITS = {"inputPromptPreview": 2000, "lastAssistantMessage": 8000, "workingDirectory": 4096,
+               "transcriptPath": 4096}
+DEFAULT_TEXT_LIMIT = 512
+INTEGER_FIELDS = ("softLockedSessionCount", "activeSessionCount")
+PROVIDER_TITLES = {"Claude": "Claude Code", "Codex": "Codex", "GitHubCopilot": "GitHub Copilot",
+                   "OpenCode": "OpenCode", "Custom": "Custom agent", "Unknown": "Agent"}
+PUSH_BODY_CHARS = 180
+
+
+class WebhookError(ValueError):
+    """The webhook body is not acceptable (the message is the 400 answer)."""
+
+
+def _check_text(key: str, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise WebhookError(f"{key} must be a string.")
+    if len(value) > TEXT_LIMITS.get(key, DEFAULT_TEXT_LIMIT):
+        raise WebhookError(f"{key} is longer than {TEXT_LIMITS.get(key, DEFAULT_TEXT_LIMIT)} characters.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise WebhookError(f"{key} contains a lone surrogate.") from error
+
+
+def _require(body: dict[str, Any], *keys: str) -> None:
+    for key in keys:
+        value = body.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise WebhookError(f"{key} is required for {body['eventType']}.")
+
+
+def validate_webhook(body: Any) -> dict[str, Any]:
+    """The body, checked and normalized (``followUpId`` lower-case, ``expiresAtUtc`` as UTC ``Z``)."""
+    if not isinstance(body, dict):
+        raise WebhookError("The webhook body must be a JSON object.")
+    if body.get("eventType") not in EVENT_TYPES:
+        raise WebhookError("eventType is required and must be PreSuspend, PostSessionEnd or StopFollowUp.")
+    for key, value in body.items():
+        if not isinstance(key, str) or len(key) > 64:
+            raise WebhookError("The webhook body has an invalid key.")
+        if key in INTEGER_FIELDS:
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise WebhookError(f"{key} must be a non-negative integer.")
+        elif isinstance(value, (dict, list)):
+            raise WebhookError(f"{key} must not be an object or a list.")
+        elif not isinstance(value, (int, float, bool)):
+            _check_text(key, value)
+    event_type, reason = body["eventType"], body.get("reason")
+    if event_type == "PreSuspend":
+        if reason not in PRE_SUSPEND_REASONS:
+            raise WebhookError("reason must be Completed, SoftLocked or EmergencyHibernation for PreSuspend.")
+        return dict(body)
+    if reason not in ("SessionEnded", None) or (event_type == "PostSessionEnd" and reason is None):
+        raise WebhookError(f"reason must be SessionEnded for {event_type}.")
+    _require(body, "provider", "sessionIdentifier")
+    if event_type == "PostSessionEnd":
+        return dict(body)
+    _require(body, "followUpId", "expiresAtUtc")
+    try:
+        follow_up_id = str(uuid.UUID(body["followUpId"]))
+    except ValueError as error:
+        raise WebhookError("followUpId must be a UUID.") from error
+    try:
+        expires = parse_iso(body["expiresAtUtc"])
+    except ValueError as error:
+        raise WebhookError("expiresAtUtc must be an ISO 8601 time.") from error
+    if expires > utc_now() + MAX_FOLLOW_UP_WINDOW:
+        raise WebhookError("expiresAtUtc is more than 24 hours away.")
+    return {**body, "reason": "SessionEnded", "followUpId": follow_up_id, "expiresAtUtc": iso(expires)}
+
+
+def provider_title(provider: str | None, name: str | None) -> str:
+    if provider == "Mcp":
+        return f"Mcp:{(name or '').strip()}"
+    return PROVIDER_TITLES.get(provider or "", provider or "Agent")
+
+
+def _shorten(text: str, limit: int = PUSH_BODY_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+def push_payload(event: dict[str, Any], public_base_url: str) -> dict[str, str]:
+    """The JSON the service worker shows: ``title``, ``body``, ``url``, ``tag``."""
+    event_type, reason = event["eventType"], event.get("reason") or ""
+    events_url = f"{public_base_url}/events"
+    if event_type == "StopFollowUp":
+        who = provider_title(event.get("provider"), event.get("providerName"))
+        message = event.get("lastAssistantMessage") or ""
+        body = _shorten(message) if message.strip() else "Reply to continue, or let it sleep."
+        return {"title": f"{who} finished - reply to continue", "body": body,
+                "url": f"{public_base_url}/follow-ups/{event['followUpId']}",
+                "tag": f"lidguard-stopfollowup-{event['followUpId']}"}
+    tag = f"lidguard-{event_type.lower()}-{reason.lower()}"
+    if event_type == "PostSessionEnd":
+        who = provider_title(event.get("provider"), event.get("providerName"))
+        remaining = event.get("activeSessionCount")
+        ended_because = event.get("endReason") or reason
+        body = f"{who} session {event.get('sessionIdentifier')} ended normally. Reason: {ended_because}."
+        if remaining is not None:
+            body += f" Active sessions remaining: {remaining}."
+        return {"title": "LidGuard session ended", "body": _shorten(body, 300), "url": events_url, "tag": tag}
+    if reason == "Completed":
+        title = "LidGuard session completed"
+        body = "The last active session ended and LidGuard is preparing the configured suspend flow."
+    elif reason == "SoftLocked":
+        title = "LidGuard sessions are waiting"
+        count = event.get("softLockedSessionCount")
+        body = (f"{count} session(s) are soft-locked and LidGuard is preparing the configured suspend flow."
+                if count else "All remaining sessions are soft-locked and LidGuard is preparing the configured "
+                              "suspend flow.")
+    else:
+        title = "LidGuard emergency hibernation"
+        body = "The emergency thermal threshold was reached and hibernation was requested immediately."
+    return {"title": title, "body": body, "url": events_url, "tag": tag}

@@ -1,0 +1,109 @@
+"""The Jinja2 templates of the pages (kept in the package as strings: no package-data to ship)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["TEMPLATES", "environment"]
+
+BASE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{% block title %}LidGuard notifications{% endblock %}</title>
+{% if csrf %}<meta name="csrf-token" content="{{ csrf }}">{% endif %}
+<style>
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:52rem;padding:1rem;line-height:1.4}
+nav{display:flex;gap:1rem;align-items:center;margin-bottom:1rem}nav form{margin-left:auto}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ccc;padding:.3rem;text-align:left;
+vertical-align:top;font-size:.9rem}pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem;max-height:20rem;
+overflow:auto}textarea{width:100%;min-height:6rem}button{padding:.4rem .9rem;margin:.2rem 0}
+.error{color:#a00}.status{font-weight:bold}code{word-break:break-all}
+</style>
+<script src="/static/app.js" defer></script>
+</head><body>
+{% if signed_in %}<nav><a href="/">Dashboard</a><a href="/events">Events</a>
+<form method="post" action="/logout"><input type="hidden" name="csrf" value="{{ csrf }}">
+<button type="submit" id="logout-button">Sign out</button></form></nav>{% endif %}
+{% block content %}{% endblock %}
+</body></html>
+"""
+
+LOGIN = """{% extends "base.html" %}{% block title %}Sign in - LidGuard notifications{% endblock %}
+{% block content %}<h1>LidGuard notifications</h1>
+{% if error %}<p class="error" id="login-error">{{ error }}</p>{% endif %}
+<form method="post" action="/login">
+<input type="hidden" name="csrf" value="{{ login_csrf }}">
+<input type="hidden" name="returnUrl" value="{{ return_url }}">
+<label>Access token <input type="password" name="accessToken" id="access-token" autocomplete="current-password"
+ required autofocus></label>
+<button type="submit" id="login-button">Sign in</button>
+</form>{% endblock %}
+"""
+
+DASHBOARD = """{% extends "base.html" %}{% block content %}<h1>LidGuard notifications</h1>
+<p><span id="active-subscriptions">{{ counts.ActiveSubscriptions }}</span> active subscription(s),
+{{ counts.Events }} event(s) received, {{ counts.PendingEvents }} waiting to be sent,
+{{ counts.PendingFollowUps }} follow-up(s) waiting for a reply.</p>
+<h2>This browser</h2>
+<p><button type="button" id="subscribe-button">Subscribe this browser</button>
+<button type="button" id="unsubscribe-button">Unsubscribe this browser</button></p>
+<p id="push-status" role="status"></p>
+<h2>Waiting for a reply</h2>
+{% if follow_ups %}<ul>{% for item in follow_ups %}<li><a href="/follow-ups/{{ item.Id }}">{{ item.Provider }}
+ {{ item.SessionIdentifier }}</a> until <time datetime="{{ item.ExpiresAtUtc }}">{{ item.ExpiresAtUtc }}</time></li>
+{% endfor %}</ul>{% else %}<p>Nothing is waiting.</p>{% endif %}
+<h2>Webhook URLs for <code>lidguard settings</code></h2>
+<p>Post-stop, pre-suspend and session-end webhooks, and the closed-lid stop follow-up webhook:</p>
+<pre id="webhook-url">{{ webhook_url }}</pre>
+{% endblock %}
+"""
+
+EVENTS = """{% extends "base.html" %}{% block title %}Events - LidGuard notifications{% endblock %}
+{% block content %}<h1>Latest events</h1>
+<table id="events"><thead><tr><th>Received</th><th>Event</th><th>Reason</th><th>Session</th><th>Status</th>
+<th>Deliveries (ok / permanent / transient)</th><th>Last error</th></tr></thead><tbody>
+{% for event in events %}<tr><td><time datetime="{{ event.ReceivedAtUtc }}">{{ event.ReceivedAtUtc }}</time></td>
+<td>{% if event.FollowUpId %}<a href="/follow-ups/{{ event.FollowUpId }}">{{ event.EventType }}</a>
+{% else %}{{ event.EventType }}{% endif %}</td><td>{{ event.Reason or "" }}</td>
+<td>{{ event.Provider or "" }}{% if event.ProviderName %}:{{ event.ProviderName }}{% endif %}
+ {{ event.SessionIdentifier or "" }}</td><td>{{ event.Status }}</td>
+<td>{{ event.Succeeded }} / {{ event.PermanentFailures }} / {{ event.TransientFailures }}</td>
+<td>{{ event.LastError or "" }}</td></tr>{% else %}<tr><td colspan="7">No events yet.</td></tr>{% endfor %}
+</tbody></table>{% endblock %}
+"""
+
+FOLLOW_UP = """{% extends "base.html" %}{% block title %}Reply - LidGuard notifications{% endblock %}
+{% block content %}<h1>{{ title }}</h1>
+<p>Session <code>{{ item.SessionIdentifier }}</code>{% if item.WorkingDirectory %} in
+ <code>{{ item.WorkingDirectory }}</code>{% endif %}.</p>
+<p>Status: <span class="status" id="status">{{ item.Status }}</span>{% if item.Reply %} - reply sent.{% endif %}</p>
+<div id="follow-up" data-id="{{ item.Id }}" data-status="{{ item.Status }}">
+<p>Deadline: <time id="deadline" datetime="{{ item.ExpiresAtUtc }}">{{ item.ExpiresAtUtc }}</time>
+ (<span id="countdown"></span>; at most <time datetime="{{ cap }}">{{ cap }}</time>)</p></div>
+{% if message %}<p class="error" id="action-message">{{ message }}</p>{% endif %}
+<h2>Prompt</h2><pre id="prompt-preview">{{ item.InputPromptPreview or "" }}</pre>
+<h2>Last assistant message</h2><pre id="last-message">{{ item.LastAssistantMessage or "" }}</pre>
+{% if item.Status == "Pending" %}
+<form method="post" action="/follow-ups/{{ item.Id }}/reply">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<label for="reply-text">Reply to continue</label>
+<textarea name="text" id="reply-text" maxlength="{{ max_reply }}" required></textarea>
+<button type="submit" id="reply-button">Send reply</button></form>
+<form method="post" action="/follow-ups/{{ item.Id }}/extend" style="display:inline">
+<input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="seconds" value="60">
+<button type="submit" id="extend-button">Extend (+1 min)</button></form>
+<form method="post" action="/follow-ups/{{ item.Id }}/cancel" style="display:inline">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<button type="submit" id="sleep-button">Sleep now</button></form>
+{% elif item.Reply %}<h2>Your reply</h2><pre id="reply">{{ item.Reply }}</pre>{% endif %}
+{% endblock %}
+"""
+
+TEMPLATES = {"base.html": BASE, "login.html": LOGIN, "dashboard.html": DASHBOARD, "events.html": EVENTS,
+             "follow_up.html": FOLLOW_UP}
+
+
+def environment() -> Any:
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.DictLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined)
