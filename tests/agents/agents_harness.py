@@ -26,6 +26,7 @@ from fake_model import FakeModel
 
 HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
 PROMPT = "run echo hello and then say hi"
+PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode"}
 # The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
 NATIVE_EXE = {"claude": "claude.exe", "codex": "codex", "copilot": "copilot", "opencode": "opencode.exe"}
 _LEAKY_VARIABLES = ("ANTHROPIC_", "OPENAI_", "COPILOT_", "CODEX_", "CLAUDE", "OPENCODE", "GITHUB_TOKEN",
@@ -214,8 +215,7 @@ trust_level = "trusted"
     def prepare_machine(self, *, lid: str = "closed", permission: str | None = None) -> None:
         """Closed lid with no display (a stop suspends, decisions apply), post-stop delay 0, runtime up."""
         self.lidguard.set_machine(lid=lid, displays=[])
-        settings = ["settings", "--post-stop-suspend-delay-seconds", "0",
-                    "--server-runtime-cleanup-delay-minutes", "off"]
+        settings = ["settings", "--post-stop-suspend-delay-seconds", "0"]
         if permission is not None:
             settings += ["--closed-lid-permission-request-decision", permission]
         self.lidguard_run(*settings)
@@ -243,6 +243,16 @@ trust_level = "trusted"
 
     def events(self, name: str) -> list[dict[str, Any]]:
         return [entry for entry in self.session_log() if entry.get("EventName") == name]
+
+    def started_session(self, provider: str) -> dict[str, Any]:
+        """The one ``session-started`` entry of ``provider``, checked to watch the agent's own process."""
+        started = [e for e in self.events("session-started") if e["Provider"] == provider]
+        assert len(started) == 1, f"expected one started {provider} session\n{self.describe()}"
+        watched = started[0]["WatchedProcessIdentifier"]
+        assert self.watch is not None
+        assert self.watch.seen.get(watched) == NATIVE_EXE[self.name], (
+            f"watched pid {watched} is not the agent's own process; the run's processes: {self.watch.seen}")
+        return started[0]
 
     def suspend_requests(self) -> list[dict[str, Any]]:
         return [action for action in self.lidguard.actions() if action["action"] == "suspend-requested"]

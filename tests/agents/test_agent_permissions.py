@@ -1,0 +1,105 @@
+"""The permission path: a real PermissionRequest (Claude Code interactive in tmux, Codex TUI in tmux) or
+permissionRequest (Copilot ``-p``) answered by lidguard's closed-lid decision
+(``lidguard settings --closed-lid-permission-request-decision allow|deny``) with the lid closed and no
+display: allow runs the command without asking anyone, deny refuses it with lidguard's message."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from agents_harness import PROVIDER, AgentRun
+from fake_model import Script
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+DENIED = "LidGuard denied this permission request"
+
+
+def marker_script(run: AgentRun) -> Script:
+    """A command that needs the user's permission and leaves a file behind when it runs."""
+    return Script(command=f"touch {run.work / 'permitted.txt'}", description="LidGuard permission test",
+                  final_text="All done: permission")
+
+
+def assert_decided(run: AgentRun, decision: str, context: str) -> None:
+    run.started_session(PROVIDER[run.name])
+    marker = run.work / "permitted.txt"
+    later = [request.text() for request in run.model.model_requests()[1:]]
+    if decision == "allow":
+        assert marker.exists(), f"the allowed command did not run\n{context}"
+        assert not any(DENIED in text for text in later), context
+    else:
+        assert not marker.exists(), f"the denied command ran\n{context}"
+        if run.name == "claude":  # Claude's deny carries interrupt: the turn ends, no further model request
+            assert not any("permitted.txt" in text and "tool_result" in text for text in later), context
+        else:  # the model is told why and the turn goes on
+            assert any(DENIED in text for text in later), f"the model never saw lidguard's denial\n{context}"
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+def test_copilot_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
+    run = agent("copilot")
+    run.model.script = marker_script(run)
+    run.hook_install()
+    run.prepare_machine(lid="closed", permission=decision)
+    # No --allow-all-tools: the write asks permissionRequest, and only the hook can answer in -p mode.
+    result = run.run_headless([str(run.cli), "-p", "create the marker file"])
+    context = run.describe(result)
+    assert result.returncode == 0, context
+    assert_decided(run, decision, context)
+    assert run.wait_until(lambda: run.suspend_requests()), context
+    assert len(run.suspend_requests()) == 1
+
+
+def finish_interactive(run: AgentRun, done_text: str, exit_keys: tuple[str, ...]) -> str:
+    """Waits for the turn's end on screen, then leaves the TUI; returns the last screen."""
+    finished = run.wait_screen(done_text, timeout=90)
+    screen = run.screen()
+    assert finished, f"the turn did not finish on screen:\n{screen}\n{run.describe()}"
+    for key in exit_keys:  # one at a time: a burst of keys reads as a paste (Enter becomes a newline)
+        time.sleep(0.5)
+        run.send_keys(key)
+    return screen
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+def test_claude_interactive_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
+    run = agent("claude")
+    run.model.script = marker_script(run)
+    run.hook_install()
+    run.prepare_machine(lid="closed", permission=decision)
+    run.start_interactive([str(run.cli), "create the marker file"])
+    # A deny carries interrupt: Claude stops the turn ("Interrupted"), lidguard's transcript monitor sees it.
+    done = "All done: permission" if decision == "allow" else "Interrupted"
+    screen = finish_interactive(run, done, ("/exit", "Enter"))
+    context = f"{screen}\n{run.describe()}"
+    if decision == "allow":
+        assert "Allowed by PermissionRequest hook" in screen, context
+    assert_decided(run, decision, context)
+    # /exit ends the session (SessionEnd) if the turn's Stop did not; with the lid closed: one suspend.
+    assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
+    assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
+        f"the TUI did not exit on /exit:\n{run.screen()}")
+    assert len(run.suspend_requests()) == 1, run.lidguard.actions()
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+def test_codex_tui_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
+    run = agent("codex")
+    # The model asks to run the command outside the sandbox: with approval on-request that asks the user.
+    run.model.script = replace(marker_script(run), escalate=True)
+    run.hook_install()
+    run.prepare_machine(lid="closed", permission=decision)
+    # --no-daemon: the TUI itself runs the hooks (the shared app-server daemon would outlive it).
+    run.start_interactive([str(run.cli), "--no-daemon", "-a", "on-request", "-s", "workspace-write",
+                           "create the marker file"])
+    screen = finish_interactive(run, "All done: permission", ("/exit", "Enter"))
+    context = f"{screen}\n{run.describe()}"
+    assert_decided(run, decision, context)
+    assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
+    assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
+        f"the TUI did not exit on /exit:\n{run.screen()}")
+    assert len(run.suspend_requests()) == 1, run.lidguard.actions()
