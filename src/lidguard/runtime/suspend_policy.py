@@ -25,10 +25,13 @@ from ..settings.model import is_absolute_http_url
 from . import policy
 from .eligibility import Eligibility
 
-__all__ = ["FOLLOW_UP_EXTENSION_LIMIT", "FOLLOW_UP_MIN_DELAY_SECONDS", "FOLLOW_UP_MIN_WINDOW_SECONDS",
-           "FOLLOW_UP_MAX_REPLY_CHARS", "FOLLOW_UP_POLL_SECONDS", "STAGES", "FollowUpPoll", "KeepPending", "Recheck", "Schedule", "Skip",
-           "Stage", "delay_seconds_for", "follow_up_deadline", "follow_up_wanted", "may_trigger_suspend",
-           "next_stage", "notifies", "on_trigger", "parse_utc", "read_poll", "recheck", "valid_poll_url"]
+__all__ = [
+    "FOLLOW_UP_EXTENSION_LIMIT", "FOLLOW_UP_MAX_REPLY_CHARS", "FOLLOW_UP_MIN_DELAY_SECONDS",
+    "FOLLOW_UP_MIN_WINDOW_SECONDS", "FOLLOW_UP_POLL_SECONDS", "STAGES", "FollowUpPoll", "KeepPending", "Recheck",
+    "Schedule", "Skip", "Stage", "delay_seconds_for", "follow_up_deadline", "follow_up_wanted",
+    "may_trigger_suspend", "next_stage", "notifies", "on_trigger", "parse_utc", "read_poll", "recheck",
+    "valid_poll_url",
+]
 
 Stage = Literal["delay", "follow-up", "webhook", "sound", "requesting"]
 STAGES: tuple[Stage, ...] = ("delay", "follow-up", "webhook", "sound", "requesting")
