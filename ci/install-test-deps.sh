@@ -72,6 +72,7 @@ if [ "$mode" = "--check" ]; then
 fi
 bash ci/install-mcp-test-deps.sh $mode  # the mcp extra and the pinned agent CLIs of tests/mcp (H9)
 bash ci/install-agent-clis.sh $mode  # node/npm, tmux and the four pinned agent CLIs of tests/agents (H13)
+bash ci/install-notify-test-deps.sh $mode  # the notify extra, http-ece, playwright and chromium of tests/notify (H14)
 if [ "$mode" = "--force" ]; then
     needs="system: python: native:"
 else
