@@ -289,3 +289,17 @@ def test_a_log_that_cannot_be_written_never_fails_the_hook(tmp_path):
     assert log.failures == 1
     assert format_line("received", "", "", "", [("k", "")], when="T") == (
         "T kind=received event=<empty> session=<empty> workingDirectory=<empty> k=<empty>\n")
+
+
+def test_a_failing_crash_recovery_is_logged_and_the_event_still_goes_out(stub_environment):
+    runtime, environment = stub_environment()
+
+    def broken() -> None:
+        raise RuntimeError("lid backup unreadable")
+
+    environment.recover = broken
+    run_hook("claude", [], json.dumps({**CLAUDE, "hook_event_name": "PreToolUse", "tool_name": "Bash"}).encode(),
+             environment)
+    assert runtime.commands() == ["mark-session-active"]
+    assert "Crash recovery failed: RuntimeError: lid backup unreadable" in hook_log_path(
+        resolve_paths().data_dir, "claude").read_text()

@@ -235,7 +235,10 @@ class _Run:
         kind = action.kind
         if kind == "ignore":
             return
-        self.environment.recover()
+        try:
+            self.environment.recover()
+        except Exception as error:  # noqa: BLE001 - a failed recovery must not cost the session its protection
+            self.log.message(f"Crash recovery failed: {type(error).__name__}: {error}")
         if kind == "start":
             self.start(action)
         elif kind == "activity":
