@@ -49,7 +49,7 @@ def lidguard_bin_dir(scratch: Path) -> Path:
 
 @dataclass
 class ProcessWatch:
-    """Every descendant of a root pid seen while it runs (pid -> exe base name), polled from /proc."""
+    """Every descendant of a root pid seen while it runs (pid -> last exe base name), polled from /proc."""
 
     root: int
     seen: dict[int, str] = field(default_factory=dict)
@@ -89,9 +89,7 @@ class ProcessWatch:
                 if parent in family and pid not in family:
                     family.add(pid)
                     changed = True
-        for pid in family:
-            if pid in self.seen:
-                continue
+        for pid in family:  # read again each time: a fork shows its parent's program until it execs
             try:
                 self.seen[pid] = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
             except OSError:
