@@ -18,6 +18,7 @@ either way, so a blocked hook always gets an answer (or is gone, and its reply i
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -42,6 +43,22 @@ __all__ = ["FollowUpComponent", "FollowUpResult", "FollowUpWaiter", "stop_follow
 
 PROMPT_PREVIEW_CHARS = 500
 ASSISTANT_MESSAGE_CHARS = 4000
+MAX_ANSWER_BYTES = 256 * 1024  # a start or poll answer larger than this is no answer
+ELIGIBILITY_CHECK_SECONDS = 10.0  # how often the wait looks whether the lid was opened
+
+
+async def _exchange(client: httpx.AsyncClient, method: str, url: str, **options: Any) -> tuple[httpx.Response, Any]:
+    """One request whose JSON answer is read with a size bound; the payload is None when it is not JSON."""
+    async with client.stream(method, url, **options) as response:
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_ANSWER_BYTES:
+                return response, None
+        try:
+            return response, json.loads(bytes(body))
+        except (ValueError, RecursionError):
+            return response, None
 
 
 @dataclass(eq=False)
@@ -185,16 +202,13 @@ class FollowUpComponent(ComponentBase):
         payload: Any = None
         with anyio.move_on_after(WEBHOOK_TIMEOUT_SECONDS) as scope:
             try:
-                response = await client.post(url, json=body, headers={"Content-Type": JSON_CONTENT_TYPE})
-                if 200 <= response.status_code < 300:
-                    payload = response.json()
-                else:
+                response, payload = await _exchange(client, "POST", url, content=json.dumps(body).encode("utf-8"),
+                                                    headers={"Content-Type": JSON_CONTENT_TYPE})
+                if not 200 <= response.status_code < 300:
                     message = failure_message("StopFollowUp", status=response.status_code,
                                               reason_phrase=response.reason_phrase)
             except httpx.TimeoutException:
                 message = failure_message("StopFollowUp", timed_out=True)
-            except ValueError:
-                payload = None  # not JSON: no poll URL below
             except Exception as error:  # connection refused, TLS, anything the receiver does
                 message = failure_message("StopFollowUp", error=str(error) or type(error).__name__)
         if scope.cancelled_caught:
@@ -223,8 +237,10 @@ class FollowUpComponent(ComponentBase):
 
     async def _poll(self, client: httpx.AsyncClient, poll_url: str, initial: datetime,
                     pending: PendingSuspend) -> FollowUpResult:
-        clock = self._runtime.clock
+        runtime = self._runtime
+        clock = runtime.clock
         failing = False
+        next_check = clock.now() + timedelta(seconds=ELIGIBILITY_CHECK_SECONDS)
         while True:
             now = clock.now()
             if now >= pending.deadline:  # the last poll happened at the deadline
@@ -233,6 +249,13 @@ class FollowUpComponent(ComponentBase):
                 return FollowUpResult("Expired")
             await sleep_until(clock, min(now + timedelta(seconds=suspend_policy.FOLLOW_UP_POLL_SECONDS),
                                          pending.deadline))
+            if clock.now() >= next_check:  # the lid opened: the re-check after this stage cancels the suspend
+                next_check = clock.now() + timedelta(seconds=ELIGIBILITY_CHECK_SECONDS)
+                reading = await runtime.machine.cached()
+                if not reading.eligibility.eligible:
+                    self._log("ended", f"Stopped waiting for a reply because {reading.eligibility.why_not}",
+                              pending=pending)
+                    return FollowUpResult("NotEligible")
             answer, error = await self._poll_once(client, poll_url)
             if answer.status is None:
                 if not failing:
@@ -256,13 +279,11 @@ class FollowUpComponent(ComponentBase):
     async def _poll_once(self, client: httpx.AsyncClient, poll_url: str) -> tuple[suspend_policy.FollowUpPoll, str]:
         with anyio.move_on_after(WEBHOOK_TIMEOUT_SECONDS):
             try:
-                response = await client.get(poll_url)
+                response, payload = await _exchange(client, "GET", poll_url)
                 if response.status_code != 200:
                     return suspend_policy.FollowUpPoll(None), f"{response.status_code} {response.reason_phrase}"
-                answer = suspend_policy.read_poll(response.json())
+                answer = suspend_policy.read_poll(payload)
                 return answer, "" if answer.status else "not a poll answer"
-            except ValueError:
-                return suspend_policy.FollowUpPoll(None), "not JSON"
             except Exception as error:  # timeouts, refused connections: retried
                 return suspend_policy.FollowUpPoll(None), str(error) or type(error).__name__
         return suspend_policy.FollowUpPoll(None), "timed out"
