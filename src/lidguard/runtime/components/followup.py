@@ -13,7 +13,11 @@ trusting the server's ``expiresAtUtc`` up to the initial deadline + 5 minutes.
 active (``restore``); the waiter hands the reply to the Stop hook. ``Canceled`` and ``Expired``
 continue the same suspend at once (PreSuspend, sound, re-check, request). Any start/activity or
 Emergency Hibernation cancels the pending suspend and with it this wait; the waiter is released
-either way, so a blocked hook always gets an answer (or is gone, and its reply is dropped).
+either way, so a blocked hook always gets an answer (or is gone, and its reply is dropped). The
+wait also ends when the lid opens or a display connects (looked at every 10 s), so a user back at
+the machine is not held by a blocked hook; the re-check after the stage then cancels the suspend.
+Answers from the notification server are read with a size bound and never trusted beyond
+``suspend_policy``'s rules.
 """
 
 from __future__ import annotations
