@@ -72,6 +72,11 @@ if [ "${#tools_missing[@]}" -gt 0 ]; then
     $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
 
+node_major="$(node --version 2>/dev/null | sed -n 's/^v\([0-9]*\)\..*/\1/p')"
+if [ "${node_major:-0}" -lt 18 ]; then
+    echo "test set-up: node ${node_major:-?} is older than 18; the agent CLIs' npm wrappers need >= 18" \
+         "(the tests in tests/agents will fail saying so)" >&2
+fi
 missing=()
 while IFS= read -r spec; do
     [ -n "$spec" ] && missing+=("$spec")

@@ -6,9 +6,12 @@ missing or other-version CLI fails (run the script): a skipped end-to-end test m
 
 from __future__ import annotations
 
+import functools
 import os
 import pwd
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,9 @@ NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR") or Path(pwd.getpwuid(os.g
                / ".cache" / "lidguard-test-npm")
 BIN_DIR = NPM_DIR / "node_modules" / ".bin"
 INSTALL_HINT = "run: bash ci/install-agent-clis.sh"
+# The npm wrappers of Codex and Copilot are ES modules that need a recent node (Copilot's loader uses
+# import.meta.resolve); Debian 12's nodejs 18 is the oldest this was meant for.
+MIN_NODE_MAJOR = 18
 
 
 def _skip_or_fail(message: str) -> None:
@@ -40,11 +46,21 @@ def agent_cli(name: str) -> Path:
     manifest = NPM_DIR / "node_modules" / package / "package.json"
     if shutil.which("node") is None or (not executable.exists() and shutil.which("npm") is None):
         _skip_or_fail(f"node/npm is not installed, so {package}@{version} cannot run ({INSTALL_HINT})")
+    major = node_major()
+    if major < MIN_NODE_MAJOR:
+        pytest.fail(f"node {major} is too old for the agent CLIs' npm wrappers (need >= {MIN_NODE_MAJOR})")
     if not executable.exists() or not manifest.exists():
         pytest.fail(f"{package}@{version} is not installed in {NPM_DIR}; {INSTALL_HINT}")
     if f'"version": "{version}"' not in manifest.read_text():
         pytest.fail(f"{NPM_DIR} holds another version of {package} than {version}; {INSTALL_HINT}")
     return executable
+
+
+@functools.cache
+def node_major() -> int:
+    result = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=30)
+    found = re.match(r"v(\d+)\.", result.stdout.strip())
+    return int(found.group(1)) if found else 0
 
 
 def require_tmux() -> str:
