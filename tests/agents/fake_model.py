@@ -334,10 +334,12 @@ class _Handler(BaseHTTPRequestHandler):
         base = {"id": f"chatcmpl-fake{number:04d}", "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": str(body.get("model") or "fake-model")}
         usage = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
-        call = None
+        call: dict[str, Any] | None = None
+        arguments = ""
         if tool is not None:
+            arguments = json.dumps(fake.tool_arguments(tool))
             call = {"id": f"call_fake{number:04d}", "type": "function",
-                    "function": {"name": tool, "arguments": json.dumps(fake.tool_arguments(tool))}}
+                    "function": {"name": tool, "arguments": arguments}}
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": None if call else fake.script.final_text}
             if call:
@@ -352,9 +354,8 @@ class _Handler(BaseHTTPRequestHandler):
 
         if call is not None:
             chunk({"role": "assistant", "content": None, "tool_calls": [
-                {"index": 0, "id": call["id"], "type": "function",
-                 "function": {"name": call["function"]["name"], "arguments": ""}}]})
-            chunk({"tool_calls": [{"index": 0, "function": {"arguments": call["function"]["arguments"]}}]})
+                {"index": 0, "id": call["id"], "type": "function", "function": {"name": tool, "arguments": ""}}]})
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]})
             chunk({}, "tool_calls")
         else:
             chunk({"role": "assistant", "content": ""})
