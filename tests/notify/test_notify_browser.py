@@ -169,3 +169,29 @@ def test_service_worker_shows_the_pushed_notification(browser: Any, notify_serve
                           "url": payload["url"]}]
     finally:
         context.close()
+
+
+def test_dashboard_subscribe_reports_an_unreachable_push_service_and_events_show_local_time(
+        browser: Any, notify_server: ServerProcess, notify_config: Any) -> None:
+    body, _ = new_follow_up(notify_server, notify_config)
+    context = browser.new_context(timezone_id="Asia/Tokyo")
+    try:
+        context.set_default_timeout(10_000)
+        context.grant_permissions(["notifications"], origin=notify_server.base)
+        page = context.new_page()
+        sign_in(page, notify_server, "/", notify_config.access_token)
+        page.wait_for_selector("#subscribe-button")
+        assert notify_config.webhook_url() in (page.text_content("#webhook-url") or "")
+        page.click("#subscribe-button")
+        # Offline there is no push service: the page says so instead of spinning for ever.
+        wait_for(lambda: (page.text_content("#push-status") or "").startswith("Subscribing failed: "), timeout=30,
+                 what="the subscribe failure message")
+        page.goto(f"{notify_server.base}/events")
+        cell = page.wait_for_selector("#events time")
+        stamp = cell.get_attribute("datetime") or ""
+        wait_for(lambda: cell.text_content() != stamp, what="the local time")
+        expected = page.evaluate(f"new Date({json.dumps(stamp)}).toLocaleString()")
+        assert cell.text_content() == expected and "Z" not in expected
+        assert page.query_selector(f"a[href='/follow-ups/{body['followUpId']}']") is not None
+    finally:
+        context.close()
