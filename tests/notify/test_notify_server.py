@@ -4,6 +4,7 @@ ASK_BEFORE_SLEEP.md (poll, reply, extend, cancel, expiry) and sign-in/CSRF/Beare
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import stat
@@ -273,3 +274,21 @@ def test_subscriptions_api(notify_client: Any, notify_config: Any) -> None:
         assert store.subscriptions(active_only=True) == []
     finally:
         store.close()
+
+
+def test_serve_errors_are_one_line(tmp_path: Path, monkeypatch: Any) -> None:
+    path = tmp_path / "n.json"
+    init_config(path, "http://127.0.0.1:8787")
+    env = {**os.environ, "LIDGUARD_NOTIFY_CONFIG": str(path), "LIDGUARD_NOTIFY_PORT": "http"}
+    result = subprocess.run([sys.executable, "-m", "lidguard.notify", "serve"], capture_output=True, text=True,
+                            env=env, timeout=30)
+    assert result.returncode == 1 and result.stderr == "lidguard-notify: --port must be a number from 0 to 65535, " \
+                                                       "not 'http'.\n"
+    result = subprocess.run([sys.executable, "-m", "lidguard.notify", "serve", "--bogus"], capture_output=True,
+                            text=True, env=env, timeout=30)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    import lidguard.notify as notify
+
+    monkeypatch.setattr(notify.importlib.util, "find_spec", lambda name: None if name == "pywebpush" else object())
+    with pytest.raises(notify.NotifyExtraMissing, match=r"lidguard\[notify\].*missing: pywebpush"):
+        notify.require_extra()
