@@ -31,7 +31,15 @@ def assert_protected_turn(run: AgentRun, result: Any) -> dict[str, Any]:
     activity = [e for e in mine if e["Command"] == "mark-session-active" and e["Succeeded"]]
     assert activity, context
     stops = [e for e in mine if e["EventName"] == "session-stopped"]
-    assert stops and stops[0]["IsProviderSessionEnd"] is True, context
+    assert len(stops) == 1, context
+    if run.name == "opencode" and stops[0]["IsProviderSessionEnd"] is not True:
+        # `opencode run` exits ~30 ms after session.idle, while the plugin's session.idle hook is still
+        # on its way: the watched agent's exit may end the session first. The turn's end was still sent.
+        assert any(e["EventName"] == "watched-process-exited" for e in mine), context
+        hook_log = (run.lidguard.data_dir / "opencode-hook-events.log").read_text().splitlines()
+        assert any("event=session.idle" in line and "command=stop" in line for line in hook_log), context
+    else:
+        assert stops[0]["IsProviderSessionEnd"] is True, context
 
     # Closed lid, no display, delay 0: exactly one suspend, and nothing left running or pending.
     assert run.wait_until(lambda: run.suspend_requests()), context
