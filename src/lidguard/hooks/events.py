@@ -41,11 +41,11 @@ class Action:
     """What the runner does for one hook event."""
 
     __slots__ = ("kind", "reason", "provider_session_end", "prompt", "stop_hook_active",
-                 "last_assistant_message", "softlock_without_decision")
+                 "last_assistant_message", "softlock_without_decision", "blocking")
 
     def __init__(self, kind: str, reason: str = "", *, provider_session_end: bool = False, prompt: str = "",
                  stop_hook_active: bool = False, last_assistant_message: str = "",
-                 softlock_without_decision: str = "") -> None:
+                 softlock_without_decision: str = "", blocking: bool = False) -> None:
         self.kind = kind
         self.reason = reason
         self.provider_session_end = provider_session_end
@@ -53,6 +53,7 @@ class Action:
         self.stop_hook_active = stop_hook_active
         self.last_assistant_message = last_assistant_message
         self.softlock_without_decision = softlock_without_decision  # no decision printed: still waiting
+        self.blocking = blocking  # a Stop the agent waits on: may carry an ask-before-sleep continuation
 
     def __repr__(self) -> str:
         return f"Action({self.kind!r}, {self.reason!r})"
@@ -76,8 +77,8 @@ def _tool_reason(event: str, tool: str, quiet: frozenset[str]) -> Action:
     return Action("activity", f"{event}:{tool}")
 
 
-def _stop(payload: Payload, reason: str, *, provider_session_end: bool = True) -> Action:
-    return Action("stop", reason, provider_session_end=provider_session_end,
+def _stop(payload: Payload, reason: str, *, provider_session_end: bool = True, blocking: bool = False) -> Action:
+    return Action("stop", reason, provider_session_end=provider_session_end, blocking=blocking,
                   stop_hook_active=payload.flag("stop_hook_active", "stopHookActive"),
                   last_assistant_message=payload.text("last_assistant_message", "lastAssistantMessage"))
 
@@ -106,7 +107,8 @@ def _claude(event: str, payload: Payload) -> Action:
     if name in ("stop", "sessionend"):
         detail = payload.text("reason")
         reason = f"{event}:{detail}" if detail else event
-        return _stop(payload, reason, provider_session_end=not payload.flag("is_interrupt"))
+        interrupt = payload.flag("is_interrupt")
+        return _stop(payload, reason, provider_session_end=not interrupt, blocking=name == "stop" and not interrupt)
     if name == "stopfailure":
         return _stop(payload, event, provider_session_end=False)
     return IGNORE
@@ -123,7 +125,7 @@ def _codex(event: str, payload: Payload) -> Action:
         # Codex has no Notification event: with no decision, the approval dialog is a wait for the user.
         return Action("permission", softlock_without_decision=PERMISSION_PROMPT)
     if name in ("stop", "sessionend"):
-        return _stop(payload, event or "codex-hook-stop")
+        return _stop(payload, event or "codex-hook-stop", blocking=name == "stop")
     return IGNORE
 
 
@@ -152,7 +154,7 @@ def _copilot(event: str, payload: Payload) -> Action:
         return Action("softlock", kind) if kind in _SOFT_LOCK_NOTIFICATIONS else IGNORE
     if name == "agentstop":
         detail = payload.text("stopReason", "stop_reason")
-        return _stop(payload, f"{event}:{detail}" if detail else event)
+        return _stop(payload, f"{event}:{detail}" if detail else event, blocking=True)
     if name == "sessionend":
         detail = payload.text("reason")
         return _stop(payload, f"{event}:{detail}" if detail else event)
@@ -183,7 +185,7 @@ def _opencode(event: str, payload: Payload) -> Action:
     if name == "permission.replied":
         return Action("activity", event)
     if name == "session.idle":
-        return _stop(payload, event)
+        return _stop(payload, event, blocking=True)  # the managed plugin waits for the hook's output
     return IGNORE
 
 

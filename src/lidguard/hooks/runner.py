@@ -27,6 +27,7 @@ from ..ipc.limits import (
 from ..providers import AgentProvider, agent_process_word, provider_display
 from .eventlog import HookEventLog, hook_log_path
 from .events import ASK_REASON, Action, event_name, log_details, map_event
+from .followup import continuation_output, follow_up_wait_seconds
 from .outputs import ask_user_output, elicitation_output, permission_output
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
 
@@ -190,11 +191,27 @@ class _Run:
         return self.request(command, {**self.fields(), "SessionStateReason": bounded(reason, MAX_REASON_CHARS)})
 
     def stop(self, action: Action) -> None:
-        self.request("stop", {**self.fields(), "IsProviderSessionEnd": action.provider_session_end,
-                              "SessionEndReason": bounded(action.reason, MAX_REASON_CHARS),
-                              "TranscriptPath": self.transcript, "StopHookActive": action.stop_hook_active,
-                              "LastAssistantMessage": bounded(action.last_assistant_message,
-                                                              MAX_ASSISTANT_MESSAGE_CHARS)})
+        fields = {**self.fields(), "IsProviderSessionEnd": action.provider_session_end,
+                  "SessionEndReason": bounded(action.reason, MAX_REASON_CHARS),
+                  "TranscriptPath": self.transcript, "StopHookActive": action.stop_hook_active,
+                  "LastAssistantMessage": bounded(action.last_assistant_message, MAX_ASSISTANT_MESSAGE_CHARS)}
+        wait = self._follow_up_wait() if action.blocking else None
+        if wait is None:
+            self.request("stop", fields)
+            return
+        # Ask-before-sleep: the runtime holds this connection until the user replies, cancels, the
+        # window expires or the wait ends otherwise; the agent waits on this hook meanwhile.
+        self.log.message(f"Waiting up to {int(wait)} s for a closed-lid follow-up reply.")
+        reply = self.request("stop", {**fields, "WaitForFollowUp": True}, reply_timeout=wait)
+        self.output = continuation_output(reply)
+
+    def _follow_up_wait(self) -> float | None:
+        try:
+            raw = self.environment.raw_settings()
+        except Exception as error:  # noqa: BLE001 - unreadable settings: the quick stop of old
+            self.log.message(f"The settings could not be read: {type(error).__name__}: {error}")
+            return None
+        return follow_up_wait_seconds(raw.settings)
 
     def closed_lid(self) -> tuple[bool, dict[str, Any]]:
         """(True, settings) when the lid is closed and no suspend-blocking display remains.

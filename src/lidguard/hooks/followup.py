@@ -1,0 +1,63 @@
+"""Ask-before-sleep for the blocking Stop hooks (ASK_BEFORE_SLEEP.md), hook side; stdlib only.
+
+Claude Code ``Stop``, Codex ``Stop``, Copilot CLI ``agentStop`` and the OpenCode plugin's
+``session.idle`` may hold the agent until the user replies from the phone. The hook decides from the
+RAW settings file (no model; the runtime validates and decides for real) whether to send
+``WaitForFollowUp: true`` and how long it may wait for the reply. A wrong guess costs nothing: the
+runtime answers a waiting stop at once when the feature does not apply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from .payload import bounded, clean_text
+
+__all__ = ["MAX_REPLY_CHARS", "REPLY_MARGIN_SECONDS", "continuation_output", "follow_up_wait_seconds"]
+
+MIN_WINDOW_SECONDS = 20
+MIN_POST_STOP_DELAY_SECONDS = 10
+MAX_DELAY_SECONDS = 3600  # settings.model NUMBER_RANGES: both delays are 0-3600
+EXTENSION_SECONDS = 300  # the dashboard may extend the reply window by up to 5 minutes
+REPLY_MARGIN_SECONDS = 30  # the StopFollowUp POST, the sound, the last poll
+MAX_REPLY_CHARS = 16_000
+
+
+def _seconds(value: Any) -> int | None:
+    return value if type(value) is int and 0 <= value <= MAX_DELAY_SECONDS else None
+
+
+def _valid_url(value: Any) -> bool:
+    if not isinstance(value, str) or not value.strip() or len(value) > 2048:
+        return False
+    try:
+        parts = urlsplit(value.strip())
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
+
+def follow_up_wait_seconds(settings: Any) -> float | None:
+    """The reply timeout for a waiting stop, or None when ask-before-sleep is off in ``settings``.
+
+    On: a valid absolute http(s) ``ClosedLidStopFollowUpWebhookUrl``, ``ClosedLidStopFollowUpDelaySeconds``
+    >= 20 and ``PostStopSuspendDelaySeconds`` >= 10. The runtime holds the stop for at most the post-stop
+    delay + the reply window + 300 s of extensions; the margin covers the webhook, sound and last poll.
+    """
+    if not isinstance(settings, dict) or not _valid_url(settings.get("ClosedLidStopFollowUpWebhookUrl")):
+        return None
+    window = _seconds(settings.get("ClosedLidStopFollowUpDelaySeconds"))
+    delay = _seconds(settings.get("PostStopSuspendDelaySeconds"))
+    if window is None or delay is None or window < MIN_WINDOW_SECONDS or delay < MIN_POST_STOP_DELAY_SECONDS:
+        return None
+    return float(delay + window + EXTENSION_SECONDS + REPLY_MARGIN_SECONDS)
+
+
+def continuation_output(reply: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"decision": "block", "reason": <reply>}`` when the runtime's reply carries ``FollowUpReply``
+    (the shape Claude Code, Codex and Copilot CLI all continue on; the OpenCode plugin re-prompts)."""
+    text = reply.get("FollowUpReply")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return {"decision": "block", "reason": bounded(clean_text(text), MAX_REPLY_CHARS)}
