@@ -30,8 +30,12 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
-    """Writes ``data`` so that readers see the old or the new file, never a torn one."""
+def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600, durable: bool = True) -> None:
+    """Writes ``data`` so that readers see the old or the new file, never a torn one.
+
+    ``durable`` (the default) also flushes the file and its folder to the disk before returning, so
+    the new content survives a power loss; ``durable=False`` skips the two fsyncs (each can take tens
+    of milliseconds on a busy disk) for files that need only survive the process, not the machine."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -41,13 +45,14 @@ def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(temp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise
-    if hasattr(os, "O_DIRECTORY"):
+    if durable and hasattr(os, "O_DIRECTORY"):
         with contextlib.suppress(OSError):
             dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
             try:
@@ -147,11 +152,13 @@ def count_lines(path: Path) -> int:
 
 
 def keep_latest_lines(path: Path, keep: int) -> int:
-    """Rewrites ``path`` atomically with its latest ``keep`` non-empty lines; returns how many remain."""
+    """Rewrites ``path`` atomically with its latest ``keep`` non-empty lines; returns how many remain.
+
+    Not flushed to the disk (the lines it keeps were appended without a flush either)."""
     try:
         lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
     except FileNotFoundError:
         return 0
     lines = lines[-keep:] if keep > 0 else []
-    write_atomic(path, b"".join(line + b"\n" for line in lines))
+    write_atomic(path, b"".join(line + b"\n" for line in lines), durable=False)
     return len(lines)

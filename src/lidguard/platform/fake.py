@@ -235,6 +235,8 @@ class _FakeSuspender:
 
 
 class _FakeLidPolicy:
+    hold_ends_with_process = True  # nothing outlives the process: the lid backup is not fsynced
+
     def __init__(self, platform: FakePlatform) -> None:
         self._platform = platform
 

@@ -55,7 +55,7 @@ def read_lid_backup(path: Path) -> LidActionSnapshot | None:
     )
 
 
-def _write_lid_backup(path: Path, snapshot: LidActionSnapshot) -> None:
+def _write_lid_backup(path: Path, snapshot: LidActionSnapshot, *, durable: bool = True) -> None:
     data = {
         "SavedAt": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
         "PowerSchemeIdentifier": snapshot.power_scheme_identifier,
@@ -64,7 +64,7 @@ def _write_lid_backup(path: Path, snapshot: LidActionSnapshot) -> None:
         "IncludesDirectCurrent": snapshot.direct_current_action is not None,
         "DirectCurrentAction": snapshot.direct_current_action,
     }
-    write_atomic(path, json.dumps(data, indent=2) + "\n")
+    write_atomic(path, json.dumps(data, indent=2) + "\n", durable=durable)
 
 
 def restore_pending_lid_backup(platform: Platform, path: Path) -> bool:
@@ -99,11 +99,19 @@ def protection_target(settings: Settings) -> ProtectionTarget:
     return ProtectionTarget(protection_request(settings), settings.change_lid_action)
 
 
+def _hold_ends_with_process(platform: Platform) -> bool:
+    """True when the platform's lid hold is gone once this process is (a logind inhibitor, the fake):
+    its backup then needs to survive only the process, not a power loss, and is not fsynced."""
+    return getattr(platform.lid_policy, "hold_ends_with_process", False) is True
+
+
 class ProtectionCoordinator:
     """Holds at most one applied protection and moves it to a target changing only what differs.
 
     A new power request is acquired before the old one is released (make-before-break); the lid
-    policy and its backup are touched only when ``change_lid_action`` itself changes. Blocking
+    policy and its backup are touched only when ``change_lid_action`` itself changes. The backup is
+    flushed to the disk before the policy changes, unless the platform's hold ends with the process
+    (an fsync can cost tens of milliseconds, on every first session after an idle moment). Blocking
     calls: run it off the event loop, one call at a time.
     """
 
@@ -115,6 +123,7 @@ class ProtectionCoordinator:
         self._power: PowerHandle | None = None
         self._request: ProtectionRequest | None = None
         self._lid_changed = False
+        self._durable_backup = not _hold_ends_with_process(platform)
 
     @property
     def applied(self) -> bool:
@@ -158,7 +167,7 @@ class ProtectionCoordinator:
         snapshot = read_lid_backup(self._backup_path)
         if snapshot is None:
             snapshot = self._platform.lid_policy.read_lid_actions()
-            _write_lid_backup(self._backup_path, snapshot)
+            _write_lid_backup(self._backup_path, snapshot, durable=self._durable_backup)
         self._lid_changed = True
         self._platform.lid_policy.set_do_nothing(snapshot)
 
@@ -179,6 +188,7 @@ class ProtectionCoordinator:
                 errors.append(error)
         if errors:
             raise errors[0]
+
     def _restore_lid_policy(self) -> None:
         try:
             snapshot = read_lid_backup(self._backup_path)

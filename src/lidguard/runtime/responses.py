@@ -1,16 +1,32 @@
-"""Runtime replies: the standard response (PascalCase wire fields, REFERENCE 3.1)."""
+"""Runtime replies: the standard response (PascalCase wire fields, REFERENCE 3.1).
+
+Every reply carries every session and the settings, so building and encoding them is the runtime's
+main cost under load. Both are cached: a session's wire form (and its JSON text) is kept while the
+very same ``Session`` object (frozen) is in the registry, the sorted list while the very same
+``RegistryState`` (frozen) is current, and the settings' wire form per ``Settings`` instance (frozen).
+``encode_reply`` splices the cached JSON texts into the reply line; it writes byte for byte what
+``ipc.protocol.encode_message`` writes. The cached dicts are shared between replies: treat replies
+as read-only.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from ..ipc.protocol import PROTOCOL_VERSION
+from ..ipc.protocol import PROTOCOL_VERSION, encode_message
 from ..platform.api import LidState
 from ..settings.model import Settings
 from .logs import format_utc
-from .sessions import RegistryState, Session
+from .sessions import RegistryState, Session, SessionKey
 
-__all__ = ["build_response", "session_to_wire"]
+__all__ = ["build_response", "encode_reply", "session_to_wire"]
+
+_encoder = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=str)
+
+
+def _dumps(value: Any) -> str:
+    return _encoder.encode(value)
 
 
 def session_to_wire(session: Session) -> dict[str, Any]:
@@ -29,6 +45,62 @@ def session_to_wire(session: Session) -> dict[str, Any]:
     }
 
 
+class WireSessions(list):  # type: ignore[type-arg]
+    """The reply's ``Sessions`` list, with its JSON text computed once."""
+
+    __slots__ = ("json",)
+    json: str
+
+
+class WireSettings(dict):  # type: ignore[type-arg]
+    """The reply's ``Settings`` object, with its JSON text computed once."""
+
+    __slots__ = ("json",)
+    json: str
+
+
+class _ReplyCache:
+    """Wire forms by identity of the frozen values they come from (bounded by the registry's size)."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[SessionKey, tuple[Session, dict[str, Any], str]] = {}
+        self._state: RegistryState | None = None
+        self._state_wire = WireSessions()
+        self._state_wire.json = "[]"
+        self._settings: Settings | None = None
+        self._settings_wire = WireSettings()
+
+    def sessions(self, state: RegistryState) -> WireSessions:
+        if state is self._state:
+            return self._state_wire
+        cache = self._sessions
+        wire = WireSessions()
+        texts: list[str] = []
+        for session in state.sorted_sessions():
+            entry = cache.get(session.key)
+            if entry is None or entry[0] is not session:
+                data = session_to_wire(session)
+                entry = (session, data, _dumps(data))
+                cache[session.key] = entry
+            wire.append(entry[1])
+            texts.append(entry[2])
+        wire.json = "[" + ",".join(texts) + "]"
+        if len(cache) > 2 * len(state.sessions) + 64:  # forget sessions that left the registry
+            self._sessions = {key: cache[key] for key in state.sessions if key in cache}
+        self._state, self._state_wire = state, wire
+        return wire
+
+    def settings(self, settings: Settings) -> WireSettings:
+        if settings is not self._settings:
+            wire = WireSettings(settings.to_file_json())
+            wire.json = _dumps(wire)
+            self._settings, self._settings_wire = settings, wire
+        return self._settings_wire
+
+
+_cache = _ReplyCache()
+
+
 def build_response(*, succeeded: bool, message: str, state: RegistryState, settings: Settings,
                    lid_state: LidState, visible_display_count: int,
                    pending_suspend: dict[str, Any] | None = None,
@@ -39,8 +111,8 @@ def build_response(*, succeeded: bool, message: str, state: RegistryState, setti
         "RuntimeUnavailable": False,
         "Message": message,
         "ActiveSessionCount": len(state.sessions),
-        "Sessions": [session_to_wire(session) for session in state.sorted_sessions()],
-        "Settings": settings.to_file_json(),
+        "Sessions": _cache.sessions(state),
+        "Settings": _cache.settings(settings),
         "LidSwitchState": lid_state.value,
         "VisibleDisplayMonitorCount": visible_display_count,
         "PendingSuspend": pending_suspend,
@@ -48,3 +120,32 @@ def build_response(*, succeeded: bool, message: str, state: RegistryState, setti
     if extra:
         response.update(extra)
     return response
+
+
+def _precomputed(value: Any) -> str | None:
+    if type(value) is WireSessions or type(value) is WireSettings:
+        return value.json
+    return None
+
+
+def encode_reply(reply: dict[str, Any]) -> bytes:
+    """``encode_message(reply)``, reusing the JSON texts ``build_response`` cached."""
+    if next(iter(reply), None) != "v":
+        return encode_message(reply)
+    try:
+        parts: list[str] = []
+        plain: dict[str, Any] = {}
+        for key, value in reply.items():
+            text = _precomputed(value)
+            if text is None:
+                plain[key] = value
+                continue
+            if plain:
+                parts.append(_dumps(plain)[1:-1])
+                plain = {}
+            parts.append(_dumps(key) + ":" + text)
+        if plain:
+            parts.append(_dumps(plain)[1:-1])
+        return ("{" + ",".join(parts) + "}").encode("ascii") + b"\n"
+    except Exception:  # noqa: BLE001 - the general encoder turns the failure into a readable reply
+        return encode_message(reply)

@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 
 from ..fileio import ensure_private_dir
-from ..ipc.protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, encode_message, failure_response
+from ..ipc.protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, failure_response
 from ..ipc.transport import ListenerTransport, default_transport
 from ..platform import load_platform
 from ..platform.api import Platform
@@ -39,6 +39,7 @@ from ..settings import SettingsFileError, headless_defaults, load_or_create_sett
 from .app import Runtime
 from .protection import restore_pending_lid_backup
 from .requests import RequestError, check_wire_message
+from .responses import encode_reply
 
 __all__ = ["MAX_CONNECTIONS", "run_server", "serve"]
 
@@ -190,7 +191,7 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
                 runtime.exception_log.record("request-failed", error)
                 reply = failure_response("The runtime failed to handle the request.")
         with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
-            await _send_all(sock, encode_message(reply))
+            await _send_all(sock, encode_reply(reply))
     except OSError:
         pass  # the client went away; nothing to answer
     except Exception as error:  # noqa: BLE001 - confined to this connection

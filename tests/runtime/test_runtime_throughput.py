@@ -1,0 +1,111 @@
+"""The reply caches and the lid backup's durability (issue 6, runtime throughput).
+
+Replies reuse the wire form of unchanged sessions and settings and splice their JSON text; the bytes
+must stay exactly those ``encode_message`` writes, and a changed session must never show its old
+form. The lid backup is fsynced unless the platform's hold ends with the process (the fake).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lidguard.ipc.protocol import encode_message
+from lidguard.platform.api import LidActionSnapshot, LidState
+from lidguard.platform.fake import FakePlatform
+from lidguard.runtime import protection
+from lidguard.runtime.protection import ProtectionCoordinator, protection_target
+from lidguard.runtime.responses import build_response, encode_reply, session_to_wire
+from lidguard.runtime.sessions import AgentProvider, RegistryState, Session, SessionKey
+from lidguard.settings.model import Settings, headless_defaults
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+
+
+def _session(name: str, minutes: int = 0, **changes: Any) -> Session:
+    moment = NOW + timedelta(minutes=minutes)
+    return replace(Session(SessionKey.create(AgentProvider.CLAUDE, name), moment, moment), **changes)
+
+
+def _reply(state: RegistryState, settings: Settings | None = None, message: str = "ok",
+           extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    return build_response(succeeded=True, message=message, state=state, settings=settings or headless_defaults(),
+                          lid_state=LidState.OPEN, visible_display_count=1, extra=extra)
+
+
+def test_encoded_reply_is_byte_for_byte_the_general_encoding() -> None:
+    state = RegistryState()
+    for index, name in enumerate(["plain", "lone-\ud800-surrogate", "é ünïcode", 'quote"and\\slash']):
+        state = state.with_session(_session(name, index, working_directory=f"/w/{name}", soft_lock_reason=None))
+    reply = _reply(state, message="Started Claude:lone-\ud800.", extra={"ClosedLidSuspendEligible": False,
+                                                                        "RemovedSessions": ["a", "\udfff"]})
+    assert encode_reply(reply) == encode_message(reply)
+    assert json.loads(encode_reply(reply))["Sessions"] == [session_to_wire(s) for s in state.sorted_sessions()]
+    assert encode_reply(_reply(RegistryState())) == encode_message(_reply(RegistryState()))
+
+
+def test_unencodable_reply_still_becomes_the_readable_failure() -> None:
+    reply = _reply(RegistryState().with_session(_session("a")), extra={"Odd": float("nan")})
+    assert encode_reply(reply) == encode_message(reply)
+    assert json.loads(encode_reply(reply))["Succeeded"] is False
+
+
+def test_changed_session_and_settings_are_never_served_from_the_cache() -> None:
+    first = _session("a")
+    state = RegistryState().with_session(first).with_session(_session("b", 1))
+    before = json.loads(encode_reply(_reply(state)))
+    assert before["Sessions"][0]["SoftLockState"] == "None"
+    locked = first.with_soft_lock("Stop", NOW + timedelta(minutes=5))
+    after = json.loads(encode_reply(_reply(state.with_session(locked))))
+    assert after["Sessions"][0]["SoftLockState"] == "SoftLocked"
+    assert after["Sessions"][0]["SoftLockReason"] == "Stop"
+    assert after["Sessions"][1] == before["Sessions"][1]
+    changed = Settings.model_validate({**headless_defaults().to_file_json(), "SessionTimeoutMinutes": 77})
+    assert json.loads(encode_reply(_reply(state, changed)))["Settings"]["SessionTimeoutMinutes"] == 77
+    assert json.loads(encode_reply(_reply(state)))["Settings"] == headless_defaults().to_file_json()
+    removed = json.loads(encode_reply(_reply(state.without([first.key]))))
+    assert [s["SessionIdentifier"] for s in removed["Sessions"]] == ["b"]
+
+
+class _DurablePolicy:
+    """A lid policy whose hold outlives the process (powercfg, pmset): the backup must be fsynced."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def read_lid_actions(self) -> LidActionSnapshot:
+        return LidActionSnapshot("scheme", 1, 1)
+
+    def set_do_nothing(self, snapshot: LidActionSnapshot) -> None:
+        self.calls.append("set")
+
+    def restore_lid_actions(self, snapshot: LidActionSnapshot) -> None:
+        self.calls.append("restore")
+
+    def drop_runtime_hold(self) -> None:
+        self.calls.append("drop")
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_lid_backup_is_fsynced_unless_the_hold_ends_with_the_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durable: bool) -> None:
+    fsyncs: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+    platform = FakePlatform()
+    if durable:
+        platform.lid_policy = _DurablePolicy()  # type: ignore[assignment]
+    backup = tmp_path / "pending-lid-action-backup.json"
+    coordinator = ProtectionCoordinator(platform, backup, lambda event, message: None)
+    coordinator.converge(protection_target(headless_defaults()))
+    assert protection.read_lid_backup(backup) is not None
+    assert oct(backup.stat().st_mode & 0o777) == "0o600"
+    assert bool(fsyncs) is durable
+    coordinator.converge(None)
+    assert not backup.exists()
