@@ -2,9 +2,15 @@
 ``~/.config``). OpenCode has no command hooks: the plugin runs in the agent's process and forwards
 chat.message, tool.execute.before/after and the permission.asked/replied and session.idle bus events
 to ``lidguard opencode-hook --event <name>`` (JSON on stdin). It answers a permission from the hook's
-``{"behavior": "allow"|"deny"}`` and sends a Stop-style ``{"decision": "block", "reason"}`` printed
-after session.idle back into the same session (ASK_BEFORE_SLEEP.md). The file is ours as a whole; one
-that does not carry our marker line is never overwritten or removed.
+``{"behavior": "allow"|"deny"}``. Ask-before-sleep (ASK_BEFORE_SLEEP.md, AGENT_CLIS.md second round):
+the session.idle hook may wait for the user's reply and print ``{"decision": "block", "reason"}``; the
+TUI then gets the text with ``client.session.prompt()``. ``opencode run`` exits as soon as the session
+is idle, so there the stop hook runs (and waits) inside the awaited ``experimental.text.complete`` of
+the final text part (an assistant message without tool parts) and the continuation goes out with
+``promptAsync``. The plugin counts its own continuations (``stop_hook_active: true`` on the stop that
+follows one) and a user's chat.message cancels a pending wait (the hook is killed; the runtime ends the
+wait on the new prompt). The file is ours as a whole; one that does not carry our marker line is never
+overwritten or removed.
 """
 
 from __future__ import annotations
@@ -27,8 +33,11 @@ import { spawn } from "node:child_process";
 
 const COMMAND = __COMMAND__;
 const LIMIT = 1048576;
+// `opencode run` exits right after its session goes idle: there the wait happens in the awaited
+// experimental.text.complete hook of the final text part instead of in session.idle.
+const RUN_MODE = process.argv.slice(2).includes("run");
 
-function run(event, payload, limitMs) {
+function run(event, payload, limitMs, pending) {
   return new Promise((resolve) => {
     let out = "";
     let child;
@@ -39,6 +48,7 @@ function run(event, payload, limitMs) {
       resolve("");
       return;
     }
+    if (pending) pending.child = child;
     const timer = limitMs ? setTimeout(() => child.kill(), limitMs) : null;
     child.stdout.on("data", (chunk) => { if (out.length < LIMIT) out += chunk; });
     child.on("error", () => resolve(""));
@@ -57,18 +67,68 @@ function parse(text) {
   }
 }
 
+const textOf = (parts) => (Array.isArray(parts) ? parts : [])
+  .filter((p) => p?.type === "text" && typeof p.text === "string").map((p) => p.text).join("\\n");
+
 export const LidGuard = async ({ client, directory }) => {
-  const continued = new Set();
-  const send = (event, fields, limitMs = 30000) =>
-    run(event, { ...fields, hook_event_name: event, cwd: directory, pid: process.pid }, limitMs);
+  const continued = new Set(); // the session's running turn is our continuation: next stop_hook_active
+  const injecting = new Set(); // our continuation's own chat.message is not the user typing
+  const stopped = new Set();   // run mode: the stop already went out from text.complete
+  const waits = new Map();     // session -> the pending stop wait
+  const send = (event, fields, limitMs = 30000, pending = null) =>
+    run(event, { ...fields, hook_event_name: event, cwd: directory, pid: process.pid }, limitMs, pending);
+  const cancel = (id) => {
+    const pending = waits.get(id);
+    if (pending) { pending.canceled = true; pending.child?.kill(); waits.delete(id); }
+  };
+  // The stop hook (no time limit: it may wait for the user's reply); the continuation text or null.
+  const stop = async (id, fields) => {
+    cancel(id);
+    const pending = { child: null, canceled: false };
+    waits.set(id, pending);
+    const active = continued.delete(id);
+    const fieldsOut = { ...fields, sessionID: id, stop_hook_active: active };
+    const answer = parse(await send("session.idle", fieldsOut, 0, pending));
+    if (waits.get(id) === pending) waits.delete(id);
+    if (pending.canceled || answer?.decision !== "block" || typeof answer.reason !== "string" || !answer.reason) {
+      return null;
+    }
+    continued.add(id);
+    injecting.add(id);
+    return { path: { id }, body: { parts: [{ type: "text", text: answer.reason }] } };
+  };
+  const lastAssistant = async (id) => {
+    try {
+      const list = (await client.session.messages({ path: { id } }))?.data;
+      const last = (Array.isArray(list) ? list : []).filter((m) => m?.info?.role === "assistant").pop();
+      return textOf(last?.parts);
+    } catch {
+      return "";
+    }
+  };
   return {
     "chat.message": async (input, output) => {
-      const parts = output?.parts ?? [];
-      const prompt = parts.filter((p) => p?.type === "text").map((p) => p.text).join("\\n").slice(0, 4000);
-      await send("chat.message", { ...input, prompt });
+      const id = input?.sessionID;
+      if (!injecting.delete(id)) { cancel(id); continued.delete(id); } // the user typed: no continuation
+      stopped.delete(id);
+      await send("chat.message", { ...input, prompt: textOf(output?.parts).slice(0, 4000) });
     },
     "tool.execute.before": async (input) => { await send("tool.execute.before", input); },
     "tool.execute.after": async (input) => { await send("tool.execute.after", input); },
+    "experimental.text.complete": async (input, output) => {
+      const id = input?.sessionID;
+      if (!RUN_MODE || !id || !input.messageID) return;
+      let parts;
+      try {
+        parts = (await client.session.message({ path: { id, messageID: input.messageID } }))?.data?.parts;
+      } catch {
+        return;
+      }
+      if (!Array.isArray(parts) || parts.some((p) => p?.type === "tool")) return; // not the final text
+      stopped.add(id);
+      const next = await stop(id, { ...input, last_assistant_message: output?.text ?? "" });
+      if (next) await client.session.promptAsync(next).catch(() => {});
+    },
     event: async ({ event }) => {
       const props = event?.properties ?? {};
       if (event?.type === "permission.asked") {
@@ -81,15 +141,11 @@ export const LidGuard = async ({ client, directory }) => {
         }
       } else if (event?.type === "permission.replied") {
         await send("permission.replied", props);
-      } else if (event?.type === "session.idle") {
+      } else if (event?.type === "session.idle" && props.sessionID) {
         const id = props.sessionID;
-        const active = continued.delete(id);
-        const answer = parse(await send("session.idle", { ...props, stop_hook_active: active }, 0));
-        if (id && answer?.decision === "block" && typeof answer.reason === "string" && answer.reason) {
-          continued.add(id);
-          client.session.prompt({ path: { id }, body: { parts: [{ type: "text", text: answer.reason }] } })
-            .catch(() => {});
-        }
+        if (stopped.delete(id)) return;
+        const next = await stop(id, { ...props, last_assistant_message: await lastAssistant(id) });
+        if (next) client.session.prompt(next).catch(() => {});
       }
     },
   };
@@ -105,8 +161,9 @@ def plugin_file(config: Path | None = None) -> Path:
     return (config if config is not None else config_dir() / "plugin" / "lidguard.js").absolute()
 
 
-def plugin_source() -> str:
-    return _TEMPLATE.replace("__COMMAND__", json.dumps(hook_argv()))
+def plugin_source(command: list[str] | None = None) -> str:
+    """The plugin text; ``command`` (default: the installed hook command) is what it runs."""
+    return _TEMPLATE.replace("__COMMAND__", json.dumps(command if command is not None else hook_argv()))
 
 
 def _current(path: Path) -> str | None:
