@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from lidguard.ipc.protocol import encode_message
@@ -109,3 +110,46 @@ def test_lid_backup_is_fsynced_unless_the_hold_ends_with_the_process(
     assert bool(fsyncs) is durable
     coordinator.converge(None)
     assert not backup.exists()
+
+
+def test_activity_moves_the_timeout_without_a_task_per_event_and_it_still_fires_on_time() -> None:
+    from lidguard_runtime_harness import Harness, run_mock, with_runtime
+
+    harness = Harness()
+    spawned: list[object] = []
+    real_spawn = harness.runtime.spawn
+    harness.runtime.spawn = lambda function: (spawned.append(function), real_spawn(function))[1]  # type: ignore[method-assign]
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        started = len(spawned)
+        for _ in range(5):
+            await anyio.sleep(60)
+            await h.send("mark-session-active", Provider="Claude", SessionIdentifier="s1", SessionStateReason="x")
+        assert len(spawned) == started  # no timer task per event
+        active_at = anyio.current_time()
+        await anyio.sleep(12 * 60 - 1)
+        assert not next(iter(h.runtime.state.sessions.values())).soft_locked
+        await anyio.sleep(2)
+        assert next(iter(h.runtime.state.sessions.values())).soft_lock_reason == "session-timeout-expired:12 minutes"
+        assert anyio.current_time() - active_at >= 12 * 60
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_shorter_timeout_wakes_the_waiting_timer_early() -> None:
+    from lidguard_runtime_harness import Harness, run_mock, with_runtime
+
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(60)
+        shorter = {**headless_defaults().to_file_json(), "SessionTimeoutMinutes": 3}
+        assert (await h.send("settings", HasSettings=True, Settings=shorter))["Succeeded"]
+        await anyio.sleep(2 * 60 - 1)
+        assert not next(iter(h.runtime.state.sessions.values())).soft_locked
+        await anyio.sleep(2)
+        assert next(iter(h.runtime.state.sessions.values())).soft_lock_reason == "session-timeout-expired:3 minutes"
+
+    run_mock(lambda: with_runtime(harness, body))

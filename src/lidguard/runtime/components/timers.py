@@ -29,6 +29,7 @@ class TimerComponent(ComponentBase):
         self._runtime = runtime
         self._timeout_scope: anyio.CancelScope | None = None
         self._timeout_deadline: datetime | None = None
+        self._timeout_sleep: anyio.CancelScope | None = None
         self._cleanup_scope: anyio.CancelScope | None = None
 
     def state_changed(self) -> None:
@@ -47,26 +48,36 @@ class TimerComponent(ComponentBase):
         self._reevaluate_cleanup(minimum_seconds=BOOT_GRACE_SECONDS)
 
     # -- inactivity timeout (also abandons pending provider work) ------------------------------------
+    # One long-lived task waits for the current deadline. Activity only ever moves the deadline later,
+    # which costs nothing here: the task wakes at the old deadline, sees the new one and sleeps on.
+    # Only a deadline that moves earlier interrupts its sleep.
     def _reschedule_timeout(self) -> None:
         runtime = self._runtime
-        minutes = runtime.settings.session_timeout_minutes
-        deadline = policy.next_timeout_deadline(runtime.state, minutes)
-        if self._timeout_scope is not None:
-            if deadline == self._timeout_deadline:
-                return  # already waiting for exactly this deadline
-            self._timeout_scope.cancel()
-            self._timeout_scope = None
-        if deadline is None or not runtime.running:
+        deadline = policy.next_timeout_deadline(runtime.state, runtime.settings.session_timeout_minutes)
+        previous = self._timeout_deadline
+        if deadline == previous or not runtime.running:
             return
         self._timeout_deadline = deadline
+        if self._timeout_scope is None:
+            if deadline is not None:
+                self._timeout_scope = runtime.spawn(self._wait_for_timeouts)
+        elif deadline is not None and (previous is None or deadline < previous) and self._timeout_sleep is not None:
+            self._timeout_sleep.cancel()
 
-        async def fire(scope: anyio.CancelScope) -> None:
-            await sleep_until(runtime.clock, deadline)
-            if self._timeout_scope is scope:
-                self._timeout_scope = None  # rescheduling after this event must not cancel this task
+    async def _wait_for_timeouts(self, scope: anyio.CancelScope) -> None:
+        runtime = self._runtime
+        while True:
+            deadline = self._timeout_deadline
+            with anyio.CancelScope() as sleep:
+                self._timeout_sleep = sleep
+                if deadline is None:
+                    await anyio.sleep_forever()
+                else:
+                    await sleep_until(runtime.clock, deadline)
+            self._timeout_sleep = None
+            if sleep.cancelled_caught or deadline is None or self._timeout_deadline != deadline:
+                continue  # the deadline moved while this task slept: wait for the new one
             await runtime.run_event(policy.TimeoutCheck(runtime.settings.session_timeout_minutes))
-
-        self._timeout_scope = runtime.spawn(fire)
 
     # -- cleanup: exit once nothing is left to do ---------------------------------------------------------
     def _reevaluate_cleanup(self, *, minimum_seconds: float = 0.0) -> None:
