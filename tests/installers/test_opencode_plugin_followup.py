@@ -35,11 +35,17 @@ if event == "session.idle":
 DRIVER = """\
 import { pathToFileURL } from "node:url";
 const calls = [];
+const messages = [{ info: { role: "user", id: "m-a" }, parts: [{ type: "text", text: "hi" }] },
+                  { info: { role: "assistant", id: "m-b" }, parts: [{ type: "text", text: "Done." }] }];
 const client = { session: {
   prompt: async (a) => { calls.push(["prompt", a]); },
-  promptAsync: async (a) => { calls.push(["promptAsync", a]); },
-  messages: async () => ({ data: [{ info: { role: "user" }, parts: [{ type: "text", text: "hi" }] },
-                                  { info: { role: "assistant" }, parts: [{ type: "text", text: "Done." }] }] }),
+  promptAsync: async (a) => {
+    calls.push(["promptAsync", a]);
+    // Stored a moment later (OpenCode awaits the chat.message hooks first); the plugin waits for it.
+    setTimeout(() => { calls.push(["stored"]); messages.push({ info: { role: "user", id: "m-zz" }, parts: [] }); },
+               300);
+  },
+  messages: async () => ({ data: [...messages] }),
   message: async ({ path }) => ({ data: { parts: path.messageID === "m-tool"
     ? [{ type: "text", text: "Let me check." }, { type: "tool" }] : [{ type: "text", text: "All done." }] } }),
 } };
@@ -71,6 +77,7 @@ if (scenario === "tui") {
                                             { text: "Let me check." });
   await hooks["experimental.text.complete"]({ sessionID: "s1", messageID: "m-final", partID: "p2" },
                                             { text: "All done." });
+  calls.push(["returned"]);
   await hooks.event(idle);                 // the stop already went out: nothing more
 }
 console.log(JSON.stringify(calls));
@@ -122,7 +129,8 @@ def test_the_user_typing_cancels_a_pending_wait(tmp_path):
 
 def test_run_mode_waits_in_the_final_text_part_and_continues_with_prompt_async(tmp_path):
     calls, hooks = _drive(tmp_path, "run", run_mode=True)
-    assert calls == [["promptAsync", CONTINUE]]
+    # text.complete returns only once the continuation is stored (else `opencode run` ends first).
+    assert calls == [["promptAsync", CONTINUE], ["stored"], ["returned"]]
     [idle] = [hook["payload"] for hook in hooks if hook["event"] == "session.idle"]
     assert idle["last_assistant_message"] == "All done." and idle["stop_hook_active"] is False
     assert idle["messageID"] == "m-final"
@@ -131,5 +139,5 @@ def test_run_mode_waits_in_the_final_text_part_and_continues_with_prompt_async(t
 def test_outside_run_mode_text_complete_does_nothing(tmp_path):
     calls, hooks = _drive(tmp_path, "run", run_mode=False)
     # Only the session.idle stop runs (and re-prompts the TUI way).
-    assert calls == [["prompt", CONTINUE]]
+    assert calls == [["returned"], ["prompt", CONTINUE]]
     assert [hook["event"] for hook in hooks] == ["session.idle"]

@@ -106,6 +106,17 @@ export const LidGuard = async ({ client, directory }) => {
       return "";
     }
   };
+  const queued = async (id, after) => {
+    for (let i = 0; i < 100; i++) {
+      try {
+        const list = (await client.session.messages({ path: { id } }))?.data;
+        if ((Array.isArray(list) ? list : []).some((m) => m?.info?.role === "user" && m.info.id > after)) return;
+      } catch {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
   return {
     "chat.message": async (input, output) => {
       const id = input?.sessionID;
@@ -127,7 +138,9 @@ export const LidGuard = async ({ client, directory }) => {
       if (!Array.isArray(parts) || parts.some((p) => p?.type === "tool")) return; // not the final text
       stopped.add(id);
       const next = await stop(id, { ...input, last_assistant_message: output?.text ?? "" });
-      if (next) await client.session.promptAsync(next).catch(() => {});
+      if (!next) return;
+      await client.session.promptAsync(next).catch(() => {});
+      await queued(id, input.messageID); // returning earlier lets the loop end and `run` exit first
     },
     event: async ({ event }) => {
       const props = event?.properties ?? {};
