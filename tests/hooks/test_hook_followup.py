@@ -7,6 +7,7 @@ local fake notification server, a real ``lidguard claude-hook`` waiting (replied
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -182,14 +183,17 @@ def test_a_real_stop_hook_waits_and_continues_the_agent_with_the_reply(lidguard,
     assert not (lidguard.data_dir / "exceptions.log").exists()
 
 
-def test_a_stop_hook_killed_while_waiting_leaves_the_runtime_consistent(lidguard, follow_up_server):
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGINT])
+def test_a_stop_hook_killed_while_waiting_leaves_the_runtime_consistent(lidguard, follow_up_server, signal_number):
     _prepare(lidguard, follow_up_server)
     hook = _waiting_stop(lidguard)
     try:
         assert follow_up_server.started.wait(40), "no StopFollowUp webhook"
     finally:
-        hook.kill()  # the user pressed Esc
-        hook.wait(10)
+        hook.send_signal(signal_number)  # the user pressed Esc
+        stdout, stderr = hook.communicate(timeout=10)
+    if signal_number == signal.SIGINT:  # an interrupted hook still exits 0 quietly
+        assert (hook.returncode, stdout, stderr) == (0, b"", b"")
     polls = follow_up_server.polls
     assert lidguard.wait_until(lambda: follow_up_server.polls > polls, timeout=10)  # the wait goes on
     status = lidguard.json("status")

@@ -337,7 +337,10 @@ def run_hook_command(arguments: list[str], stdin: BinaryIO | None = None, stdout
             stdin = None if stream is None or stream.isatty() else stream
         except (OSError, ValueError):
             stdin = None
-    output = run_hook(provider, arguments[1:], read_stdin(stdin))
+    try:
+        output = run_hook(provider, arguments[1:], read_stdin(stdin))
+    except KeyboardInterrupt:  # interrupted (e.g. while a Stop waits for a reply): quietly, no output
+        return 0
     if output is not None:
         out = stdout or sys.stdout
         try:
