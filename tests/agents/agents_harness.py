@@ -162,15 +162,6 @@ trust_level = "trusted"
 """
         (codex_home / "config.toml").write_text(config)
 
-    def set_codex_policy(self, approval: str, sandbox: str) -> None:
-        """Rewrites the Codex settings ahead of lidguard's own entries (hook-install appends after them)."""
-        path = self.home / ".codex" / "config.toml"
-        text = path.read_text()
-        for key, value in (("approval_policy", approval), ("sandbox_mode", sandbox)):
-            lines = [f'{key} = "{value}"' if line.startswith(f"{key} =") else line for line in text.splitlines()]
-            text = "\n".join(lines) + "\n"
-        path.write_text(text)
-
     def _configure_copilot(self) -> None:
         self.env.update({
             "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
