@@ -106,9 +106,26 @@ class ConnectionPool:
             await self._room.wait()
 
 
-async def _receive_line(sock: socket.socket, limit: int) -> tuple[bytes, str]:
+def _receive_now(sock: socket.socket, limit: int) -> tuple[bytes, str] | bytearray:
+    """What ``_receive_line`` returns when the whole request is already there (the usual case: no
+    timeout scope, no wait); otherwise the bytes read so far, for ``_receive_line`` to go on from."""
+    try:
+        chunk = sock.recv(65536)
+    except (BlockingIOError, InterruptedError):
+        return bytearray()
+    if not chunk:
+        return b"", "eof"
+    newline = chunk.find(b"\n")
+    if newline >= 0:
+        return chunk[:newline], "line"
+    if len(chunk) > limit:
+        return b"", "too-large"
+    return bytearray(chunk)
+
+
+async def _receive_line(sock: socket.socket, limit: int, buffer: bytearray | None = None) -> tuple[bytes, str]:
     """(line, "line") or (partial, "eof") or (b"", "too-large"); the newline is not included."""
-    buffer = bytearray()
+    buffer = bytearray() if buffer is None else buffer
     while True:
         try:
             chunk = sock.recv(65536)
@@ -174,9 +191,13 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
             trusted = False
         limit = MAX_MESSAGE_BYTES if trusted else REFUSAL_READ_LIMIT
         line, status = b"", "timeout"
-        with connection.scope, anyio.move_on_after(
-                REQUEST_READ_TIMEOUT_SECONDS if trusted else REFUSAL_READ_TIMEOUT_SECONDS):
-            line, status = await _receive_line(sock, limit)
+        received = _receive_now(sock, limit) if trusted else bytearray()
+        if isinstance(received, tuple):
+            line, status = received
+        else:
+            with connection.scope, anyio.move_on_after(
+                    REQUEST_READ_TIMEOUT_SECONDS if trusted else REFUSAL_READ_TIMEOUT_SECONDS):
+                line, status = await _receive_line(sock, limit, received)
         connection.reading = False
         if not trusted:
             reply = failure_response(REFUSED)
@@ -190,8 +211,14 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
             except Exception as error:  # noqa: BLE001 - the runtime never dies of a request
                 runtime.exception_log.record("request-failed", error)
                 reply = failure_response("The runtime failed to handle the request.")
-        with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
-            await _send_all(sock, encode_reply(reply))
+        data = encode_reply(reply)
+        try:
+            sent = sock.send(data)  # a reply usually fits the socket buffer: no timeout scope needed
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        if sent < len(data):
+            with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
+                await _send_all(sock, data[sent:])
     except OSError:
         pass  # the client went away; nothing to answer
     except Exception as error:  # noqa: BLE001 - confined to this connection

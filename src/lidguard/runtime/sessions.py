@@ -19,6 +19,17 @@ class SessionKey:
     provider: AgentProvider
     provider_name: str
     session_identifier: str
+    # Keys are hashed on every registry lookup and copy: hashed once (frozen, so it cannot go stale).
+    _hash: int = field(init=False, repr=False, compare=False, hash=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.provider, self.provider_name, self.session_identifier)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[SessionKey], tuple[AgentProvider, str, str]]:
+        return SessionKey, (self.provider, self.provider_name, self.session_identifier)  # hashed afresh
 
     @classmethod
     def create(cls, provider: AgentProvider, session_identifier: str, provider_name: str = "") -> SessionKey:
