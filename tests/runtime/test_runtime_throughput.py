@@ -153,3 +153,27 @@ def test_a_shorter_timeout_wakes_the_waiting_timer_early() -> None:
         assert next(iter(h.runtime.state.sessions.values())).soft_lock_reason == "session-timeout-expired:3 minutes"
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_raw_settings_are_validated_once_while_they_stay_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lidguard.settings import model
+
+    raw = {**headless_defaults().to_file_json(), "SessionTimeoutMinutes": 21}
+    first = model.validate_raw_settings(raw)
+    assert model.validate_raw_settings(json.loads(json.dumps(raw))) is first  # same content: remembered
+    assert first.session_timeout_minutes == 21
+    other = model.validate_raw_settings({**raw, "SessionTimeoutMinutes": 22})
+    assert other.session_timeout_minutes == 22
+    # 1 == True in Python, but the model treats them differently: never answered from memory
+    flag_as_number = {**raw, "ChangeLidAction": 1}
+    flag_as_bool = {**raw, "ChangeLidAction": True}
+    assert model.validate_raw_settings(flag_as_bool).change_lid_action is True
+    assert model.validate_raw_settings(flag_as_number) == Settings.model_validate(flag_as_number)
+    # the host's away-mode answer is part of what validation saw
+    monkeypatch.setattr(model, "away_mode_supported", lambda: True)
+    assert model.validate_raw_settings(flag_as_number) == Settings.model_validate(flag_as_number)
+    monkeypatch.setattr(model, "away_mode_supported", lambda: False)
+    assert model.validate_raw_settings(flag_as_number) == Settings.model_validate(flag_as_number)
+    for _ in range(2):  # an invalid payload raises every time (errors are never remembered)
+        with pytest.raises(ValueError):
+            model.validate_raw_settings("not an object")

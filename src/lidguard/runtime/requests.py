@@ -22,7 +22,7 @@ from ..ipc.limits import (
     MAX_REASON_CHARS,
     MAX_SESSION_IDENTIFIER_CHARS,
 )
-from ..settings.model import Settings
+from ..settings.model import Settings, validate_raw_settings
 from .sessions import AgentProvider, SessionKey, parse_provider
 
 __all__ = ["RequestError", "RuntimeRequest", "check_wire_message", "parse_request"]
@@ -128,7 +128,7 @@ class RuntimeRequest(BaseModel):
         if not self.has_settings or self.settings is None:
             raise RequestError("Settings payload is required.")
         try:
-            return Settings.model_validate(self.settings)
+            return validate_raw_settings(self.settings)
         except ValidationError as error:
             raise RequestError(f"The settings payload is invalid: {error.errors()[0]['msg']}") from error
         except (ValueError, TypeError, OverflowError) as error:

@@ -27,6 +27,7 @@ name nor a ``.wav`` path and a webhook URL that is not absolute http(s) are off.
 from __future__ import annotations
 
 import enum
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +64,7 @@ __all__ = [
     "normalize_sound",
     "normalize_url",
     "stop_follow_up_enabled",
+    "validate_raw_settings",
 ]
 
 DEFAULT_POWER_REQUEST_REASON = "LidGuard is keeping the system awake while an agent session is running."
@@ -324,6 +326,28 @@ def _alias(field_name: str | None) -> str:
 def headless_defaults() -> Settings:
     """What a freshly created settings file holds (ChangeLidAction on, unlike the class default)."""
     return Settings(ChangeLidAction=True)
+
+
+_last_validated: tuple[tuple[str, bool], Settings] | None = None
+
+
+def validate_raw_settings(raw: Any) -> Settings:
+    """``Settings.model_validate(raw)``, answered from memory when ``raw`` is exactly the raw object
+    validated last (same JSON text, so ``1`` and ``true`` differ; same host answer for away mode).
+
+    Hooks send the whole settings file with every ``start``; it rarely changes. Validation errors
+    are never remembered (they raise every time)."""
+    global _last_validated
+    try:
+        key = (json.dumps(raw, separators=(",", ":")), away_mode_supported())
+    except Exception:  # noqa: BLE001 - not plain JSON: no memory, the model says what is wrong
+        return Settings.model_validate(raw)
+    remembered = _last_validated
+    if remembered is not None and remembered[0] == key:
+        return remembered[1]
+    settings = Settings.model_validate(raw)
+    _last_validated = (key, settings)
+    return settings
 
 
 def stop_follow_up_enabled(settings: Settings) -> bool:
