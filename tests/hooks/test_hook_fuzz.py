@@ -117,7 +117,9 @@ def test_ten_thousand_payloads_per_hook_command(provider, stub_environment):
         _check_requests(runtime)
 
     check()
-    assert slowest[0] < 1.0, slowest
+    # Each example stayed within the hook budget (asserted above); no tighter wall-clock bound here: a
+    # loaded CI machine must not turn the fuzz into a timing test (speed lives in benchmarks/).
+    assert slowest[0] < HOOK_BUDGET_SECONDS, slowest
     log = hook_log_path(resolve_paths().data_dir, provider)
     assert 0 < log.stat().st_size <= TRIM_AT_BYTES + 8192  # bounded while 10,000 events were logged
     assert outputs, "the fuzzing never reached a closed-lid decision"
