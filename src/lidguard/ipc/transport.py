@@ -155,6 +155,11 @@ def default_transport() -> UnixSocketTransport:
     return UnixSocketTransport()
 
 
+def runtime_listens_on_named_pipe() -> bool:
+    """True where the runtime serves the per-user named pipe (Windows) instead of a Unix socket."""
+    return host_os_name() == "windows"
+
+
 def client_transport() -> ClientTransport:
     """The client side for this OS: the per-user named pipe on Windows (``transport_windows.py``)."""
     if host_os_name() == "windows":

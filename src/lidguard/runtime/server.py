@@ -30,7 +30,7 @@ import anyio
 
 from ..fileio import ensure_private_dir
 from ..ipc.protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, failure_response
-from ..ipc.transport import ListenerTransport, default_transport
+from ..ipc.transport import ListenerTransport, default_transport, runtime_listens_on_named_pipe
 from ..platform import load_platform
 from ..platform.api import Platform
 from ..platform.locking import InstanceLock
@@ -271,6 +271,9 @@ async def _accept_loop(runtime: Runtime, transport: ListenerTransport, listener:
 async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = anyio.TASK_STATUS_IGNORED,
                 max_connections: int = MAX_CONNECTIONS) -> None:
     """Runs the runtime until it asks to exit or is cancelled; always releases protection."""
+    if runtime_listens_on_named_pipe():
+        await _serve_named_pipe(runtime, task_status=task_status)
+        return
     prepare_runtime_dir(paths.runtime_dir)
     transport = default_transport()
     listener = transport.bind(paths.socket_file)
@@ -291,6 +294,32 @@ async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = an
     finally:
         listener.close()
         transport.unbind(paths.socket_file)
+        await runtime.shutdown()
+
+
+async def _serve_named_pipe(runtime: Runtime, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    """Windows: the same one-line-in, one-line-out protocol over the per-user named pipe
+    (``platform/windows/pipe_server.py`` runs the blocking pipe calls in a worker thread)."""
+    from ..platform.windows.pipe_server import serve_named_pipe
+
+    async def answer(line: bytes) -> bytes:
+        status = "line" if line.endswith(b"\n") else "eof"
+        try:
+            return encode_reply(await _answer(runtime, line, status))
+        except Exception as error:  # the runtime never dies of a request
+            runtime.exception_log.record("request-failed", error)
+            return encode_reply(failure_response("The runtime failed to handle the request."))
+
+    try:
+        async with anyio.create_task_group() as task_group:
+            await runtime.run(task_group)
+            async with anyio.create_task_group() as pipes:
+                await pipes.start(serve_named_pipe, answer)
+                task_status.started()
+                await runtime.exit_requested.wait()
+                pipes.cancel_scope.cancel()
+            task_group.cancel_scope.cancel()
+    finally:
         await runtime.shutdown()
 
 
@@ -318,7 +347,13 @@ async def _main(platform: Platform, paths: LidGuardPaths) -> None:
     async with anyio.create_task_group() as task_group:
 
         async def watch_signals() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+            names = ("SIGTERM", "SIGINT", "SIGHUP")  # SIGHUP does not exist on Windows
+            wanted = [getattr(signal, name) for name in names if hasattr(signal, name)]
+            try:
+                receiver = anyio.open_signal_receiver(*wanted)
+            except NotImplementedError:  # Windows: Ctrl+C still raises KeyboardInterrupt
+                return
+            with receiver as signals:
                 async for _ in signals:
                     runtime.exit_requested.set()
                     return
