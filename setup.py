@@ -47,6 +47,8 @@ def _cffi_modules():
         return [spec for spec in ["native/logind_build.py:ffibuilder"] if os.path.exists(spec.split(":")[0])]
     if sys.platform == "win32":
         return [spec for spec in ["native/windows_build.py:ffibuilder"] if os.path.exists(spec.split(":")[0])]
+    if sys.platform == "darwin":
+        return [spec for spec in ["native/macos_build.py:ffibuilder"] if os.path.exists(spec.split(":")[0])]
     return []
 
 

@@ -14,7 +14,7 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
                             "remove-closed-lid-stop-follow-up-webhook", "suspend-history")),
     ("Diagnostics", ("doctor", "current-lid-state", "current-monitor-count", "current-temperature",
-                     "linux-permission")),
+                     "linux-permission", "macos-permission")),
     ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
                           "copilot-hooks", "hook-events", "claude-hook", "codex-hook", "copilot-hook",
                           "opencode-hook")),

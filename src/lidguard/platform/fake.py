@@ -137,8 +137,10 @@ class FakePlatform:
 
     @classmethod
     def from_environment(cls) -> FakePlatform:
-        state = os.environ.get("LIDGUARD_FAKE_STATE")
-        actions = os.environ.get("LIDGUARD_FAKE_ACTIONS")
+        from .. import switches
+
+        state = switches.fake_state_file()
+        actions = switches.fake_actions_file()
         return cls(state_path=Path(state) if state else None, actions_path=Path(actions) if actions else None)
 
     # -- the simulated machine ------------------------------------------------------------------
