@@ -23,6 +23,22 @@ def print_version() -> int:
     return 0
 
 
+def _another_runtime_holds_the_lock() -> bool:
+    """A cheap, stdlib-only look at the single-instance lock. Many clients may launch a runtime at
+    once; the losers must not pay for importing the runtime. ``run_server`` still decides for real."""
+    try:
+        from ..platform.locking import InstanceLock
+        from ..platform.paths import resolve_paths
+
+        lock = InstanceLock(resolve_paths().lock_file)
+        if not lock.try_acquire():
+            return True
+        lock.release()
+    except (OSError, ValueError):
+        pass  # run_server reports it
+    return False
+
+
 def _dispatch(arguments: list[str]) -> int:
     from .output import CliError, escape_control
 
@@ -108,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     if arguments and arguments[0].lower() in HOOK_COMMANDS and not any(
             token.lower() in ("--help", "-h") for token in arguments[1:]):
         return _run_hook(arguments)
+    if arguments == ["run-server"] and _another_runtime_holds_the_lock():
+        return 0  # REFERENCE 3.2: a second run-server exits 0 at once (before loading the runtime)
     try:
         code = _run(arguments)
         sys.stdout.flush()

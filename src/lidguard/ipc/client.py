@@ -40,6 +40,9 @@ CONNECT_WINDOW_SECONDS = 0.75
 AUTO_START_WAIT_SECONDS = 5.0
 AUTO_START_MAX_WAIT_SECONDS = 30.0  # only while the launched runtime is still alive (a loaded machine)
 RELAUNCH_CHECK_SECONDS = 0.5
+# A launched run-server that exited 0 at once found another runtime holding the lock: that one is
+# starting (or exiting). Wait for it up to the longest wait, relaunching only this often.
+RELAUNCH_WHILE_LOCK_HELD_SECONDS = 2.0
 STOPPING_RETRY_SECONDS = 10.0
 
 
@@ -104,13 +107,21 @@ def _connect_or_launch(socket_path: Path) -> ClientConnection | None:
     connection = _connect(socket_path, CONNECT_WINDOW_SECONDS)
     started = time.monotonic()
     process: Any = None
+    launched_at = 0.0
+    lock_held_elsewhere = False
     while connection is None:
-        waited = time.monotonic() - started
+        now = time.monotonic()
+        waited = now - started
         starting = _still_starting(process)
-        if waited >= AUTO_START_MAX_WAIT_SECONDS or (waited >= AUTO_START_WAIT_SECONDS and not starting):
+        if process is not None and not starting and getattr(process, "poll", lambda: None)() == 0:
+            lock_held_elsewhere = True  # run-server exits 0 at once when another runtime holds the lock
+        patient = starting or lock_held_elsewhere
+        if waited >= AUTO_START_MAX_WAIT_SECONDS or (waited >= AUTO_START_WAIT_SECONDS and not patient):
             return None
-        if not starting:
+        due = not lock_held_elsewhere or now - launched_at >= RELAUNCH_WHILE_LOCK_HELD_SECONDS
+        if not starting and due:
             process = launch_runtime()
+            launched_at = now
             if process is None:
                 return None
         connection = _connect(socket_path, RELAUNCH_CHECK_SECONDS)
