@@ -26,17 +26,13 @@ def print_version() -> int:
 def _another_runtime_holds_the_lock() -> bool:
     """A cheap, stdlib-only look at the single-instance lock. Many clients may launch a runtime at
     once; the losers must not pay for importing the runtime. ``run_server`` still decides for real."""
-    try:
-        from ..platform.locking import InstanceLock
-        from ..platform.paths import resolve_paths
+    from ..platform.locking import held_by_another_process
+    from ..platform.paths import resolve_paths
 
-        lock = InstanceLock(resolve_paths().lock_file)
-        if not lock.try_acquire():
-            return True
-        lock.release()
-    except (OSError, ValueError):
-        pass  # run_server reports it
-    return False
+    try:
+        return held_by_another_process(resolve_paths().lock_file)
+    except ValueError:  # RuntimeDirError: run_server reports it
+        return False
 
 
 def _dispatch(arguments: list[str]) -> int:

@@ -229,15 +229,10 @@ class _Session:
         """
         if not any(path.exists() for path in self.paths.pending_backup_files):
             return
-        from ..platform.locking import InstanceLock
+        from ..platform.locking import held_by_another_process
 
-        lock = InstanceLock(self.paths.lock_file)
-        try:
-            if not lock.try_acquire():
-                return  # a runtime is alive and owns the backup
-            lock.release()
-        except OSError:
-            pass  # the full recovery reports it as one line
+        if held_by_another_process(self.paths.lock_file):
+            return  # a runtime is alive and owns the backup
         from .context import CliContext
 
         CliContext().recover_if_no_runtime()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from ..process_info import ProcessInfo
+from .posix import pid_exists
 
 __all__ = [
     "DEFAULT_PROC_ROOT",
@@ -71,14 +72,8 @@ def is_process_alive(pid: int) -> bool:
     ``kill(pid, 0)`` (kill(2)) checks existence; EPERM means it exists but belongs to someone else.
     A zombie still answers kill(2), so its state is read from ``/proc/<pid>/stat`` (proc(5)).
     """
-    if pid <= 0:
-        return False  # kill(0, 0) and kill(-1, 0) address process groups, not a process
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not pid_exists(pid):
         return False
-    except PermissionError:
-        pass  # exists, owned by another user
     state = read_process_state(pid)
     return state is None or state not in _EXITED_STATES
 

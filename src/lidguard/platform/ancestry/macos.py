@@ -7,10 +7,9 @@ the cffi binding is active; the hook path stays on the standard library (no cffi
 
 from __future__ import annotations
 
-import os
-
 from ..errors import Unsupported
 from ..process_info import ProcessInfo
+from .posix import pid_exists
 
 __all__ = ["NATIVE_ABI_VERSION", "NATIVE_MODULE", "OS_NAME", "is_process_alive", "read_ancestry",
            "read_process_state"]
@@ -38,12 +37,4 @@ def read_process_state(pid: int) -> str | None:
 
 
 def is_process_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by another user
-    return True
+    return pid_exists(pid)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 from ..errors import Unsupported
 from ..process_info import ProcessInfo
+from .posix import pid_exists
 
 __all__ = ["NATIVE_ABI_VERSION", "NATIVE_MODULE", "OS_NAME", "is_process_alive", "read_ancestry",
            "read_process_state"]
@@ -25,12 +25,4 @@ def read_process_state(pid: int) -> str | None:
 
 
 def is_process_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+    return pid_exists(pid)

@@ -10,12 +10,12 @@ stand-ins) it polls :meth:`is_alive` once a second. ``describe()`` says which, f
 from __future__ import annotations
 
 import errno
-import os
 import select
 from typing import Any
 
 import anyio
 
+from ..ancestry.posix import pid_exists
 from ..api import ProcessInfo
 from . import _binding
 from .ps import ancestry_from_table, read_ps_table
@@ -49,14 +49,8 @@ class MacProcessWatcher:
         return ancestry_from_table(read_ps_table(), pid, max_depth=DEFAULT_MAX_DEPTH)
 
     def is_alive(self, pid: int) -> bool:
-        if pid <= 0:
+        if not pid_exists(pid):
             return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass  # exists, owned by another user
         if _binding.binding_status()[0]:
             return not _binding.active_binding().is_zombie(pid)
         return True
