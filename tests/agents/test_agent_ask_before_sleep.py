@@ -54,15 +54,11 @@ def _require_notify_extra() -> None:
 
 @pytest.fixture
 def system_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from dbus_harness import PrivateSystemBus, missing_tools_reason, skip_unless_available
+    from dbus_harness import missing_tools_reason, private_system_bus
 
-    skip_unless_available(missing_tools_reason())
-    bus = PrivateSystemBus()
-    monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address)
-    try:
+    with private_system_bus(missing_tools_reason()) as bus:
+        monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address)
         yield bus
-    finally:
-        bus.stop()
 
 
 @pytest.fixture

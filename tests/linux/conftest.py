@@ -21,7 +21,7 @@ from lidguard.platform.linux import _binding
 
 # --import-mode=importlib puts no test folder on sys.path; the harness is shared with benchmarks/.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason, skip_unless_available
+from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason, private_system_bus, skip_unless_available
 
 
 @functools.cache
@@ -31,13 +31,9 @@ def _cached_missing_tools_reason() -> str | None:
 
 @pytest.fixture
 def system_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[PrivateSystemBus]:
-    skip_unless_available(_cached_missing_tools_reason())
-    bus = PrivateSystemBus()
-    monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address)
-    try:
+    with private_system_bus(_cached_missing_tools_reason()) as bus:
+        monkeypatch.setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address)
         yield bus
-    finally:
-        bus.stop()
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +130,18 @@ class PrivateSystemBus:
         if self.process.stdout is not None:
             self.process.stdout.close()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@contextmanager
+def private_system_bus(missing_reason: str | None) -> Iterator[PrivateSystemBus]:
+    """A private system bus for one test (skipped, or failed under LIDGUARD_REQUIRE_DBUS, when the tools
+    are missing: ``missing_reason`` is ``missing_tools_reason()``, possibly cached by the caller)."""
+    skip_unless_available(missing_reason)
+    bus = PrivateSystemBus()
+    try:
+        yield bus
+    finally:
+        bus.stop()
 
 
 class LogindMock:
