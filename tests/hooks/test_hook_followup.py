@@ -146,8 +146,15 @@ def _prepare(lidguard, server: FollowUpServer) -> None:
     assert lidguard.wait_until(lambda: "s1" in _sessions(lidguard), timeout=30)
 
 
+# A command started in the background of a non-interactive shell (``.ci/run &``, nohup) inherits SIGINT
+# ignored, and Python then installs no KeyboardInterrupt handler: the hook starts from SIGINT's default
+# disposition, as under an agent in a terminal, whatever started pytest.
+_WITH_DEFAULT_SIGINT = ("-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+
 def _waiting_stop(lidguard) -> subprocess.Popen[bytes]:
-    hook = subprocess.Popen([sys.executable, *ENTRY, HOOK_COMMAND["claude"]], env=lidguard.env,
+    hook = subprocess.Popen([sys.executable, *_WITH_DEFAULT_SIGINT, *ENTRY, HOOK_COMMAND["claude"]], env=lidguard.env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert hook.stdin is not None
     hook.stdin.write(json.dumps(STOP).encode())
