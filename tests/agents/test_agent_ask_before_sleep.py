@@ -38,7 +38,7 @@ from agents_harness import AgentRun  # noqa: E402
 
 pytestmark = [pytest.mark.dbus, pytest.mark.slow, pytest.mark.timeout(420)]
 
-NOTIFY_PACKAGES = ("starlette", "uvicorn", "jinja2", "pywebpush", "http_ece", "httpx")
+NOTIFY_PACKAGES = ("starlette", "uvicorn", "jinja2", "pywebpush", "py_vapid", "http_ece", "httpx")  # tests/notify
 REPLY = "also add a changelog entry for the parser"
 POST_STOP_DELAY_SECONDS = 10
 REPLY_WINDOW_SECONDS = 20

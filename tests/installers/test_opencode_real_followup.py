@@ -17,13 +17,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 
-from agents_clis import BIN_DIR  # noqa: E402
 from agents_harness import AgentRun  # noqa: E402
 from fake_model import FakeModel  # noqa: E402
 from followup_server import FollowUpServer  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
-              pytest.mark.skipif(not (BIN_DIR / "opencode").exists(), reason="opencode is not installed")]
+# No skip of its own: AgentRun -> agent_cli skips without node/npm, and fails under CI=true or when the
+# pinned opencode is missing (a silently skipped end-to-end test must not pass CI).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPLY = "now also print the date"
 
