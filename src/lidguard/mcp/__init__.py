@@ -1,7 +1,8 @@
 """MCP integration: the two stdio servers (``mcp-server``, ``provider-mcp-server``) and the installers.
 
 The official ``mcp`` SDK is the optional extra ``lidguard[mcp]`` and costs about 600 ms to import, so
-only ``servers.py`` imports it, and only the two server commands import ``servers.py``. The tool logic
+only ``servers.py`` and its stdio transport ``wire.py`` import it, and only the two server commands import
+``servers.py``. The tool logic
 lives in ``tools.py`` (plain functions returning camelCase dicts), the installers in ``install.py``
 (provider CLIs) and ``config_file.py`` (any JSON MCP config file); none of them needs the SDK.
 """

@@ -1,6 +1,7 @@
 """The two stdio MCP servers on the official SDK (``mcp`` 2.x: ``MCPServer``, formerly ``FastMCP``).
 
-The only module that imports the SDK; the two server commands import it after ``require_sdk()``.
+With ``wire.py`` (their stdio transport) the only modules that import the SDK; the two server commands
+import them after ``require_sdk()``. ``serverInfo.version`` is lidguard's version.
 Logs go to stderr (stdout is the protocol). Every tool returns a camelCase object as structured
 content; a failure is an MCP tool error (``isError``) carrying the runtime's message.
 """
@@ -14,14 +15,17 @@ import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from .. import __version__
 from ..settings.model import NUMBER_RANGES
 from .settings_update import UPDATE_FIELDS
 from .tools import ToolContext, ToolFailure
+from .wire import serve_stdio
 
 __all__ = ["PROVIDER_SERVER_NAME", "SERVER_NAME", "build_provider_server", "build_server", "run_stdio"]
 
@@ -88,7 +92,8 @@ def _update_settings_parameters() -> list[inspect.Parameter]:
 def build_server(context: ToolContext) -> MCPServer:
     server: MCPServer = MCPServer(
         SERVER_NAME, instructions="Read and change LidGuard settings and sessions (keeps the laptop awake while "
-                                  "coding agents work, suspends it when they are done).", log_level="WARNING")
+                                  "coding agents work, suspends it when they are done).", log_level="WARNING",
+        version=__version__)
 
     @server.tool(name="get_settings_status", annotations=_READ_ONLY, structured_output=True,
                  description="Show the stored LidGuard settings, the settings the runtime applies, whether the "
@@ -172,7 +177,8 @@ Reuse the session id verbatim; never invent one."""
 
 
 def build_provider_server(context: ToolContext, provider_name: str) -> MCPServer:
-    server: MCPServer = MCPServer(PROVIDER_SERVER_NAME, instructions=PROVIDER_INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = MCPServer(PROVIDER_SERVER_NAME, instructions=PROVIDER_INSTRUCTIONS, log_level="WARNING",
+                                  version=__version__)
 
     @server.tool(name="provider_start_session", annotations=_CHANGES, structured_output=True,
                  description="Call this FIRST, once, at the start of every task before any other action: LidGuard "
@@ -221,7 +227,8 @@ def build_provider_server(context: ToolContext, provider_name: str) -> MCPServer
 
 
 def run_stdio(server: MCPServer) -> int:
-    """Serves until the client closes stdin; logs (SDK and lidguard) on stderr only."""
+    """Serves until the client closes stdin; logs (SDK and lidguard) on stderr only. A line the SDK cannot
+    parse gets a JSON-RPC error instead of silence (``wire.py``)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="lidguard mcp: %(message)s")
-    server.run("stdio")
+    anyio.run(serve_stdio, server)
     return 0
