@@ -6,6 +6,8 @@ import contextlib
 import functools
 import json
 import logging
+import re
+import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -21,7 +23,7 @@ from starlette.routing import Route
 from lidguard.notify.auth import Auth, safe_return_url, token_matches
 from lidguard.notify.config import LOOPBACK_HOSTS, NotifyConfig
 from lidguard.notify.dispatcher import Dispatcher
-from lidguard.notify.events import MAX_BODY_BYTES, WebhookError, provider_title, validate_webhook
+from lidguard.notify.events import MAX_BODY_BYTES, WebhookError, has_lone_surrogate, provider_title, validate_webhook
 from lidguard.notify.pages import environment
 from lidguard.notify.static import APP_JS, SERVICE_WORKER_JS
 from lidguard.notify.store import EXTEND_CAP_SECONDS, Store, iso, parse_iso
@@ -32,6 +34,8 @@ MAX_REPLY_CHARS = 4000
 MAX_EXTEND_SECONDS = EXTEND_CAP_SECONDS
 EXTEND_CAP = timedelta(seconds=EXTEND_CAP_SECONDS)
 ACTIONS = ("reply", "extend", "cancel")
+SECONDS_TEXT = re.compile(r"[0-9]{1,6}")  # ASCII digits only: str.isdigit() also takes "²" and "٣"
+BASE64URL = re.compile(r"[A-Za-z0-9_\-]+=*")
 LOG = logging.getLogger("lidguard.notify")
 T = TypeVar("T")
 SECURITY_HEADERS = {
@@ -48,7 +52,7 @@ class BadRequest(Exception):
 
 async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+    if declared is not None and (not re.fullmatch(r"[0-9]{1,18}", declared) or int(declared) > limit):
         raise BadRequest(413, "The request body is too large.")
     chunks, size = [], 0
     async for chunk in request.stream():
@@ -59,11 +63,20 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     return b"".join(chunks)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 async def read_json(request: Request) -> Any:
+    """The body as JSON: strict (no NaN/Infinity, numbers Python can read), no lone surrogate anywhere."""
     try:
-        return json.loads((await read_body(request)).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        value = json.loads((await read_body(request)).decode("utf-8"), parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, UnicodeDecodeError, 4300+ digits
         raise BadRequest(400, "The request body must be JSON.") from error
+    if has_lone_surrogate(value):
+        raise BadRequest(400, "The request body contains a lone surrogate escape (\\ud800-\\udfff without its "
+                              "pair), which is not valid Unicode.")
+    return value
 
 
 async def read_form(request: Request) -> dict[str, str]:
@@ -94,11 +107,46 @@ def check_reply(value: Any) -> str:
 
 
 def check_seconds(value: Any) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and SECONDS_TEXT.fullmatch(value.strip()):
         value = int(value.strip())
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_EXTEND_SECONDS:
         raise BadRequest(400, f"seconds must be a whole number from 1 to {MAX_EXTEND_SECONDS}.")
     return value
+
+
+def follow_up_key(value: str) -> str:
+    """The canonical follow-up id (a UUID, as stored); anything else is not found."""
+    try:
+        return str(uuid.UUID(value)) if len(value) <= 64 else ""
+    except ValueError:
+        return ""
+
+
+def check_subscription(body: dict[str, Any]) -> tuple[str, str, str]:
+    """(endpoint, p256dh, auth) of a push subscription; the endpoint alone may be enough for DELETE."""
+    endpoint = body.get("endpoint")
+    if not isinstance(endpoint, str) or not endpoint or len(endpoint) > 2048:
+        raise BadRequest(400, "endpoint is required.")
+    if not endpoint.isascii() or not endpoint.isprintable() or " " in endpoint:
+        raise BadRequest(400, "endpoint must be a URL of printable ASCII characters without spaces.")
+    try:
+        parts = urlsplit(endpoint)
+        hostname, _ = parts.hostname, parts.port
+    except ValueError as error:
+        raise BadRequest(400, "endpoint is not a URL.") from error
+    if not (parts.scheme == "https" or (parts.scheme == "http" and hostname in LOOPBACK_HOSTS)) or not hostname:
+        raise BadRequest(400, "endpoint must be an https URL (or http on localhost).")
+    keys = body.get("keys")
+    keys = keys if isinstance(keys, dict) else {}
+    values = []
+    for name in ("p256dh", "auth"):
+        value = keys.get(name)
+        if not isinstance(value, str) or not value or len(value) > 200:
+            raise BadRequest(400, f"keys.{name} is required.")
+        if not BASE64URL.fullmatch(value):
+            raise BadRequest(400, f"keys.{name} must be base64url.")
+        values.append(value)
+    return endpoint, values[0], values[1]
 
 
 def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_seconds: float = 5.0) -> Starlette:
@@ -169,7 +217,7 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         return JSONResponse({"pollUrl": poll_url, "expiresAtUtc": follow_up["ExpiresAtUtc"]}, status_code=202)
 
     async def poll(request: Request) -> Response:
-        row = await db(store().follow_up, request.path_params["follow_up_id"])
+        row = await db(store().follow_up, follow_up_key(request.path_params["follow_up_id"]))
         if row is None or not token_matches(request.path_params["token"], row["PollToken"]):
             return JSONResponse({"error": "Not found."}, status_code=404)
         return JSONResponse(follow_up_state(row), headers={"Cache-Control": "no-store"})
@@ -189,23 +237,13 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
             body = await read_json(request)
             if not isinstance(body, dict):
                 raise BadRequest(400, "The body must be a JSON object.")
-            endpoint = body.get("endpoint")
-            if not isinstance(endpoint, str) or not endpoint or len(endpoint) > 2048:
-                raise BadRequest(400, "endpoint is required.")
             if request.method == "DELETE":
+                endpoint = body.get("endpoint")
+                if not isinstance(endpoint, str) or not endpoint or len(endpoint) > 2048:
+                    raise BadRequest(400, "endpoint is required.")
                 await db(store().deactivate_subscription, endpoint)
                 return Response(status_code=204)
-            parts = urlsplit(endpoint)
-            if not (parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS)) \
-                    or not parts.hostname:
-                raise BadRequest(400, "endpoint must be an https URL (or http on localhost).")
-            keys = body.get("keys")
-            keys = keys if isinstance(keys, dict) else {}
-            p256dh, secret = keys.get("p256dh"), keys.get("auth")
-            for name, value in (("keys.p256dh", p256dh), ("keys.auth", secret)):
-                if not isinstance(value, str) or not value or len(value) > 200:
-                    raise BadRequest(400, f"{name} is required.")
-            await db(store().upsert_subscription, endpoint, p256dh, secret)
+            await db(store().upsert_subscription, *check_subscription(body))
         except BadRequest as error:
             return api_error(error)
         return Response(status_code=204)
@@ -215,7 +253,8 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
             raise BadRequest(404, "Not found.")
         text = check_reply(values.get("text")) if action == "reply" else ""
         seconds = check_seconds(values.get("seconds", 60)) if action == "extend" else 0
-        outcome, row = await db(store().answer_follow_up, follow_up_id, action, text=text, seconds=seconds)
+        outcome, row = await db(store().answer_follow_up, follow_up_key(follow_up_id), action, text=text,
+                                seconds=seconds)
         if outcome == "missing" or row is None:
             raise BadRequest(404, "Not found.")
         if outcome == "final":
@@ -225,7 +264,7 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
     async def api_follow_up(request: Request) -> Response:
         if not auth.api_allowed(request.method, request.headers, request.cookies):
             return unauthorized()
-        follow_up_id = request.path_params["follow_up_id"]
+        follow_up_id = follow_up_key(request.path_params["follow_up_id"])
         try:
             if request.method == "GET":
                 row = await db(store().follow_up, follow_up_id)
@@ -268,9 +307,15 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         return response
 
     async def logout(request: Request) -> Response:
+        """Only the signed-in page's form (session cookie + its CSRF token) signs out."""
         nonce = auth.session(request.cookies)
-        form = await read_form(request)
-        if nonce is not None and not auth.csrf_ok(nonce, form.get("csrf")):
+        try:
+            form = await read_form(request)
+        except BadRequest as problem:
+            return PlainTextResponse(str(problem), status_code=problem.status)
+        if nonce is None:
+            return PlainTextResponse("Not signed in (or the session expired): nothing to sign out.", status_code=400)
+        if not auth.csrf_ok(nonce, form.get("csrf")):
             return PlainTextResponse("The form expired; go back and try again.", status_code=400)
         response = RedirectResponse("/login", status_code=303)
         auth.clear_session(response)
@@ -295,7 +340,7 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         nonce = auth.session(request.cookies)
         if nonce is None:
             return to_login(request)
-        follow_up_id = request.path_params["follow_up_id"]
+        follow_up_id = follow_up_key(request.path_params["follow_up_id"])
         message, status = "", 200
         if request.method == "POST":
             try:

@@ -8,7 +8,7 @@ from typing import Any
 
 from lidguard.notify.store import iso, parse_iso, utc_now
 
-__all__ = ["EVENT_TYPES", "MAX_BODY_BYTES", "WebhookError", "push_payload", "validate_webhook"]
+__all__ = ["EVENT_TYPES", "MAX_BODY_BYTES", "WebhookError", "has_lone_surrogate", "push_payload", "validate_webhook"]
 
 EVENT_TYPES = ("PreSuspend", "PostSessionEnd", "StopFollowUp")
 PRE_SUSPEND_REASONS = ("Completed", "SoftLocked", "EmergencyHibernation")
@@ -19,6 +19,12 @@ TEXT_LIMITS = {"inputPromptPreview": 2000, "lastAssistantMessage": 8000, "workin
                "transcriptPath": 4096}
 DEFAULT_TEXT_LIMIT = 512
 INTEGER_FIELDS = ("softLockedSessionCount", "activeSessionCount")
+MAX_SESSION_COUNT = 1_000_000
+# The fields lidguard sends as text: anything else there (a 30-digit number, a float) is refused, so the
+# database columns only ever get strings.
+TEXT_FIELDS = ("eventType", "reason", "provider", "providerName", "sessionIdentifier", "workingDirectory",
+               "transcriptPath", "inputPromptPreview", "lastAssistantMessage", "followUpId", "createdAtUtc",
+               "expiresAtUtc", "startedAtUtc", "lastActivityAtUtc", "endedAtUtc", "endReason")
 PROVIDER_TITLES = {"Claude": "Claude Code", "Codex": "Codex", "GitHubCopilot": "GitHub Copilot",
                    "OpenCode": "OpenCode", "Custom": "Custom agent", "Unknown": "Agent"}
 PUSH_BODY_CHARS = 180
@@ -26,6 +32,24 @@ PUSH_BODY_CHARS = 180
 
 class WebhookError(ValueError):
     """The webhook body is not acceptable (the message is the 400 answer)."""
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """A string anywhere in ``value`` (keys too) that is not valid Unicode (``"\\ud800"`` unpaired)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def _check_text(key: str, value: Any) -> None:
@@ -55,11 +79,14 @@ def validate_webhook(body: Any) -> dict[str, Any]:
     if body.get("eventType") not in EVENT_TYPES:
         raise WebhookError("eventType is required and must be PreSuspend, PostSessionEnd or StopFollowUp.")
     for key, value in body.items():
-        if not isinstance(key, str) or len(key) > 64:
+        if not isinstance(key, str) or len(key) > 64 or has_lone_surrogate(key):
             raise WebhookError("The webhook body has an invalid key.")
         if key in INTEGER_FIELDS:
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise WebhookError(f"{key} must be a non-negative integer.")
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                      or not 0 <= value <= MAX_SESSION_COUNT):
+                raise WebhookError(f"{key} must be an integer from 0 to {MAX_SESSION_COUNT}.")
+        elif key in TEXT_FIELDS and value is not None and not isinstance(value, str):
+            raise WebhookError(f"{key} must be a string.")
         elif isinstance(value, (dict, list)):
             raise WebhookError(f"{key} must not be an object or a list.")
         elif not isinstance(value, (int, float, bool)):
@@ -81,8 +108,8 @@ def validate_webhook(body: Any) -> dict[str, Any]:
         raise WebhookError("followUpId must be a UUID.") from error
     try:
         expires = parse_iso(body["expiresAtUtc"])
-    except ValueError as error:
-        raise WebhookError("expiresAtUtc must be an ISO 8601 time.") from error
+    except (ValueError, OverflowError) as error:  # OverflowError: 0001-01-01T00:00:00+14:00 is before year 1 UTC
+        raise WebhookError("expiresAtUtc must be an ISO 8601 time between the years 1 and 9999 in UTC.") from error
     if expires > utc_now() + MAX_FOLLOW_UP_WINDOW:
         raise WebhookError("expiresAtUtc is more than 24 hours away.")
     return {**body, "reason": "SessionEnded", "followUpId": follow_up_id, "expiresAtUtc": iso(expires)}
