@@ -20,7 +20,7 @@ from notify_harness import stop_follow_up
 
 from lidguard.notify.auth import COOKIE_NAME, safe_return_url
 from lidguard.notify.cli import main
-from lidguard.notify.config import ConfigError, init_config, load_config
+from lidguard.notify.config import ConfigError, env_name, init_config, load_config
 from lidguard.notify.store import MIGRATIONS, Store, parse_iso
 
 
@@ -87,11 +87,20 @@ def test_config_validation_and_env_overrides(tmp_path: Path) -> None:
     stored = json.loads(path.read_text())
     with pytest.raises(ConfigError, match="different"):
         load_config(path, {"LIDGUARD_NOTIFY_WEBHOOK_SECRET": stored["AccessToken"]})
-    with pytest.raises(ConfigError, match="LIDGUARD_NOTIFY_ACCESS_TOKEN"):
+    with pytest.raises(ConfigError, match="config file not found: .*missing.json"):
         load_config(tmp_path / "missing.json", {})
+    everything = {env_name(key): value for key, value in stored.items()}  # no file needed when the env has it all
+    assert load_config(tmp_path / "missing.json", everything).access_token == stored["AccessToken"]
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({key: value for key, value in stored.items() if key != "AccessToken"}))
+    with pytest.raises(ConfigError, match="LIDGUARD_NOTIFY_ACCESS_TOKEN"):
+        load_config(partial, {})
+    with pytest.raises(ConfigError, match="not valid Unicode"):
+        load_config(path, {"LIDGUARD_NOTIFY_VAPID_SUBJECT": "mailto:\udcff@example.org"})
     result = subprocess.run([sys.executable, "-m", "lidguard.notify", "serve", "--config", str(tmp_path / "none.json")],
                             capture_output=True, text=True, timeout=30)
-    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "AccessToken" in result.stderr
+    assert result.returncode == 1 and result.stderr == f"lidguard-notify: config file not found: " \
+        f"{tmp_path / 'none.json'} (create it with lidguard-notify init --public-base-url URL)\n"
 
 
 def test_migrations_build_every_table_from_an_empty_database(tmp_path: Path) -> None:

@@ -5,6 +5,10 @@ uncompressed P-256 point, base64url), ``VapidPrivateKey`` (32-byte scalar, base6
 (``mailto:`` or ``https:``), ``PublicBaseUrl`` (https, or http on a loopback host), ``DatabasePath``
 (default: ``notifications.sqlite`` beside the config file). Every key can be overridden by
 ``LIDGUARD_NOTIFY_<KEY_IN_UPPER_SNAKE>`` (``LIDGUARD_NOTIFY_ACCESS_TOKEN``, ...).
+
+The file's default place is ``notify.json`` in the user config folder (``platform.paths.user_config_dir``:
+``~/.config/LidGuard`` on Linux), the same for ``init`` and ``serve``. It is read only when it is a
+regular file of at most ``MAX_CONFIG_BYTES`` (a FIFO or a directory there is an error, never a hang).
 """
 
 from __future__ import annotations
@@ -14,23 +18,32 @@ import json
 import os
 import re
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from lidguard.fileio import write_atomic
+from lidguard.platform.paths import user_config_dir
 
-__all__ = ["ConfigError", "NotifyConfig", "generate_vapid_keys", "init_config", "load_config", "webhook_url"]
+__all__ = ["ConfigError", "NotifyConfig", "default_config_path", "generate_vapid_keys", "init_config", "load_config",
+           "webhook_url"]
 
 KEYS = ("AccessToken", "WebhookSecret", "VapidPublicKey", "VapidPrivateKey", "VapidSubject", "PublicBaseUrl",
         "DatabasePath")
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MIN_SECRET_LENGTH = 16
+MAX_CONFIG_BYTES = 64 * 1024
+CONFIG_FILE_NAME = "notify.json"
 
 
 class ConfigError(ValueError):
     """The config file or an override is missing or invalid (one-line message)."""
+
+
+def default_config_path() -> Path:
+    return user_config_dir() / CONFIG_FILE_NAME
 
 
 def env_name(key: str) -> str:
@@ -90,6 +103,11 @@ def normalize_base_url(url: str) -> str:
 
 
 def _validate(values: dict[str, str], config_path: Path) -> NotifyConfig:
+    for key, value in values.items():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone-surrogate escape in the file, undecodable bytes in the env
+            raise ConfigError(f"{key} is not valid Unicode text.") from error
     for key in KEYS[:-1]:
         if not values.get(key, "").strip():
             raise ConfigError(f"The notification server setting {key} is missing (config file {config_path} "
@@ -118,16 +136,44 @@ def _validate(values: dict[str, str], config_path: Path) -> NotifyConfig:
                         public_base_url=normalize_base_url(values["PublicBaseUrl"]), database_path=database_path)
 
 
+def read_config_text(path: Path) -> str | None:
+    """The file's text; None when it does not exist. Never blocks on a FIFO, never reads a huge file."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError as error:  # Windows refuses to open a folder
+        raise ConfigError(f"The notification server config file {path} is not a regular file.") from error
+    except OSError as error:
+        raise ConfigError(f"Cannot read the notification server config file {path}: "
+                          f"{error.strerror or error}.") from error
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise ConfigError(f"The notification server config file {path} is not a regular file.")
+    with os.fdopen(descriptor, "rb") as file:
+        try:
+            data = file.read(MAX_CONFIG_BYTES + 1)
+        except OSError as error:
+            raise ConfigError(f"Cannot read the notification server config file {path}: "
+                              f"{error.strerror or error}.") from error
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"The notification server config file {path} is larger than {MAX_CONFIG_BYTES} bytes.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"The notification server config file {path} is not UTF-8 text.") from error
+
+
 def load_config(path: Path, environ: dict[str, str] | None = None) -> NotifyConfig:
-    """Reads ``path`` (a missing file is fine when every key comes from the environment), then overrides."""
+    """Reads ``path``, then the overrides. A missing file is fine only when the environment gives every
+    required key; otherwise the error says the file was not found."""
     environ = dict(os.environ) if environ is None else environ
     values: dict[str, str] = {}
+    text = read_config_text(path)
     try:
-        raw: Any = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raw = {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConfigError(f"Cannot read the notification server config file {path}: {error}.") from error
+        raw: Any = {} if text is None else json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise ConfigError(f"The notification server config file {path} is not valid JSON: {error}.") from error
     if not isinstance(raw, dict):
         raise ConfigError(f"The notification server config file {path} must hold a JSON object.")
     for key in KEYS:
@@ -139,6 +185,8 @@ def load_config(path: Path, environ: dict[str, str] | None = None) -> NotifyConf
         override = environ.get(env_name(key))
         if override:
             values[key] = override
+    if text is None and any(not values.get(key, "").strip() for key in KEYS[:-1]):
+        raise ConfigError(f"config file not found: {path} (create it with lidguard-notify init --public-base-url URL)")
     return _validate(values, path)
 
 

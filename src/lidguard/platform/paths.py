@@ -41,6 +41,7 @@ __all__ = [
     "prepare_runtime_dir",
     "resolve_paths",
     "runtime_dir_for",
+    "user_config_dir",
 ]
 
 MAX_SOCKET_PATH_BYTES = 100
@@ -214,3 +215,18 @@ def resolve_paths() -> LidGuardPaths:
     _check_data_dir(data_dir)
     check_runtime_dir(runtime_dir)
     return LidGuardPaths(data_dir=data_dir, runtime_dir=runtime_dir)
+
+
+def user_config_dir() -> Path:
+    """The user's config folder for LidGuard's separate tools (``lidguard-notify``'s ``notify.json``):
+    ``$XDG_CONFIG_HOME/LidGuard`` (when absolute) else ``~/.config/LidGuard`` on Linux,
+    ``~/Library/Application Support/LidGuard`` on macOS, ``%APPDATA%\\LidGuard`` on Windows."""
+    home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
+    if sys.platform == "win32":
+        roaming = os.environ.get("APPDATA")
+        return Path(roaming) / "LidGuard" if roaming else home / "AppData" / "Roaming" / "LidGuard"
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "LidGuard"
+    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else home / ".config"
+    return base / "LidGuard"
