@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import importlib.util
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -21,6 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+
+CHROMIUM = next((path for path in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "",
+                                   shutil.which("chromium-browser") or "") if path and Path(path).exists()), None)
 
 
 def free_port() -> int:
@@ -195,3 +201,22 @@ def stop_follow_up(seconds: float = 120, **extra: Any) -> dict[str, Any]:
             "workingDirectory": "/home/me/src/app", "inputPromptPreview": "add the login form",
             "lastAssistantMessage": "The login form is done and the tests pass.", "createdAtUtc": utc_iso(now),
             "expiresAtUtc": utc_iso(now + timedelta(seconds=seconds)), **extra}
+
+
+def skip_without_a_browser() -> None:
+    """Module-level skip of a browser test module when chromium or Playwright is missing (never under CI)."""
+    missing = [] if CHROMIUM else ["chromium (apt-get install chromium)"]
+    if importlib.util.find_spec("playwright") is None:
+        missing.append("playwright (pip install playwright)")
+    if missing and os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
+        pytest.skip(f"the browser tests need {' and '.join(missing)}; run bash ci/install-notify-test-deps.sh",
+                    allow_module_level=True)
+
+
+def sign_in(page: Any, server: ServerProcess, path: str, token: str) -> None:
+    """Opens ``path`` signed out (the login page, with the way back) and signs in with ``token``."""
+    page.goto(f"{server.base}{path}")
+    assert "/login" in page.url
+    page.fill("#access-token", token)
+    with page.expect_navigation():
+        page.click("#login-button")

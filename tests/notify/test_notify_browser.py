@@ -4,29 +4,18 @@ Skips only when chromium or Playwright is missing and CI is not set."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from notify_harness import ServerProcess, stop_follow_up, wait_for
+from notify_harness import CHROMIUM, ServerProcess, sign_in, skip_without_a_browser, stop_follow_up, wait_for
 
 from lidguard.notify.store import parse_iso
 
-CHROMIUM = next((path for path in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "",
-                                   shutil.which("chromium-browser") or "") if path and Path(path).exists()), None)
-MISSING = [] if CHROMIUM else ["chromium (apt-get install chromium)"]
-if importlib.util.find_spec("playwright") is None:
-    MISSING.append("playwright (pip install playwright)")
-if MISSING and os.environ.get("CI", "").lower() not in ("1", "true", "yes"):
-    pytest.skip(f"the browser tests need {' and '.join(MISSING)}; run bash ci/install-notify-test-deps.sh",
-                allow_module_level=True)
+skip_without_a_browser()
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +47,6 @@ def new_follow_up(server: ServerProcess, config: Any, seconds: float = 120) -> t
     answer = httpx.post(f"{server.base}/api/webhooks/lidguard/{config.webhook_secret}", json=body)
     assert answer.status_code == 202
     return body, answer.json()["pollUrl"]
-
-
-def sign_in(page: Any, server: ServerProcess, path: str, token: str) -> None:
-    page.goto(f"{server.base}{path}")
-    assert "/login" in page.url  # not signed in yet: the login page, with the way back
-    page.fill("#access-token", token)
-    with page.expect_navigation():
-        page.click("#login-button")
 
 
 def test_sign_in_and_reply_turns_the_poll_replied(page: Any, notify_server: ServerProcess, notify_config: Any) -> None:
