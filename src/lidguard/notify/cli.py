@@ -105,7 +105,10 @@ def _listen(host: str, port: int) -> socket.socket:
     except OSError as error:
         raise UsageError(f"cannot listen on {where}: {error.strerror or error}.") from error
     try:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # A restart may bind at once (SO_REUSEADDR); where that option would let a second server take the
+        # same port (Windows has SO_EXCLUSIVEADDRUSE instead), take the port exclusively.
+        exclusive = getattr(socket, "SO_EXCLUSIVEADDRUSE", None)
+        listener.setsockopt(socket.SOL_SOCKET, exclusive if exclusive is not None else socket.SO_REUSEADDR, 1)
         listener.bind((host, port))
         listener.listen(128)
     except socket.gaierror as error:
