@@ -135,3 +135,24 @@ def test_a_burst_of_broken_lines_is_answered_in_order(lidguard: Any) -> None:
     errors = [answer["id"] for answer in answers if "error" in answer]
     results = [answer["id"] for answer in answers if "result" in answer]
     assert errors == list(range(100, 150)) and sorted(results) == list(range(1100, 1150))
+
+
+def test_a_broken_first_message_is_answered_and_initialize_still_works(lidguard: Any) -> None:
+    process = subprocess.Popen([sys.executable, "-m", "lidguard", "mcp-server"], env=lidguard.env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    server = WireServer(process)
+    try:
+        broken = json.dumps(INITIALIZE).replace("wire-test", "wire-\\ud800")  # the JSON escape of a lone surrogate
+        assert '"name": "wire-\\ud800"' in broken
+        answer = server.request(broken.encode())
+        assert answer["id"] == 0 and answer["error"]["code"] == -32600, answer
+        answer = server.request(json.dumps(INITIALIZE).encode())
+        assert answer["id"] == 0 and answer["result"]["serverInfo"]["name"] == "lidguard", answer
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
