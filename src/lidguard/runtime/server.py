@@ -22,19 +22,22 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import signal
 import socket
+import stat
+import sys
 from typing import Any
 
 import anyio
 
 from ..fileio import ensure_private_dir
 from ..ipc.protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, failure_response
-from ..ipc.transport import ListenerTransport, default_transport, runtime_listens_on_named_pipe
+from ..ipc.transport import EndpointError, ListenerTransport, default_transport, named_pipe_server
 from ..platform import load_platform
 from ..platform.api import Platform
-from ..platform.locking import InstanceLock
-from ..platform.paths import LidGuardPaths, prepare_runtime_dir, resolve_paths
+from ..platform.locking import InstanceLock, describe_lock_error
+from ..platform.paths import LidGuardPaths, RuntimeDirError, prepare_runtime_dir, resolve_paths
 from ..settings import SettingsFileError, headless_defaults, load_or_create_settings
 from .app import Runtime
 from .protection import restore_pending_lid_backup
@@ -51,6 +54,10 @@ REFUSAL_READ_LIMIT = 64 * 1024
 DRAIN_LIMIT = 4 * MAX_MESSAGE_BYTES
 ACCEPT_BACKOFF_SECONDS = (0.01, 1.0)
 EXIT_GRACE_SECONDS = 5.0
+SOCKET_CHECK_SECONDS = 1.0  # how often the runtime checks that its socket file is still there
+TOO_LARGE_DRAIN_SECONDS = 5.0  # reading on after a too-large request, so its sender gets the reply
+TOO_LARGE_DRAIN_LIMIT = 256 * MAX_MESSAGE_BYTES
+READY_LINE = "lidguard: runtime ready"  # ipc/client.py reads it from a launched run-server's stdout
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 REFUSED = "Connections from other users are refused."
@@ -154,6 +161,21 @@ async def _send_all(sock: socket.socket, data: bytes) -> None:
         view = view[sent:]
 
 
+async def _drain(sock: socket.socket, limit: int) -> None:
+    """Reads and drops the rest of a request that was too large (up to ``limit`` bytes or EOF), so a
+    sender still writing it is not reset before it reads the "too large" reply."""
+    drained = 0
+    while drained < limit:
+        try:
+            chunk = sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            await anyio.wait_readable(sock)
+            continue
+        if not chunk:
+            return
+        drained += len(chunk)
+
+
 def _drain_and_close(sock: socket.socket) -> None:
     """Reads what the client still sent (closing over unread input would reset its connection)."""
     with contextlib.suppress(OSError):
@@ -219,6 +241,9 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
         if sent < len(data):
             with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
                 await _send_all(sock, data[sent:])
+        if trusted and status == "too-large":
+            with anyio.move_on_after(TOO_LARGE_DRAIN_SECONDS):
+                await _drain(sock, TOO_LARGE_DRAIN_LIMIT)
     except OSError:
         pass  # the client went away; nothing to answer
     except Exception as error:  # noqa: BLE001 - confined to this connection
@@ -268,21 +293,77 @@ async def _accept_loop(runtime: Runtime, transport: ListenerTransport, listener:
         task_group.start_soon(_serve_connection, runtime, transport, pool, connection)
 
 
+class _Listening:
+    """The bound socket and what identifies its file; replaced when the file vanishes."""
+
+    def __init__(self, sock: socket.socket, identity: tuple[int, int] | None) -> None:
+        self.sock = sock
+        self.identity = identity
+        self.scope = anyio.CancelScope()
+
+
+def _socket_identity(path: Any) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISSOCK(info.st_mode) else None
+
+
+async def _accept_until_replaced(runtime: Runtime, transport: ListenerTransport, listening: _Listening,
+                                 pool: ConnectionPool, connections: Any) -> None:
+    try:
+        with listening.scope:
+            await _accept_loop(runtime, transport, listening.sock, pool, connections)
+    finally:
+        listening.sock.close()
+
+
+async def _keep_socket(runtime: Runtime, transport: ListenerTransport, paths: LidGuardPaths,
+                       current: list[_Listening], pool: ConnectionPool, connections: Any) -> None:
+    """Re-creates the socket when its file is deleted or replaced (a cleaner, ``rm -r`` of the run
+    folder): a runtime that holds the lock must stay reachable, or its sessions' protection would be
+    held with no way to reach or stop it."""
+    failing = False
+    while True:
+        await anyio.sleep(SOCKET_CHECK_SECONDS)
+        if _socket_identity(paths.socket_file) == current[0].identity:
+            continue
+        try:
+            prepare_runtime_dir(paths.runtime_dir)
+            sock = transport.bind(paths.socket_file)
+        except (OSError, ValueError) as error:
+            if not failing:
+                failing = True
+                runtime.log("ipc-socket-recreate-failed", "run-server",
+                            f"The socket {paths.socket_file} vanished and cannot be re-created yet: {error}",
+                            succeeded=False)
+            continue
+        failing = False
+        previous, current[0] = current[0], _Listening(sock, _socket_identity(paths.socket_file))
+        connections.start_soon(_accept_until_replaced, runtime, transport, current[0], pool, connections)
+        previous.scope.cancel()
+        runtime.log("ipc-socket-recreated", "run-server",
+                    f"The socket {paths.socket_file} had vanished; listening on a new one.")
+
+
 async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = anyio.TASK_STATUS_IGNORED,
                 max_connections: int = MAX_CONNECTIONS) -> None:
     """Runs the runtime until it asks to exit or is cancelled; always releases protection."""
-    if runtime_listens_on_named_pipe():
-        await _serve_named_pipe(runtime, task_status=task_status)
+    pipe_server = named_pipe_server()
+    if pipe_server is not None:
+        await _serve_named_pipe(runtime, pipe_server, task_status=task_status)
         return
     prepare_runtime_dir(paths.runtime_dir)
     transport = default_transport()
-    listener = transport.bind(paths.socket_file)
+    current = [_Listening(transport.bind(paths.socket_file), _socket_identity(paths.socket_file))]
     pool = ConnectionPool(max_connections)
     try:
         async with anyio.create_task_group() as task_group:
             await runtime.run(task_group)
             async with anyio.create_task_group() as connections:
-                connections.start_soon(_accept_loop, runtime, transport, listener, pool, connections)
+                connections.start_soon(_accept_until_replaced, runtime, transport, current[0], pool, connections)
+                connections.start_soon(_keep_socket, runtime, transport, paths, current, pool, connections)
                 task_status.started()
                 await runtime.exit_requested.wait()
                 # Let the replies being written (the one that asked for the exit first) reach their clients.
@@ -292,15 +373,16 @@ async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = an
                 connections.cancel_scope.cancel()
             task_group.cancel_scope.cancel()
     finally:
-        listener.close()
-        transport.unbind(paths.socket_file)
+        current[0].sock.close()
+        if _socket_identity(paths.socket_file) == current[0].identity:
+            transport.unbind(paths.socket_file)
         await runtime.shutdown()
 
 
-async def _serve_named_pipe(runtime: Runtime, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-    """Windows: the same one-line-in, one-line-out protocol over the per-user named pipe
-    (``platform/windows/pipe_server.py`` runs the blocking pipe calls in a worker thread)."""
-    from ..platform.windows.pipe_server import serve_named_pipe
+async def _serve_named_pipe(runtime: Runtime, serve_pipe: Any, *,
+                            task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    """Windows: the same one-line-in, one-line-out protocol over the per-user named pipe (the loop
+    from ``ipc.transport.named_pipe_server`` runs the blocking pipe calls in a worker thread)."""
 
     async def answer(line: bytes) -> bytes:
         status = "line" if line.endswith(b"\n") else "eof"
@@ -314,7 +396,7 @@ async def _serve_named_pipe(runtime: Runtime, *, task_status: Any = anyio.TASK_S
         async with anyio.create_task_group() as task_group:
             await runtime.run(task_group)
             async with anyio.create_task_group() as pipes:
-                await pipes.start(serve_named_pipe, answer)
+                await pipes.start(serve_pipe, answer)
                 task_status.started()
                 await runtime.exit_requested.wait()
                 pipes.cancel_scope.cancel()
@@ -359,25 +441,107 @@ async def _main(platform: Platform, paths: LidGuardPaths) -> None:
                     return
 
         task_group.start_soon(watch_signals)
-        await serve(runtime, paths)
+        served = anyio.Event()
+
+        async def serve_until_exit(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+            try:
+                await serve(runtime, paths, task_status=task_status)
+            finally:
+                served.set()
+
+        await task_group.start(serve_until_exit)
+        _announce_ready(paths)
+        await served.wait()
         task_group.cancel_scope.cancel()
 
 
-def run_server() -> int:
-    """Entry point of ``lidguard run-server``; exit 0 when another runtime already runs."""
-    paths = resolve_paths()
-    ensure_private_dir(paths.data_dir)
-    prepare_runtime_dir(paths.runtime_dir)
+class StartupError(Exception):
+    """Why the runtime cannot start, as one line (printed, and read by the client that launched it)."""
+
+
+def _announce_ready(paths: LidGuardPaths) -> None:
+    """Tells a launching client (reading stdout) that the runtime answers now; then lets go of a pipe
+    so that nothing the runtime might print later can fail on a reader that went away."""
+    try:
+        sys.stdout.write(f"{READY_LINE} on {paths.socket_file}\n")
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if stat.S_ISFIFO(os.fstat(stream.fileno()).st_mode):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stream.fileno())
+                os.close(devnull)
+
+
+def _start_up() -> tuple[LidGuardPaths, InstanceLock | None, Platform | None]:
+    """Everything that can stop the runtime from starting, each failure as a ``StartupError`` line.
+    The lock is None when another runtime holds it."""
+    try:
+        paths = resolve_paths()
+    except RuntimeDirError as error:
+        raise StartupError(str(error)) from error
+    try:
+        ensure_private_dir(paths.data_dir)
+    except OSError as error:
+        raise StartupError(f"Cannot use the data folder {paths.data_dir}: {error.strerror or error}.") from error
+    try:
+        prepare_runtime_dir(paths.runtime_dir)
+    except RuntimeDirError as error:
+        raise StartupError(str(error)) from error
+    except OSError as error:
+        raise StartupError(f"Cannot create the runtime folder {paths.runtime_dir}: "
+                           f"{error.strerror or error}.") from error
     lock = InstanceLock(paths.lock_file)
-    if not lock.try_acquire():
+    try:
+        if not lock.try_acquire(retry_seconds=0.25):
+            return paths, None, None
+    except OSError as error:
+        raise StartupError(describe_lock_error(paths.lock_file, error)) from error
+    try:
+        platform = load_platform()
+    except Exception as error:
+        lock.release()
+        raise StartupError(f"The platform backend cannot be loaded: {error}") from error
+    return paths, lock, platform
+
+
+def run_server() -> int:
+    """Entry point of ``lidguard run-server``; exit 0 when another runtime already runs.
+
+    A runtime that cannot start prints its reason as one line on stderr and exits 1 (a launching
+    client shows that line); once it listens it prints ``READY_LINE`` on stdout."""
+    try:
+        paths, lock, platform = _start_up()
+    except StartupError as error:
+        sys.stderr.write(f"lidguard: {error}\n")
+        return 1
+    if lock is None or platform is None:
         return 0
     try:
-        anyio.run(_main, load_platform(), paths)
+        anyio.run(_main, platform, paths)
     except Exception as error:
         from .logs import ExceptionLog
 
         ExceptionLog(paths.exception_log_file).record("runtime-crashed", error)
-        raise
+        reason = _startup_reason(error)
+        if reason is None:
+            raise
+        sys.stderr.write(f"lidguard: {reason}\n")
+        return 1
     finally:
         lock.release()
     return 0
+
+
+def _startup_reason(error: BaseException) -> str | None:
+    """The one line for an error that kept the runtime from listening (a socket path that is a
+    folder...), looking inside exception groups; None for anything else."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    if isinstance(error, (EndpointError, RuntimeDirError)):
+        return str(error)
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"Cannot listen on {error.filename}: {error.strerror or error}."
+    return None
