@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -138,3 +139,43 @@ def test_a_crowd_of_first_starts_launches_one_runtime_and_all_succeed(lidguard, 
     assert len(os.listdir(launches)) == 1, "exactly one process launched the runtime"
     status = json.loads(lidguard.run("status", "--json", check=True).stdout)
     assert len(status["sessions"]) == CROWD
+
+
+def _start_message(index: int, *, big: bool) -> dict:
+    message = {"Command": "start", "Provider": "Custom", "SessionIdentifier": f"s{index}"}
+    if big:  # maximum-size fields, escaped on the wire (\uXXXX): the largest a session can be
+        message.update(SessionIdentifier=f"{index:06d}" + "\u00e9" * 506, WorkingDirectory="/" + "\u00e9" * 4095)
+    return message
+
+
+def test_the_registry_and_every_reply_are_bounded(lidguard, start_runtime):
+    """Issue 17 defect 5: past a few hundred big sessions every reply exceeded 1 MiB and every command
+    failed with "unreadable response". Now: a documented cap, and replies that stay small."""
+    from lidguard.ipc.client import send_request
+    from lidguard.ipc.protocol import MAX_MESSAGE_BYTES
+    from lidguard.runtime.bounds import MAX_SESSIONS
+
+    runtime = start_runtime()
+    runtime.wait_ready()
+    for index in range(MAX_SESSIONS):
+        reply = send_request(lidguard.socket, _start_message(index, big=index < 300))
+        assert reply["Succeeded"] is True, reply["Message"]
+    refused = send_request(lidguard.socket, _start_message(MAX_SESSIONS, big=False))
+    assert refused["Succeeded"] is False and f"at most {MAX_SESSIONS}" in refused["Message"]
+    assert send_request(lidguard.socket, _start_message(500, big=False))["Succeeded"] is True  # an update fits
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(str(lidguard.socket))
+        sock.sendall(b'{"v":1,"Command":"status"}\n')
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    assert len(raw) < MAX_MESSAGE_BYTES // 4
+    reply = json.loads(raw)
+    assert reply["ActiveSessionCount"] == MAX_SESSIONS and reply["SessionsOmitted"] == MAX_SESSIONS - len(
+        reply["Sessions"])
+    status = lidguard.run("status")
+    assert status.returncode == 0, status.stderr
+    assert f"Active sessions: {MAX_SESSIONS}" in status.stdout and "more session(s) not listed" in status.stdout
+    stop = lidguard.run("stop", "--provider", "custom", "--session", "s999")
+    assert stop.returncode == 0, stop.stderr
