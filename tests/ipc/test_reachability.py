@@ -179,3 +179,18 @@ def test_the_registry_and_every_reply_are_bounded(lidguard, start_runtime):
     assert f"Active sessions: {MAX_SESSIONS}" in status.stdout and "more session(s) not listed" in status.stdout
     stop = lidguard.run("stop", "--provider", "custom", "--session", "s999")
     assert stop.returncode == 0, stop.stderr
+
+
+def test_a_runtime_that_cannot_re_create_its_socket_is_reported_not_waited_for(lidguard):
+    """The socket path became a folder under a live runtime: no 31 s waits, no "not running"."""
+    assert _start(lidguard).returncode == 0
+    lidguard.socket.unlink()
+    lidguard.socket.mkdir()
+    for args in (("status",), ("start", "--provider", "custom", "--session", "s2"), ("stop-runtime", "--force")):
+        began = time.monotonic()
+        result = lidguard.run(*args)
+        elapsed = time.monotonic() - began
+        assert result.returncode == 1, (args, result.stdout)
+        assert "is running" in result.stderr and "does not answer" in result.stderr, (args, result.stderr)
+        assert elapsed < 20, (args, elapsed)
+    assert lidguard.runtime_pids()

@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 RUNTIME_NOT_RUNNING = "LidGuard runtime is not running."
+_UNREACHABLE_PREFIX = "The LidGuard runtime is running"
 READY_LINE = "lidguard: runtime ready"  # what run-server prints once it listens (runtime/server.py)
 CONNECT_TIMEOUT_SECONDS = 0.25
 CONNECT_RETRY_SECONDS = 0.1
@@ -219,6 +220,21 @@ def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeo
     return decode_message(line)
 
 
+def _launch_in_progress(lock_file: Path | None) -> bool:
+    """A client holds the launch gate: the runtime holding the lock is still starting."""
+    if lock_file is None:
+        return True
+    from ..platform.locking import LaunchGate
+
+    gate = LaunchGate(lock_file.with_name("launch.lock"))
+    if not gate.open():
+        return True
+    try:
+        return gate.leader_active()
+    finally:
+        gate.close()
+
+
 def _connect_or_launch(socket_path: Path, lock_file: Path | None) -> tuple[ClientConnection | None, str]:
     """Connects, launching the runtime when its lock is free (one client launches, the others wait
     for it). A runtime that cannot start gives its own one-line reason at once."""
@@ -229,10 +245,12 @@ def _connect_or_launch(socket_path: Path, lock_file: Path | None) -> tuple[Clien
             return connection, ""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return None, ("The LidGuard runtime holds its lock but does not answer on its socket."
+            return None, (f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
                           if held else "Failed to start the LidGuard runtime.")
         if held:
-            continue  # still starting on a loaded machine
+            if _launch_in_progress(lock_file):
+                continue  # still starting on a loaded machine
+            return None, f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
         reason = _launch_once(lock_file, remaining)
         if reason is not None:
             return None, reason or "Failed to start the LidGuard runtime."
@@ -245,10 +263,10 @@ def _attempt(socket_path: Path, lock_file: Path | None, request: dict[str, Any],
         connection, failure = _connect_or_launch(socket_path, lock_file)
     else:
         connection, held = _connect(socket_path, lock_file)
-        failure = (f"The LidGuard runtime is running (it holds {lock_file}) but does not answer on {socket_path}."
+        failure = (f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
                    if held else RUNTIME_NOT_RUNNING)
-    if connection is None:
-        return failure_response(failure, runtime_unavailable=True), False
+    if connection is None:  # alive but unreachable is no "not running": say so, do not start another
+        return failure_response(failure, runtime_unavailable=not failure.startswith(_UNREACHABLE_PREFIX)), False
     try:
         reply = _exchange(connection, request, reply_timeout)
     except _NoReply:

@@ -173,6 +173,13 @@ class LaunchGate:
     def try_lead(self) -> bool:
         return self._lock(exclusive=True)
 
+    def leader_active(self) -> bool:
+        """Is a client launching the runtime right now (holding the gate)?"""
+        if self._lock(exclusive=False):
+            self._unlock()
+            return False
+        return True
+
     def wait_for_leader(self, timeout: float) -> bool:
         """Until the leader lets go (True) or ``timeout`` seconds pass (False)."""
         import time
