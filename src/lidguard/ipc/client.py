@@ -40,7 +40,7 @@ __all__ = [
 
 RUNTIME_NOT_RUNNING = "LidGuard runtime is not running."
 _UNREACHABLE_PREFIX = "The LidGuard runtime is running"
-READY_LINE = "lidguard: runtime ready"  # what run-server prints once it listens (runtime/server.py)
+READY_LINE = "lidguard: runtime ready"  # what run-server prints once it listens (runtime/startup.py)
 CONNECT_TIMEOUT_SECONDS = 0.25
 CONNECT_RETRY_SECONDS = 0.1
 CONNECT_WINDOW_SECONDS = 0.75  # only when the runtime lock is unknown (a socket outside the data folder)
