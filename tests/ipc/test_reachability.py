@@ -194,3 +194,42 @@ def test_a_runtime_that_cannot_re_create_its_socket_is_reported_not_waited_for(l
         assert "is running" in result.stderr and "does not answer" in result.stderr, (args, result.stderr)
         assert elapsed < 20, (args, elapsed)
     assert lidguard.runtime_pids()
+
+
+def _plant(path: Path, kind: str, home: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "corrupt":
+        path.write_bytes(b"\xff\x00{not a lock or a socket")
+    elif kind == "huge":
+        with open(path, "wb") as handle:
+            handle.truncate(64 * 1024 * 1024)  # sparse
+    elif kind == "fifo":
+        os.mkfifo(path, 0o600)
+    elif kind == "symlink":
+        (home / "target").write_text("x")
+        path.symlink_to(home / "target")
+    elif kind == "dangling-symlink":
+        path.symlink_to(home / "nowhere")
+
+
+@pytest.mark.parametrize("where", ["lock", "socket"])
+@pytest.mark.parametrize("kind", ["missing", "empty", "corrupt", "huge", "fifo", "symlink", "dangling-symlink"])
+def test_a_start_is_protected_whatever_was_left_at_the_lock_or_socket_path(lidguard, where, kind):
+    """Issue 17 fault table, for the lock and the socket: a start ends protected, or (a lock that is a
+    symlink: never followed) says why in one line at once."""
+    path = lidguard.data_dir / "runtime.lock" if where == "lock" else lidguard.socket
+    (lidguard.data_dir / "run").mkdir(parents=True, mode=0o700)
+    _plant(path, kind, lidguard.home)
+    began = time.monotonic()
+    result = _start(lidguard)
+    elapsed = time.monotonic() - began
+    if where == "lock" and kind in ("symlink", "dangling-symlink"):
+        assert result.returncode == 1 and "is a symbolic link" in result.stderr and elapsed < 5.5
+        assert (lidguard.home / "target").read_text() == "x" if kind == "symlink" else True
+        return
+    assert result.returncode == 0, result.stderr
+    assert [action["action"] for action in lidguard.actions()][:1] == ["protection-applied"]
+    if where == "socket" and kind == "symlink":
+        assert (lidguard.home / "target").read_text() == "x"  # the link is replaced, its target untouched
