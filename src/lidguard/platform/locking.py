@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["InstanceLock", "LaunchGate", "describe_lock_error", "held_by_another_process"]
+__all__ = ["InstanceLock", "LaunchGate", "describe_lock_error", "held_by_another_process", "stop_lock_holder"]
 
 ACQUIRE_RETRY_SECONDS = 0.25  # clients probe the lock with a shared lock for a few microseconds
 GATE_POLL_SECONDS = 0.05
@@ -21,9 +21,10 @@ GATE_POLL_SECONDS = 0.05
 class InstanceLock:
     """Non-blocking exclusive lock on a file; released by ``release`` or by the process dying."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, record_pid: bool = False) -> None:
         self.path = path
         self._fd: int | None = None
+        self._record_pid = record_pid  # the runtime writes its pid, for ``stop_lock_holder``
 
     def try_acquire(self, retry_seconds: float = 0.0) -> bool:
         """False when another process holds the lock. ``retry_seconds``: keep trying that long (a
@@ -56,6 +57,12 @@ class InstanceLock:
             return False
         os.set_inheritable(fd, False)
         self._fd = fd
+        if self._record_pid:
+            try:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+            except OSError:
+                pass
         return True
 
     @property
@@ -118,6 +125,38 @@ def held_by_another_process(path: Path) -> bool:
     finally:
         os.close(fd)  # closing releases the shared lock
     return False
+
+
+def stop_lock_holder(path: Path, timeout: float = 10.0) -> bool:
+    """Asks the runtime holding the lock to exit (SIGTERM: it releases protection and exits) when it
+    cannot be reached over its socket; True once the lock is free. Only a pid the holder wrote itself
+    while holding the lock is signalled."""
+    import signal
+    import time
+
+    if not held_by_another_process(path):
+        return True
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+        try:
+            text = os.read(fd, 32).decode("ascii", "replace").strip()
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    if not (text.isdigit() and 0 < int(text) < 2**31) or int(text) == os.getpid():
+        return False
+    try:
+        os.kill(int(text), signal.SIGTERM)
+    except OSError:
+        return False
+    deadline = time.monotonic() + timeout
+    while held_by_another_process(path):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 class LaunchGate:

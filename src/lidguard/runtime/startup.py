@@ -122,7 +122,7 @@ def _start_up() -> tuple[LidGuardPaths, InstanceLock | None, Platform | None]:
     except OSError as error:
         raise StartupError(f"Cannot create the runtime folder {paths.runtime_dir}: "
                            f"{error.strerror or error}.") from error
-    lock = InstanceLock(paths.lock_file)
+    lock = InstanceLock(paths.lock_file, record_pid=True)
     try:
         if not lock.try_acquire(retry_seconds=0.25):
             return paths, None, None
