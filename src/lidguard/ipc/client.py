@@ -221,10 +221,14 @@ def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeo
 
 
 def _launch_in_progress(lock_file: Path | None) -> bool:
-    """A client holds the launch gate: the runtime holding the lock is still starting."""
+    """The runtime holding the lock is still starting: it has not marked its lock ready, or a client
+    holds the launch gate."""
     if lock_file is None:
         return True
-    from ..platform.locking import LaunchGate
+    from ..platform.locking import LaunchGate, lock_holder_record
+
+    if "ready" not in lock_holder_record(lock_file).split():
+        return True
 
     gate = LaunchGate(lock_file.with_name("launch.lock"))
     if not gate.open():

@@ -12,7 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["InstanceLock", "LaunchGate", "describe_lock_error", "held_by_another_process", "stop_lock_holder"]
+__all__ = ["InstanceLock", "LaunchGate", "describe_lock_error", "held_by_another_process",
+           "lock_holder_record", "stop_lock_holder"]
 
 ACQUIRE_RETRY_SECONDS = 0.25  # clients probe the lock with a shared lock for a few microseconds
 GATE_POLL_SECONDS = 0.05
@@ -64,6 +65,14 @@ class InstanceLock:
             except OSError:
                 pass
         return True
+
+    def mark_ready(self) -> None:
+        """The runtime answers now: clients that find the lock held but no socket stop waiting sooner."""
+        if self._fd is not None and self._record_pid:
+            try:
+                os.pwrite(self._fd, f"{os.getpid()} ready\n".encode(), 0)
+            except (OSError, AttributeError):
+                pass
 
     @property
     def held(self) -> bool:
@@ -127,6 +136,19 @@ def held_by_another_process(path: Path) -> bool:
     return False
 
 
+def lock_holder_record(path: Path) -> str:
+    """What the runtime wrote in its lock: ``<pid>`` while starting, ``<pid> ready`` once it answers."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+        try:
+            return os.read(fd, 64).decode("ascii", "replace")
+        finally:
+            os.close(fd)
+    except OSError:
+        return ""
+
+
 def stop_lock_holder(path: Path, timeout: float = 10.0) -> bool:
     """Asks the runtime holding the lock to exit (SIGTERM: it releases protection and exits) when it
     cannot be reached over its socket; True once the lock is free. Only a pid the holder wrote itself
@@ -136,15 +158,8 @@ def stop_lock_holder(path: Path, timeout: float = 10.0) -> bool:
 
     if not held_by_another_process(path):
         return True
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-        try:
-            text = os.read(fd, 32).decode("ascii", "replace").strip()
-        finally:
-            os.close(fd)
-    except OSError:
-        return False
+    words = lock_holder_record(path).split()
+    text = words[0] if words else ""
     if not (text.isdigit() and 0 < int(text) < 2**31) or int(text) == os.getpid():
         return False
     try:

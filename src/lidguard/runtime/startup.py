@@ -44,7 +44,7 @@ def _recover_lid_policy(platform: Platform, paths: LidGuardPaths, runtime: Runti
                     succeeded=False)
 
 
-async def _main(platform: Platform, paths: LidGuardPaths) -> None:
+async def _main(platform: Platform, paths: LidGuardPaths, lock: InstanceLock | None = None) -> None:
     """Everything that logs happens here, inside the event loop."""
     try:
         settings = load_or_create_settings(paths.settings_file)
@@ -80,6 +80,8 @@ async def _main(platform: Platform, paths: LidGuardPaths) -> None:
 
         await task_group.start(serve_until_exit)
         _announce_ready(paths)
+        if lock is not None:
+            lock.mark_ready()
         await served.wait()
         task_group.cancel_scope.cancel()
 
@@ -149,7 +151,7 @@ def run_server() -> int:
     if lock is None or platform is None:
         return 0
     try:
-        anyio.run(_main, platform, paths)
+        anyio.run(_main, platform, paths, lock)
     except Exception as error:
         from .logs import ExceptionLog
 
