@@ -123,47 +123,77 @@ def test_without_auto_start_a_stopping_reply_is_returned_as_is(tmp_path):
     assert client.send_request(path, {"Command": "stop"})["Message"] == "bye"
 
 
-class _FakeProcess:
-    def __init__(self, alive: bool, exit_code: int = 1) -> None:
-        self.alive = alive
-        self.exit_code = exit_code  # run-server exits 0 at once when another runtime holds the lock
+class _PipedProcess:
+    """A stand-in for a launched run-server: what it prints on its stdout/stderr pipe, then its exit."""
+
+    def __init__(self, output: bytes, exit_code: int | None, delay: float = 0.0) -> None:
+        read_end, write_end = os.pipe()
+        self.stdout = os.fdopen(read_end, "rb", buffering=0)
+        self.exit_code = exit_code
+
+        def write() -> None:
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(output)
+
+        threading.Timer(delay, write).start()
 
     def poll(self):
-        return None if self.alive else self.exit_code
+        return self.exit_code
+
+    def wait(self, timeout=None):
+        return self.exit_code
 
 
-def test_a_slow_starting_runtime_is_waited_for_while_alive(tmp_path, monkeypatch):
-    path = tmp_path / "s.sock"
-    monkeypatch.setattr(client, "AUTO_START_WAIT_SECONDS", 0.3)
+def _runtime_socket_and_lock(tmp_path, monkeypatch):
+    """A socket path with a runtime lock beside it, as ``send_request`` finds them for the real paths."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    from lidguard.platform.paths import resolve_paths
+
+    paths = resolve_paths()
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    paths.runtime_dir.mkdir(mode=0o700, exist_ok=True)
+    return paths.socket_file, paths.lock_file
+
+
+def test_a_runtime_that_fails_at_startup_gives_its_reason_and_is_not_relaunched(tmp_path, monkeypatch):
+    path, _ = _runtime_socket_and_lock(tmp_path, monkeypatch)
+    launches = []
+    reason = b"lidguard: The platform backend cannot be loaded: LIDGUARD_PLATFORM must be one of ...\n"
+    monkeypatch.setattr(client, "launch_runtime", lambda: launches.append(1) or _PipedProcess(reason, 1))
+    started = time.monotonic()
+    reply = client.send_request(path, {"Command": "start"}, auto_start=True)
+    assert reply["Succeeded"] is False and reply["RuntimeUnavailable"] is True
+    assert reply["Message"] == "The platform backend cannot be loaded: LIDGUARD_PLATFORM must be one of ..."
+    assert len(launches) == 1 and time.monotonic() - started < 3
+    again = client.send_request(path, {"Command": "start"}, auto_start=True)  # a moment later, same environment
+    assert again["Message"] == reply["Message"] and len(launches) == 1
+
+
+def test_a_launch_waits_for_the_readiness_line(tmp_path, monkeypatch):
+    path, _ = _runtime_socket_and_lock(tmp_path, monkeypatch)
     launches = []
 
     def launch():
-        launches.append(threading.Timer(1.2, _scripted_server, (path, [b'{"v":1,"Succeeded":true}\n'])))
-        launches[-1].start()
-        return _FakeProcess(alive=True)
+        launches.append(_scripted_server(path, [b'{"v":1,"Succeeded":true}\n']))
+        return _PipedProcess(b"lidguard: runtime ready on x\n", None, delay=0.5)
 
     monkeypatch.setattr(client, "launch_runtime", launch)
     assert client.send_request(path, {"Command": "start"}, auto_start=True)["Succeeded"] is True
     assert len(launches) == 1
 
 
-def test_a_launch_that_exits_at_once_is_retried_then_given_up(tmp_path, monkeypatch):
-    monkeypatch.setattr(client, "AUTO_START_WAIT_SECONDS", 1.2)
-    launches = []
-    monkeypatch.setattr(client, "launch_runtime", lambda: launches.append(1) or _FakeProcess(alive=False))
-    started = time.monotonic()
-    reply = client.send_request(tmp_path / "s.sock", {"Command": "start"}, auto_start=True)
-    assert reply["Succeeded"] is False and reply["RuntimeUnavailable"] is True
-    assert 2 <= len(launches) <= 4 and time.monotonic() - started < 5
+def test_a_held_runtime_lock_is_waited_for_without_launching(tmp_path, monkeypatch):
+    """The lock holder is starting (or re-creating its socket): wait for it, launch nothing."""
+    from lidguard.platform.locking import InstanceLock
 
-
-def test_a_launch_that_finds_the_lock_held_waits_for_the_runtime_holding_it(tmp_path, monkeypatch):
-    """Many clients launch at once: all but one run-server exit 0 (lock held). Their clients must wait
-    for the one that is starting - past the usual 5 s on a loaded machine - not give up."""
-    path = tmp_path / "s.sock"
-    monkeypatch.setattr(client, "AUTO_START_WAIT_SECONDS", 0.3)
+    path, lock_file = _runtime_socket_and_lock(tmp_path, monkeypatch)
+    holder = InstanceLock(lock_file)
+    assert holder.try_acquire()
     launches = []
+    monkeypatch.setattr(client, "launch_runtime", lambda: launches.append(1))
     threading.Timer(1.5, _scripted_server, (path, [b'{"v":1,"Succeeded":true}\n'])).start()
-    monkeypatch.setattr(client, "launch_runtime", lambda: launches.append(1) or _FakeProcess(False, exit_code=0))
-    assert client.send_request(path, {"Command": "start"}, auto_start=True)["Succeeded"] is True
-    assert 1 <= len(launches) <= 2  # relaunched at most every RELAUNCH_WHILE_LOCK_HELD_SECONDS
+    try:
+        assert client.send_request(path, {"Command": "start"}, auto_start=True)["Succeeded"] is True
+    finally:
+        holder.release()
+    assert launches == []

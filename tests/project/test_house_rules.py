@@ -72,3 +72,19 @@ def test_the_hook_path_probe_can_fail():
     probe = "import sys, pydantic\nprint(sorted(n for n in sys.modules if n.split('.')[0] in {'pydantic'}))\n"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() != "[]"
+
+
+def test_the_runtime_never_imports_an_os_backend():
+    """Issue 18 (layout): the runtime sees the platform through platform.api and the IPC transport seam;
+    it never imports platform/linux, macos or windows (the named pipe loop comes from ipc.transport)."""
+    import ast
+
+    runtime = Path(__file__).resolve().parents[2] / "src" / "lidguard" / "runtime"
+    found = []
+    for path in sorted(runtime.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                parts = ((node.module or "").split(".") + [alias.name for alias in node.names])
+                if "platform" in parts and set(parts) & {"linux", "macos", "windows"}:
+                    found.append(f"{path.name}:{node.lineno}")
+    assert found == []

@@ -3,7 +3,9 @@ MockClock with the poll alone, and one real-time run through watchfiles."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -214,6 +216,47 @@ def test_watchfiles_notices_growth(tmp_path: Path, backend: str) -> None:
         append(transcript, CODEX_MESSAGE)
         with anyio.fail_after(15):
             while h.runtime.state.sessions[key].soft_locked:
+                await anyio.sleep(0.05)
+
+    anyio.run(lambda: with_runtime(Harness(), body), backend=backend)
+
+
+def _inotify_instances() -> int:
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{name}") == "anon_inode:inotify"
+    return count
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counting inotify instances needs /proc")
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+def test_every_monitor_shares_one_watcher(tmp_path: Path, backend: str) -> None:
+    """Issue 17: one inotify instance per session ran out at 128 (the per-user default); share one."""
+    sessions = 20
+    transcripts = [tmp_path / f"folder{index}" / "rollout.jsonl" for index in range(sessions)]
+    for transcript in transcripts:
+        transcript.parent.mkdir()
+        append(transcript, CODEX_MESSAGE)
+    before = _inotify_instances()
+
+    async def body(h: Harness) -> None:
+        monitors = next(c for c in h.runtime.components if isinstance(c, TranscriptComponent))
+        monitors.poll_seconds = 600.0  # only the watcher can see the change within the bound
+        for index, transcript in enumerate(transcripts):
+            await h.start(f"c{index}", "Codex", TranscriptPath=str(transcript))
+        await anyio.sleep(1.0)  # every watch that would be opened is open
+        assert _inotify_instances() - before <= 1
+        for index in range(sessions // 2):  # the watch moves to the remaining folders
+            await h.stop(f"c{index}", "Codex")
+        last = SessionKey.create(AgentProvider.CODEX, f"c{sessions - 1}")
+        await h.send("mark-session-softlocked", Provider="Codex", SessionIdentifier=f"c{sessions - 1}",
+                     SessionStateReason="x")
+        await anyio.sleep(0.5)
+        assert _inotify_instances() - before <= 1
+        append(transcripts[-1], CODEX_MESSAGE)
+        with anyio.fail_after(15):
+            while h.runtime.state.sessions[last].soft_locked:
                 await anyio.sleep(0.05)
 
     anyio.run(lambda: with_runtime(Harness(), body), backend=backend)

@@ -304,7 +304,15 @@ def _stop_runtime(session: _Session, values: dict[str, Any]) -> int:
         print("LidGuard runtime is not running.")
         return 0
     if not response.get("Succeeded"):
-        raise CliError(str(response.get("Message") or "The runtime refused to stop."))
+        message = str(response.get("Message") or "The runtime refused to stop.")
+        if not (values.get("force") and "does not answer" in message):
+            raise CliError(message)
+        from ..platform.locking import stop_lock_holder  # alive but unreachable: signal it instead
+
+        if not stop_lock_holder(session.paths.lock_file):
+            raise CliError(message)
+        print("LidGuard runtime is stopping (it did not answer on its socket; it was asked to exit).")
+        return 0
     print(escape_control(str(response.get("Message") or "LidGuard runtime is stopping.")))
     _wait_until_gone(session)
     return 0

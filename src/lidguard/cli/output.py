@@ -87,6 +87,8 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
         f"Visible display monitor count: {response.get('VisibleDisplayMonitorCount', 0)}",
     ]
     lines += [session_line(session) for session in response.get("Sessions", [])]
+    if isinstance(response.get("SessionsOmitted"), int) and response["SessionsOmitted"] > 0:
+        lines.append(f"... and {response['SessionsOmitted']} more session(s) not listed")
     pending = pending_suspend_line(response.get("PendingSuspend"))
     if pending:
         lines.append(pending)

@@ -2,9 +2,14 @@
 
 The connection goes through ``transport.py``; a server running as another user is never trusted.
 
-Timings follow the original tool (REFERENCE 3.1): 250 ms connect timeout, retry every 100 ms for
-up to 750 ms; an auto-started runtime gets up to 5 s to answer (up to 30 s while it is visibly still
-starting on a loaded machine). Stdlib only (hook hot path).
+Timings follow the original tool (REFERENCE 3.1): 250 ms connect timeout, retry every 100 ms. The
+runtime lock (``platform/locking.py``) decides how long to retry: free = no runtime, answer at once;
+held = a runtime is starting or re-creating its socket, wait up to ``HELD_LOCK_WAIT_SECONDS``.
+
+Auto-start (start events): of many clients finding the lock free, one launches ``run-server``
+(``LaunchGate``) and reads its stdout/stderr pipe until the readiness line or the runtime's own
+one-line startup failure; the others wait for that leader to let go and share its outcome. A launch
+that failed the same way a moment ago is not repeated. Stdlib only (hook hot path).
 """
 
 from __future__ import annotations
@@ -34,39 +39,67 @@ __all__ = [
 ]
 
 RUNTIME_NOT_RUNNING = "LidGuard runtime is not running."
+_UNREACHABLE_PREFIX = "The LidGuard runtime is running"
+READY_LINE = "lidguard: runtime ready"  # what run-server prints once it listens (runtime/startup.py)
 CONNECT_TIMEOUT_SECONDS = 0.25
 CONNECT_RETRY_SECONDS = 0.1
-CONNECT_WINDOW_SECONDS = 0.75
-AUTO_START_WAIT_SECONDS = 5.0
-AUTO_START_MAX_WAIT_SECONDS = 30.0  # only while the launched runtime is still alive (a loaded machine)
-RELAUNCH_CHECK_SECONDS = 0.5
-# A launched run-server that exited 0 at once found another runtime holding the lock: that one is
-# starting (or exiting). Wait for it up to the longest wait, relaunching only this often.
-RELAUNCH_WHILE_LOCK_HELD_SECONDS = 2.0
+CONNECT_WINDOW_SECONDS = 0.75  # only when the runtime lock is unknown (a socket outside the data folder)
+# The lock is held but nobody answers: the runtime is starting, or re-creating a socket file that
+# vanished (it looks every second). Longer than that, it is alive but unreachable.
+HELD_LOCK_WAIT_SECONDS = 5.0
+AUTO_START_MAX_WAIT_SECONDS = 30.0
 STOPPING_RETRY_SECONDS = 10.0
+FAILURE_REUSE_SECONDS = 2.0  # a startup failure this recent (same environment) is repeated, not relaunched
 
 
 class _NoReply(Exception):
     """The runtime closed the connection without answering (it was exiting)."""
 
 
-def _connect(socket_path: Path, window: float) -> ClientConnection | None:
+def _lock_file_for(socket_path: Path) -> Path | None:
+    """The runtime lock that goes with ``socket_path`` when it is this user's runtime socket."""
+    from ..platform.paths import SOCKET_NAME, resolve_paths
+
+    if socket_path.name != SOCKET_NAME:
+        return None
+    try:
+        paths = resolve_paths()
+    except ValueError:
+        return None
+    return paths.lock_file if paths.socket_file == socket_path else None
+
+
+def _lock_held(lock_file: Path | None) -> bool | None:
+    if lock_file is None:
+        return None
+    from ..platform.locking import held_by_another_process
+
+    return held_by_another_process(lock_file)
+
+
+def _connect(socket_path: Path, lock_file: Path | None,
+             held_wait: float = HELD_LOCK_WAIT_SECONDS) -> tuple[ClientConnection | None, bool]:
+    """(connection, runtime lock held). With the lock free nobody can answer: give up at once; with it
+    held, wait up to ``held_wait`` for the socket (the runtime is starting or re-creating it)."""
     transport = client_transport()
-    deadline = time.monotonic() + window
+    started = time.monotonic()
     while True:
         try:
-            return transport.connect(socket_path, CONNECT_TIMEOUT_SECONDS)
+            return transport.connect(socket_path, CONNECT_TIMEOUT_SECONDS), True
         except OSError:
             pass
-        if time.monotonic() >= deadline:
-            return None
+        held = _lock_held(lock_file)
+        waited = time.monotonic() - started
+        if held is False or waited >= (CONNECT_WINDOW_SECONDS if held is None else held_wait):
+            return None, bool(held)
         time.sleep(CONNECT_RETRY_SECONDS)
 
 
 def launch_runtime() -> Any:
-    """Starts ``lidguard run-server`` detached (own session, stdio on /dev/null).
+    """Starts ``lidguard run-server`` detached (own session, stdin on /dev/null); its stdout and
+    stderr are one pipe carrying the readiness line or its one-line startup failure.
 
-    Returns the process (something with ``poll()``), or None when it could not be started.
+    Returns the process (a ``Popen``), or None when it could not be started.
     """
     import subprocess  # only start events launch a runtime; keep it off the common hook path
 
@@ -75,14 +108,107 @@ def launch_runtime() -> Any:
         return subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
             cwd=os.path.expanduser("~") if os.path.isdir(os.path.expanduser("~")) else "/",
         )
     except OSError:
         return None
+
+
+def _read_startup(process: Any, timeout: float) -> tuple[str, str]:
+    """("ready", "") / ("held", "") (another runtime holds the lock) / ("failed", reason) /
+    ("slow", "") from the launched run-server's pipe."""
+    import selectors
+
+    pipe = getattr(process, "stdout", None)
+    if pipe is None:  # a stand-in process without a pipe: only its exit code tells
+        if not hasattr(process, "poll"):
+            return "ready", ""
+        code = process.poll()
+        return ("slow", "") if code is None else ("held", "") if code == 0 else ("failed", "")
+    output = b""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(pipe, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                pipe.close()
+                return "slow", ""
+            if not selector.select(remaining):
+                continue
+            chunk = os.read(pipe.fileno(), 4096)
+            output += chunk[:8192]
+            if READY_LINE.encode() in output:
+                pipe.close()
+                return "ready", ""
+            if not chunk:
+                break
+    pipe.close()
+    try:
+        code = process.wait(timeout=5.0)
+    except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired: still exiting
+        code = None
+    if code == 0:
+        return "held", ""
+    lines = [line.strip() for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+    reason = lines[-1] if lines else ""
+    reason = reason[len("lidguard: "):] if reason.startswith("lidguard: ") else reason
+    return "failed", reason[:500] or f"The LidGuard runtime exited with code {code} while starting."
+
+
+def _environment_key() -> str:
+    return " ".join(sorted(f"{key}={value}" for key, value in os.environ.items()
+                           if key.startswith(("LIDGUARD_", "XDG_", "HOME")))) + " " + sys.executable
+
+
+def _launch_and_read(timeout: float) -> tuple[str, str]:
+    process = launch_runtime()
+    if process is None:
+        return "failed", "Could not start the LidGuard runtime process."
+    return _read_startup(process, timeout)
+
+
+def _launch_once(lock_file: Path | None, timeout: float) -> str | None:
+    """Launches the runtime unless another client is doing it; None = go and connect, else the
+    runtime's own one-line reason why it cannot start."""
+    import json
+
+    from ..platform.locking import LaunchGate
+
+    gate = LaunchGate(lock_file.with_name("launch.lock")) if lock_file is not None else None
+    if gate is None or not gate.open():  # no usable data folder: the runtime will say why
+        outcome, reason = _launch_and_read(timeout)
+        return reason if outcome == "failed" else None
+    try:
+        if not gate.try_lead():
+            since = time.time()
+            gate.wait_for_leader(timeout)  # the same signal for every waiter: the leader lets go
+        else:
+            since = None
+        record: dict[str, Any] = {}
+        try:
+            loaded = json.loads(gate.read_record() or "{}")
+            record = loaded if isinstance(loaded, dict) else {}
+        except ValueError:
+            pass
+        at = float(record["At"]) if isinstance(record.get("At"), (int, float)) else 0.0
+        reusable = record.get("Environment") == _environment_key() and isinstance(record.get("Reason"), str)
+        if since is not None:  # a waiter: the leader's outcome is ours
+            return str(record["Reason"]) if reusable and at >= since else None
+        if reusable and time.time() - at < FAILURE_REUSE_SECONDS:
+            return str(record["Reason"])  # it failed the same way a moment ago: do not relaunch
+        if _lock_held(lock_file):
+            return None  # a runtime is there (starting): connect to it
+        outcome, reason = _launch_and_read(timeout)
+        gate.write_record(json.dumps({"At": time.time(), "Environment": _environment_key(), "Reason": reason})
+                          if outcome == "failed" else "")
+        return reason if outcome == "failed" else None
+    finally:
+        gate.close()
 
 
 def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeout: float | None) -> dict[str, Any]:
@@ -94,48 +220,57 @@ def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeo
     return decode_message(line)
 
 
-def _still_starting(process: Any) -> bool:
-    poll = getattr(process, "poll", None)
-    return poll is not None and poll() is None
+def _launch_in_progress(lock_file: Path | None) -> bool:
+    """The runtime holding the lock is still starting: it has not marked its lock ready, or a client
+    holds the launch gate."""
+    if lock_file is None:
+        return True
+    from ..platform.locking import LaunchGate, lock_holder_record
+
+    if "ready" not in lock_holder_record(lock_file).split():
+        return True
+
+    gate = LaunchGate(lock_file.with_name("launch.lock"))
+    if not gate.open():
+        return True
+    try:
+        return gate.leader_active()
+    finally:
+        gate.close()
 
 
-def _connect_or_launch(socket_path: Path) -> ClientConnection | None:
-    """Connects, launching the runtime when nobody answers. The launched process gets
-    ``AUTO_START_WAIT_SECONDS`` to answer, more while it is still alive on a loaded machine (up to
-    ``AUTO_START_MAX_WAIT_SECONDS``); one that exited at once (the lock was still held by a runtime
-    that was exiting) is launched again."""
-    connection = _connect(socket_path, CONNECT_WINDOW_SECONDS)
-    started = time.monotonic()
-    process: Any = None
-    launched_at = 0.0
-    lock_held_elsewhere = False
-    while connection is None:
-        now = time.monotonic()
-        waited = now - started
-        starting = _still_starting(process)
-        if process is not None and not starting and getattr(process, "poll", lambda: None)() == 0:
-            lock_held_elsewhere = True  # run-server exits 0 at once when another runtime holds the lock
-        patient = starting or lock_held_elsewhere
-        if waited >= AUTO_START_MAX_WAIT_SECONDS or (waited >= AUTO_START_WAIT_SECONDS and not patient):
-            return None
-        due = not lock_held_elsewhere or now - launched_at >= RELAUNCH_WHILE_LOCK_HELD_SECONDS
-        if not starting and due:
-            process = launch_runtime()
-            launched_at = now
-            if process is None:
-                return None
-        connection = _connect(socket_path, RELAUNCH_CHECK_SECONDS)
-    return connection
+def _connect_or_launch(socket_path: Path, lock_file: Path | None) -> tuple[ClientConnection | None, str]:
+    """Connects, launching the runtime when its lock is free (one client launches, the others wait
+    for it). A runtime that cannot start gives its own one-line reason at once."""
+    deadline = time.monotonic() + AUTO_START_MAX_WAIT_SECONDS
+    while True:
+        connection, held = _connect(socket_path, lock_file)
+        if connection is not None:
+            return connection, ""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None, (f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
+                          if held else "Failed to start the LidGuard runtime.")
+        if held:
+            if _launch_in_progress(lock_file):
+                continue  # still starting on a loaded machine
+            return None, f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
+        reason = _launch_once(lock_file, remaining)
+        if reason is not None:
+            return None, reason or "Failed to start the LidGuard runtime."
 
 
-def _attempt(socket_path: Path, request: dict[str, Any], auto_start: bool,
+def _attempt(socket_path: Path, lock_file: Path | None, request: dict[str, Any], auto_start: bool,
              reply_timeout: float | None) -> tuple[dict[str, Any], bool]:
     """One exchange; the flag says the runtime was exiting (an auto-starting request tries again)."""
-    connection = _connect_or_launch(socket_path) if auto_start else _connect(socket_path, CONNECT_WINDOW_SECONDS)
-    if connection is None:
-        if auto_start:
-            return failure_response("Failed to start the LidGuard runtime.", runtime_unavailable=True), False
-        return failure_response(RUNTIME_NOT_RUNNING, runtime_unavailable=True), False
+    if auto_start:
+        connection, failure = _connect_or_launch(socket_path, lock_file)
+    else:
+        connection, held = _connect(socket_path, lock_file)
+        failure = (f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
+                   if held else RUNTIME_NOT_RUNNING)
+    if connection is None:  # alive but unreachable is no "not running": say so, do not start another
+        return failure_response(failure, runtime_unavailable=not failure.startswith(_UNREACHABLE_PREFIX)), False
     try:
         reply = _exchange(connection, request, reply_timeout)
     except _NoReply:
@@ -155,16 +290,21 @@ def _attempt(socket_path: Path, request: dict[str, Any], auto_start: bool,
 
 
 def send_request(socket_path: Path, request: dict[str, Any], *, auto_start: bool = False,
-                 reply_timeout: float | None = 30.0) -> dict[str, Any]:
+                 reply_timeout: float | None = 30.0, lock_file: Path | None = None) -> dict[str, Any]:
     """One request, one response. A down runtime gives ``RuntimeUnavailable: true``.
 
     With ``auto_start`` (start events) a missing runtime is launched, and a runtime that is exiting
     (it refuses new sessions, or closes the connection unanswered) is waited out and replaced, so a
     start racing the idle exit still protects its session.
+
+    ``lock_file`` (found from ``socket_path`` when it is this user's runtime socket): with the runtime
+    lock free nothing can answer, so the answer is immediate; with it held the client waits for the
+    socket (a runtime starting, or re-creating a socket file that was deleted).
     """
+    lock_file = lock_file if lock_file is not None else _lock_file_for(socket_path)
     deadline = time.monotonic() + STOPPING_RETRY_SECONDS
     while True:
-        reply, runtime_was_exiting = _attempt(socket_path, request, auto_start, reply_timeout)
+        reply, runtime_was_exiting = _attempt(socket_path, lock_file, request, auto_start, reply_timeout)
         if not (auto_start and runtime_was_exiting) or time.monotonic() >= deadline:
             return reply
         time.sleep(CONNECT_RETRY_SECONDS)

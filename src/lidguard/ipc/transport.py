@@ -15,7 +15,7 @@ import contextlib
 import os
 import socket
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..platform.host import current_user_id, host_os_name
 from ..platform.peercred import peer_uid
@@ -24,14 +24,20 @@ __all__ = [
     "LISTEN_BACKLOG",
     "ClientConnection",
     "ClientTransport",
+    "EndpointError",
     "ListenerTransport",
     "UntrustedPeer",
     "UnixSocketTransport",
     "client_transport",
     "default_transport",
+    "named_pipe_server",
 ]
 
 LISTEN_BACKLOG = 4096
+
+
+class EndpointError(OSError):
+    """The endpoint cannot be bound (its path is a folder...); the message is one readable line."""
 
 
 class UntrustedPeer(OSError):
@@ -89,7 +95,13 @@ class UnixSocketConnection:
 
     def send_all(self, data: bytes, timeout: float | None) -> None:
         self._sock.settimeout(timeout)
-        self._sock.sendall(data)
+        try:
+            self._sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            # The server stopped reading (a request over its limit) and may have answered already:
+            # let ``receive_line`` find that reply instead of reporting a reset.
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_WR)
 
     def receive_line(self, max_bytes: int, timeout: float | None) -> bytes:
         self._sock.settimeout(timeout)
@@ -125,6 +137,8 @@ class UnixSocketTransport:
         return UnixSocketConnection(sock, endpoint)
 
     def bind(self, endpoint: Path) -> socket.socket:
+        if os.path.isdir(endpoint) and not os.path.islink(endpoint):
+            raise EndpointError(f"The runtime socket path {endpoint} is a folder. Remove it and try again.")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(endpoint)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -158,6 +172,17 @@ def default_transport() -> UnixSocketTransport:
 def runtime_listens_on_named_pipe() -> bool:
     """True where the runtime serves the per-user named pipe (Windows) instead of a Unix socket."""
     return host_os_name() == "windows"
+
+
+def named_pipe_server() -> Any:
+    """Where the runtime serves a named pipe (Windows): its loop, ``serve(answer, *, task_status)``
+    (``platform/windows/pipe_server.py``, found here so the runtime never imports an OS backend);
+    None where it listens on a Unix socket."""
+    if not runtime_listens_on_named_pipe():
+        return None
+    from ..platform.windows import pipe_server
+
+    return pipe_server.serve_named_pipe
 
 
 def client_transport() -> ClientTransport:

@@ -12,17 +12,34 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["InstanceLock", "held_by_another_process"]
+__all__ = ["InstanceLock", "LaunchGate", "describe_lock_error", "held_by_another_process",
+           "lock_holder_record", "stop_lock_holder"]
+
+ACQUIRE_RETRY_SECONDS = 0.25  # clients probe the lock with a shared lock for a few microseconds
+GATE_POLL_SECONDS = 0.05
 
 
 class InstanceLock:
     """Non-blocking exclusive lock on a file; released by ``release`` or by the process dying."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, record_pid: bool = False) -> None:
         self.path = path
         self._fd: int | None = None
+        self._record_pid = record_pid  # the runtime writes its pid, for ``stop_lock_holder``
 
-    def try_acquire(self) -> bool:
+    def try_acquire(self, retry_seconds: float = 0.0) -> bool:
+        """False when another process holds the lock. ``retry_seconds``: keep trying that long (a
+        client's shared-lock probe holds it for microseconds; only the runtime itself retries)."""
+        import time
+
+        deadline = time.monotonic() + retry_seconds
+        while not self._try_once():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def _try_once(self) -> bool:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         # O_NOFOLLOW: a symlink planted at the lock's name is refused (ELOOP), never followed.
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -41,7 +58,21 @@ class InstanceLock:
             return False
         os.set_inheritable(fd, False)
         self._fd = fd
+        if self._record_pid:
+            try:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+            except OSError:
+                pass
         return True
+
+    def mark_ready(self) -> None:
+        """The runtime answers now: clients that find the lock held but no socket stop waiting sooner."""
+        if self._fd is not None and self._record_pid:
+            try:
+                os.pwrite(self._fd, f"{os.getpid()} ready\n".encode(), 0)
+            except (OSError, AttributeError):
+                pass
 
     @property
     def held(self) -> bool:
@@ -58,14 +89,182 @@ class InstanceLock:
         os.close(fd)
 
 
-def held_by_another_process(path: Path) -> bool:
-    """A cheap look (stdlib only): is a runtime holding the lock now? An unreadable lock counts as
-    free, so the caller goes on to the full step that reports the problem as one line."""
-    lock = InstanceLock(path)
+def describe_lock_error(path: Path, error: OSError) -> str:
+    """One line saying why the lock file cannot be used (a symlink, a folder, no permission...)."""
+    import stat
+
     try:
-        if not lock.try_acquire():
-            return True
-        lock.release()
+        mode = os.lstat(path).st_mode
     except OSError:
-        pass
+        mode = 0
+    if stat.S_ISLNK(mode):
+        return (f"The runtime lock {path} is a symbolic link; LidGuard never follows one. "
+                "Remove it and try again.")
+    if stat.S_ISDIR(mode):
+        return f"The runtime lock {path} is a folder, not a file. Remove it and try again."
+    if mode and not stat.S_ISREG(mode):
+        return f"The runtime lock {path} is not a regular file. Remove it and try again."
+    return f"Cannot open the runtime lock {path}: {error.strerror or error}."
+
+
+def held_by_another_process(path: Path) -> bool:
+    """A cheap look (stdlib only): is a runtime holding the lock now? Never creates the file, and takes
+    only a shared lock for an instant, so many clients probing at once never see each other. An
+    unreadable lock counts as free: the caller goes on to the step that reports the problem."""
+    if sys.platform == "win32":
+        lock = InstanceLock(path)
+        try:
+            if not lock.try_acquire():
+                return True
+            lock.release()
+        except OSError:
+            pass
+        return False
+    import fcntl
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases the shared lock
     return False
+
+
+def lock_holder_record(path: Path) -> str:
+    """What the runtime wrote in its lock: ``<pid>`` while starting, ``<pid> ready`` once it answers."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+        try:
+            return os.read(fd, 64).decode("ascii", "replace")
+        finally:
+            os.close(fd)
+    except OSError:
+        return ""
+
+
+def stop_lock_holder(path: Path, timeout: float = 10.0) -> bool:
+    """Asks the runtime holding the lock to exit (SIGTERM: it releases protection and exits) when it
+    cannot be reached over its socket; True once the lock is free. Only a pid the holder wrote itself
+    while holding the lock is signalled."""
+    import signal
+    import time
+
+    if not held_by_another_process(path):
+        return True
+    words = lock_holder_record(path).split()
+    text = words[0] if words else ""
+    if not (text.isdigit() and 0 < int(text) < 2**31) or int(text) == os.getpid():
+        return False
+    try:
+        os.kill(int(text), signal.SIGTERM)
+    except OSError:
+        return False
+    deadline = time.monotonic() + timeout
+    while held_by_another_process(path):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+class LaunchGate:
+    """``<data>/launch.lock``: of many clients finding no runtime, one launches it (the leader, an
+    exclusive lock) and the others wait for the leader to let go (the same readiness signal for all),
+    then connect. The file's content is the last startup failure, so the waiters can repeat it
+    instead of launching a runtime that fails the same way again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def open(self) -> bool:
+        """False when the file cannot be used (the caller then launches without coordination)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+            self._fd = os.open(self.path, flags | os.O_NONBLOCK, 0o600)
+        except OSError:
+            return False
+        return True
+
+    def _lock(self, exclusive: bool) -> bool:
+        assert self._fd is not None
+        try:
+            if sys.platform == "win32":
+                import msvcrt
+
+                msvcrt.locking(self._fd, msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(self) -> None:
+        assert self._fd is not None
+        try:
+            if sys.platform == "win32":
+                import msvcrt
+
+                os.lseek(self._fd, 0, os.SEEK_SET)
+                msvcrt.locking(self._fd, msvcrt.LK_UNLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        except OSError:
+            pass
+
+    def try_lead(self) -> bool:
+        return self._lock(exclusive=True)
+
+    def leader_active(self) -> bool:
+        """Is a client launching the runtime right now (holding the gate)?"""
+        if self._lock(exclusive=False):
+            self._unlock()
+            return False
+        return True
+
+    def wait_for_leader(self, timeout: float) -> bool:
+        """Until the leader lets go (True) or ``timeout`` seconds pass (False)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while not self._lock(exclusive=False):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(GATE_POLL_SECONDS)
+        self._unlock()
+        return True
+
+    def read_record(self) -> str:
+        assert self._fd is not None
+        try:
+            return os.pread(self._fd, 4096, 0).decode("utf-8", "replace") if hasattr(os, "pread") else ""
+        except OSError:
+            return ""
+
+    def write_record(self, text: str) -> None:
+        """Leader only: the record the waiters read after it lets go ("" = the launch worked)."""
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, 0)
+            if text:
+                os.pwrite(self._fd, text.encode("utf-8", "replace")[:4096], 0)
+        except (OSError, AttributeError):
+            pass
+
+    def close(self) -> None:
+        if self._fd is not None:
+            self._unlock()
+            fd, self._fd = self._fd, None
+            os.close(fd)

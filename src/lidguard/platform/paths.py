@@ -10,7 +10,8 @@ so nothing below depends on them; the lock and the socket are derived from the d
 
 * lock: ``<data>/runtime.lock``, beside settings.json and the lid backup. ``run-server`` holds it for
   its whole life; a CLI runs crash recovery only when it can take it (``cli/context.py``).
-* socket: ``<data>/run/runtime.sock`` when that path fits in ``MAX_SOCKET_PATH_BYTES`` (100 bytes:
+* socket: ``<real data>/run/runtime.sock`` (``<real data>`` = the data folder's ``os.path.realpath``, so
+  the socket does not depend on how HOME is spelled) when that path fits in ``MAX_SOCKET_PATH_BYTES`` (100 bytes:
   ``sun_path`` holds 107 bytes on Linux, 103 on macOS), else
   ``/tmp/lidguard-<uid>-<hash>/runtime.sock`` where ``<hash>`` is the first 16 hex digits of the
   SHA-256 of the data folder's real path. A fixed ``/tmp`` (not ``TMPDIR``) so every caller derives
@@ -143,14 +144,18 @@ def _uid() -> int | None:
 
 
 def runtime_dir_for(data_dir: Path) -> Path:
-    """The socket's folder, from the data folder alone (see the module docstring)."""
-    nearby = data_dir / "run"
+    """The socket's folder, from the data folder's real path alone (see the module docstring): a HOME
+    reached through a symlink (``/h`` -> ``/home/a-long-name``) must find the runtime's socket."""
     uid = _uid()
-    if uid is None or len(os.fsencode(str(nearby / SOCKET_NAME))) <= MAX_SOCKET_PATH_BYTES:
+    if uid is None:
+        return data_dir / "run"
+    real = os.path.realpath(data_dir)  # resolves the existing part; a missing tail stays as spelled
+    nearby = Path(real) / "run"
+    if len(os.fsencode(str(nearby / SOCKET_NAME))) <= MAX_SOCKET_PATH_BYTES:
         return nearby
     import hashlib  # only for long data folders: OpenSSL costs the hook path ~5 ms
 
-    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:16]
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
     return SHORT_RUNTIME_BASE / f"lidguard-{uid}-{digest}"
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..platform.api import Unsupported
 from ..settings.model import Settings
 from . import policy
+from .bounds import registry_full_message
 from .components.followup import FollowUpComponent, FollowUpWaiter
 from .requests import RequestError, RuntimeRequest
 from .sessions import Session, SessionKey
@@ -46,6 +47,10 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
         if offered is not None and runtime.update_settings(offered):
             runtime.log("settings-updated", "start", "Runtime settings updated from the start request.")
         before = runtime.state.sessions.get(key)
+        refusal = registry_full_message(runtime.state, key)
+        if refusal is not None:
+            runtime.log("session-start-refused", "start", refusal, succeeded=False, key=key)
+            return runtime.reply(False, refusal)
         # REFERENCE 7.1: an explicit WatchedProcessIdentifier wins, whatever WatchParentProcess says.
         outcome = runtime.apply_event(policy.Start(
             key, request.watched_process_identifier or None, request.working_directory, request.transcript_path,

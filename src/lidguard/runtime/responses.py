@@ -17,6 +17,7 @@ from typing import Any
 from ..ipc.protocol import PROTOCOL_VERSION, encode_message
 from ..platform.api import LidState
 from ..settings.model import Settings
+from .bounds import REPLY_SESSION_LIMIT, REPLY_SESSIONS_BUDGET_BYTES
 from .logs import format_utc
 from .sessions import RegistryState, Session, SessionKey
 
@@ -48,8 +49,9 @@ def session_to_wire(session: Session) -> dict[str, Any]:
 class WireSessions(list):  # type: ignore[type-arg]
     """The reply's ``Sessions`` list, with its JSON text computed once."""
 
-    __slots__ = ("json",)
+    __slots__ = ("json", "omitted")
     json: str
+    omitted: int
 
 
 class WireSettings(dict):  # type: ignore[type-arg]
@@ -67,6 +69,7 @@ class _ReplyCache:
         self._state: RegistryState | None = None
         self._state_wire = WireSessions()
         self._state_wire.json = "[]"
+        self._state_wire.omitted = 0
         self._settings: Settings | None = None
         self._settings_wire = WireSettings()
 
@@ -76,15 +79,20 @@ class _ReplyCache:
         cache = self._sessions
         wire = WireSessions()
         texts: list[str] = []
+        size = 0
         for session in state.sorted_sessions():
             entry = cache.get(session.key)
             if entry is None or entry[0] is not session:
                 data = session_to_wire(session)
                 entry = (session, data, _dumps(data))
                 cache[session.key] = entry
+            size += len(entry[2]) + 1
+            if len(texts) >= REPLY_SESSION_LIMIT or (texts and size > REPLY_SESSIONS_BUDGET_BYTES):
+                break  # bounds.py: the rest are only counted
             wire.append(entry[1])
             texts.append(entry[2])
         wire.json = "[" + ",".join(texts) + "]"
+        wire.omitted = len(state.sessions) - len(texts)
         if len(cache) > 2 * len(state.sessions) + 64:  # forget sessions that left the registry
             self._sessions = {key: cache[key] for key in state.sessions if key in cache}
         self._state, self._state_wire = state, wire
@@ -117,6 +125,8 @@ def build_response(*, succeeded: bool, message: str, state: RegistryState, setti
         "VisibleDisplayMonitorCount": visible_display_count,
         "PendingSuspend": pending_suspend,
     }
+    if response["Sessions"].omitted:
+        response["SessionsOmitted"] = response["Sessions"].omitted
     if extra:
         response.update(extra)
     return response

@@ -22,22 +22,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import signal
+import os
 import socket
+import stat
 from typing import Any
 
 import anyio
 
-from ..fileio import ensure_private_dir
 from ..ipc.protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, failure_response
-from ..ipc.transport import ListenerTransport, default_transport, runtime_listens_on_named_pipe
-from ..platform import load_platform
-from ..platform.api import Platform
-from ..platform.locking import InstanceLock
-from ..platform.paths import LidGuardPaths, prepare_runtime_dir, resolve_paths
-from ..settings import SettingsFileError, headless_defaults, load_or_create_settings
+from ..ipc.transport import ListenerTransport, default_transport, named_pipe_server
+from ..platform.paths import LidGuardPaths, prepare_runtime_dir
 from .app import Runtime
-from .protection import restore_pending_lid_backup
 from .requests import RequestError, check_wire_message
 from .responses import encode_reply
 
@@ -51,6 +46,9 @@ REFUSAL_READ_LIMIT = 64 * 1024
 DRAIN_LIMIT = 4 * MAX_MESSAGE_BYTES
 ACCEPT_BACKOFF_SECONDS = (0.01, 1.0)
 EXIT_GRACE_SECONDS = 5.0
+SOCKET_CHECK_SECONDS = 1.0  # how often the runtime checks that its socket file is still there
+TOO_LARGE_DRAIN_SECONDS = 5.0  # reading on after a too-large request, so its sender gets the reply
+TOO_LARGE_DRAIN_LIMIT = 256 * MAX_MESSAGE_BYTES
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 REFUSED = "Connections from other users are refused."
@@ -154,6 +152,21 @@ async def _send_all(sock: socket.socket, data: bytes) -> None:
         view = view[sent:]
 
 
+async def _drain(sock: socket.socket, limit: int) -> None:
+    """Reads and drops the rest of a request that was too large (up to ``limit`` bytes or EOF), so a
+    sender still writing it is not reset before it reads the "too large" reply."""
+    drained = 0
+    while drained < limit:
+        try:
+            chunk = sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            await anyio.wait_readable(sock)
+            continue
+        if not chunk:
+            return
+        drained += len(chunk)
+
+
 def _drain_and_close(sock: socket.socket) -> None:
     """Reads what the client still sent (closing over unread input would reset its connection)."""
     with contextlib.suppress(OSError):
@@ -219,6 +232,9 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
         if sent < len(data):
             with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
                 await _send_all(sock, data[sent:])
+        if trusted and status == "too-large":
+            with anyio.move_on_after(TOO_LARGE_DRAIN_SECONDS):
+                await _drain(sock, TOO_LARGE_DRAIN_LIMIT)
     except OSError:
         pass  # the client went away; nothing to answer
     except Exception as error:  # noqa: BLE001 - confined to this connection
@@ -268,21 +284,77 @@ async def _accept_loop(runtime: Runtime, transport: ListenerTransport, listener:
         task_group.start_soon(_serve_connection, runtime, transport, pool, connection)
 
 
+class _Listening:
+    """The bound socket and what identifies its file; replaced when the file vanishes."""
+
+    def __init__(self, sock: socket.socket, identity: tuple[int, int] | None) -> None:
+        self.sock = sock
+        self.identity = identity
+        self.scope = anyio.CancelScope()
+
+
+def _socket_identity(path: Any) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISSOCK(info.st_mode) else None
+
+
+async def _accept_until_replaced(runtime: Runtime, transport: ListenerTransport, listening: _Listening,
+                                 pool: ConnectionPool, connections: Any) -> None:
+    try:
+        with listening.scope:
+            await _accept_loop(runtime, transport, listening.sock, pool, connections)
+    finally:
+        listening.sock.close()
+
+
+async def _keep_socket(runtime: Runtime, transport: ListenerTransport, paths: LidGuardPaths,
+                       current: list[_Listening], pool: ConnectionPool, connections: Any) -> None:
+    """Re-creates the socket when its file is deleted or replaced (a cleaner, ``rm -r`` of the run
+    folder): a runtime that holds the lock must stay reachable, or its sessions' protection would be
+    held with no way to reach or stop it."""
+    failing = False
+    while True:
+        await anyio.sleep(SOCKET_CHECK_SECONDS)
+        if _socket_identity(paths.socket_file) == current[0].identity:
+            continue
+        try:
+            prepare_runtime_dir(paths.runtime_dir)
+            sock = transport.bind(paths.socket_file)
+        except (OSError, ValueError) as error:
+            if not failing:
+                failing = True
+                runtime.log("ipc-socket-recreate-failed", "run-server",
+                            f"The socket {paths.socket_file} vanished and cannot be re-created yet: {error}",
+                            succeeded=False)
+            continue
+        failing = False
+        previous, current[0] = current[0], _Listening(sock, _socket_identity(paths.socket_file))
+        connections.start_soon(_accept_until_replaced, runtime, transport, current[0], pool, connections)
+        previous.scope.cancel()
+        runtime.log("ipc-socket-recreated", "run-server",
+                    f"The socket {paths.socket_file} had vanished; listening on a new one.")
+
+
 async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = anyio.TASK_STATUS_IGNORED,
                 max_connections: int = MAX_CONNECTIONS) -> None:
     """Runs the runtime until it asks to exit or is cancelled; always releases protection."""
-    if runtime_listens_on_named_pipe():
-        await _serve_named_pipe(runtime, task_status=task_status)
+    pipe_server = named_pipe_server()
+    if pipe_server is not None:
+        await _serve_named_pipe(runtime, pipe_server, task_status=task_status)
         return
     prepare_runtime_dir(paths.runtime_dir)
     transport = default_transport()
-    listener = transport.bind(paths.socket_file)
+    current = [_Listening(transport.bind(paths.socket_file), _socket_identity(paths.socket_file))]
     pool = ConnectionPool(max_connections)
     try:
         async with anyio.create_task_group() as task_group:
             await runtime.run(task_group)
             async with anyio.create_task_group() as connections:
-                connections.start_soon(_accept_loop, runtime, transport, listener, pool, connections)
+                connections.start_soon(_accept_until_replaced, runtime, transport, current[0], pool, connections)
+                connections.start_soon(_keep_socket, runtime, transport, paths, current, pool, connections)
                 task_status.started()
                 await runtime.exit_requested.wait()
                 # Let the replies being written (the one that asked for the exit first) reach their clients.
@@ -292,15 +364,16 @@ async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = an
                 connections.cancel_scope.cancel()
             task_group.cancel_scope.cancel()
     finally:
-        listener.close()
-        transport.unbind(paths.socket_file)
+        current[0].sock.close()
+        if _socket_identity(paths.socket_file) == current[0].identity:
+            transport.unbind(paths.socket_file)
         await runtime.shutdown()
 
 
-async def _serve_named_pipe(runtime: Runtime, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-    """Windows: the same one-line-in, one-line-out protocol over the per-user named pipe
-    (``platform/windows/pipe_server.py`` runs the blocking pipe calls in a worker thread)."""
-    from ..platform.windows.pipe_server import serve_named_pipe
+async def _serve_named_pipe(runtime: Runtime, serve_pipe: Any, *,
+                            task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    """Windows: the same one-line-in, one-line-out protocol over the per-user named pipe (the loop
+    from ``ipc.transport.named_pipe_server`` runs the blocking pipe calls in a worker thread)."""
 
     async def answer(line: bytes) -> bytes:
         status = "line" if line.endswith(b"\n") else "eof"
@@ -314,7 +387,7 @@ async def _serve_named_pipe(runtime: Runtime, *, task_status: Any = anyio.TASK_S
         async with anyio.create_task_group() as task_group:
             await runtime.run(task_group)
             async with anyio.create_task_group() as pipes:
-                await pipes.start(serve_named_pipe, answer)
+                await pipes.start(serve_pipe, answer)
                 task_status.started()
                 await runtime.exit_requested.wait()
                 pipes.cancel_scope.cancel()
@@ -323,61 +396,8 @@ async def _serve_named_pipe(runtime: Runtime, *, task_status: Any = anyio.TASK_S
         await runtime.shutdown()
 
 
-def _recover_lid_policy(platform: Platform, paths: LidGuardPaths, runtime: Runtime) -> None:
-    try:
-        if restore_pending_lid_backup(platform, paths.lid_backup_file):
-            runtime.log("lid-action-restored-from-pending-backup", "run-server",
-                        f"Restored the lid policy from {paths.lid_backup_file} left by an earlier runtime.")
-    except Exception as error:  # a bad backup must not keep the runtime from starting
-        runtime.log("lid-action-restore-failed", "run-server", f"Could not restore the lid policy: {error}",
-                    succeeded=False)
-
-
-async def _main(platform: Platform, paths: LidGuardPaths) -> None:
-    """Everything that logs happens here, inside the event loop."""
-    try:
-        settings = load_or_create_settings(paths.settings_file)
-        settings_error: SettingsFileError | None = None
-    except SettingsFileError as error:
-        settings, settings_error = headless_defaults(), error
-    runtime = Runtime(platform=platform, paths=paths, settings=settings)
-    if settings_error is not None:
-        runtime.log("settings-load-failed", "run-server", f"{settings_error} Using defaults.", succeeded=False)
-    _recover_lid_policy(platform, paths, runtime)
-    async with anyio.create_task_group() as task_group:
-
-        async def watch_signals() -> None:
-            names = ("SIGTERM", "SIGINT", "SIGHUP")  # SIGHUP does not exist on Windows
-            wanted = [getattr(signal, name) for name in names if hasattr(signal, name)]
-            try:
-                receiver = anyio.open_signal_receiver(*wanted)
-            except NotImplementedError:  # Windows: Ctrl+C still raises KeyboardInterrupt
-                return
-            with receiver as signals:
-                async for _ in signals:
-                    runtime.exit_requested.set()
-                    return
-
-        task_group.start_soon(watch_signals)
-        await serve(runtime, paths)
-        task_group.cancel_scope.cancel()
-
-
 def run_server() -> int:
-    """Entry point of ``lidguard run-server``; exit 0 when another runtime already runs."""
-    paths = resolve_paths()
-    ensure_private_dir(paths.data_dir)
-    prepare_runtime_dir(paths.runtime_dir)
-    lock = InstanceLock(paths.lock_file)
-    if not lock.try_acquire():
-        return 0
-    try:
-        anyio.run(_main, load_platform(), paths)
-    except Exception as error:
-        from .logs import ExceptionLog
+    """Entry point of ``lidguard run-server`` (``startup.py``: the checks, the readiness line, the loop)."""
+    from .startup import run_server as run
 
-        ExceptionLog(paths.exception_log_file).record("runtime-crashed", error)
-        raise
-    finally:
-        lock.release()
-    return 0
+    return run()

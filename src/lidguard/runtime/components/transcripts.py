@@ -2,7 +2,8 @@
 
 One monitor per Codex / Claude / Copilot session with a transcript (the start's ``TranscriptPath``;
 Copilot falls back to ``<COPILOT_HOME|~/.copilot>/session-state/<id>/events.jsonl``). A change is
-noticed through watchfiles (the folder, not recursive) with a slow poll as the fallback; it counts
+noticed through one watchfiles watcher shared by every monitor (``transcript_watcher.py``: the
+folders, not recursive; one inotify instance whatever the session count) with a slow poll as the fallback; it counts
 only when the file grew or its modification time advanced (a shrink just takes a new baseline). Then
 only the file's tail is read and, in this order:
 - stop: Codex ``event_msg`` ``turn_aborted`` as the last record, Claude's "[Request interrupted by
@@ -26,6 +27,7 @@ from ...providers import AgentProvider
 from .. import policy
 from ..sessions import Session, SessionKey
 from . import ComponentBase
+from .transcript_watcher import SharedFolderWatcher
 
 if TYPE_CHECKING:
     from ..app import Runtime
@@ -168,6 +170,12 @@ class TranscriptComponent(ComponentBase):
         self._monitors: dict[SessionKey, _Monitor] = {}
         self.use_watchfiles = True  # tests drive the poll alone (no watcher thread under a mock clock)
         self.poll_seconds = POLL_SECONDS
+        self.watcher = SharedFolderWatcher(on_failure=self._watch_failed)
+        self._watcher_scope: anyio.CancelScope | None = None
+
+    def _watch_failed(self, error: BaseException) -> None:
+        self._runtime.log("transcript-watch-failed", "transcript-monitor",
+                          f"Watching the transcript folders failed ({error}); polling them instead.", succeeded=False)
 
     @property
     def monitored(self) -> dict[SessionKey, Path]:
@@ -204,6 +212,7 @@ class TranscriptComponent(ComponentBase):
         monitor = self._monitors.pop(key, None)
         if monitor is not None:
             monitor.stop_watch.set()
+            self.watcher.discard(monitor.path, monitor.changed)
             if monitor.scope is not None:
                 monitor.scope.cancel()
 
@@ -221,35 +230,21 @@ class TranscriptComponent(ComponentBase):
         self._monitors[session.key] = monitor
         runtime.log(f"{kind.prefix}-transcript-monitor-configured", "start",
                     f"Monitoring the transcript {path} of {session.key}.", session=session)
+        if self.use_watchfiles:
+            self.watcher.add(path, monitor.changed)
+            if self._watcher_scope is None:
+                self._watcher_scope = runtime.spawn(lambda scope: self.watcher.run())
         monitor.scope = runtime.spawn(lambda scope: self._run(monitor))
 
     async def _run(self, monitor: _Monitor) -> None:
-        async with anyio.create_task_group() as group:
-            poll = self.poll_seconds
-            if self.use_watchfiles:
-                group.start_soon(self._watch, monitor)
-                poll = max(poll, WATCHED_POLL_SECONDS)
-            while self._monitors.get(monitor.key) is monitor:
-                with anyio.move_on_after(poll):
-                    await monitor.changed.wait()
-                monitor.changed = anyio.Event()
-                await self.check(monitor.key)
-            group.cancel_scope.cancel()
-
-    async def _watch(self, monitor: _Monitor) -> None:
-        """Sets ``monitor.changed`` on every change of the transcript; returns (poll only) on failure."""
-        try:
-            import watchfiles
-        except ImportError:
-            return
-        try:
-            async for changes in watchfiles.awatch(monitor.path.parent, stop_event=monitor.stop_watch,
-                                                   recursive=False, debounce=200, step=50, rust_timeout=1000):
-                if any(Path(changed) == monitor.path for _, changed in changes):
-                    monitor.changed.set()
-        except (OSError, RuntimeError) as error:  # inotify limits, a vanished folder: the poll carries on
-            self._runtime.log("transcript-watch-failed", "transcript-monitor",
-                              f"Watching {monitor.path} failed ({error}); polling it instead.", succeeded=False)
+        poll = max(self.poll_seconds, WATCHED_POLL_SECONDS) if self.use_watchfiles else self.poll_seconds
+        while self._monitors.get(monitor.key) is monitor:
+            with anyio.move_on_after(poll):
+                await monitor.changed.wait()
+            fresh = anyio.Event()
+            self.watcher.replace_event(monitor.path, monitor.changed, fresh)
+            monitor.changed = fresh
+            await self.check(monitor.key)
 
     async def check(self, key: SessionKey) -> TranscriptSignal | None:
         """Looks at the transcript once; returns the signal it sent, if any."""
@@ -279,6 +274,7 @@ class TranscriptComponent(ComponentBase):
             if signal.kind == "stop":  # after a stop signal the session ignores further changes; popped
                 del self._monitors[key]  # first so the stop's state change does not cancel this very task
                 monitor.stop_watch.set()
+                self.watcher.discard(monitor.path, monitor.changed)
             return True
 
         event: policy.Event
