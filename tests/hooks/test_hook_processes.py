@@ -238,7 +238,7 @@ def test_hook_events_command(lidguard):
     assert "session=c1" in lines[0] and "session=c2" in lines[1] and "event=sessionStart" in lines[1]
     assert lidguard.run("hook-events", "--provider", "x").returncode == 1
     assert lidguard.run("hook-events").stderr.strip() == (
-        "lidguard: A provider is required. Use claude, codex, copilot, or opencode.")
+        "lidguard: A provider is required. Use claude, codex, copilot, opencode, gemini, or qwen.")
     assert lidguard.run("hook-events", "--provider", "claude", "--count", "-1").returncode == 1
     help_text = lidguard.run("help").stdout
     assert "hook-events" in help_text and "opencode-hook" in help_text
