@@ -274,10 +274,10 @@ trust_level = "trusted"
         assert self.watch is not None
         assert self.watch.seen.get(watched) == NATIVE_EXE[self.name], (
             f"watched pid {watched} is not the agent's own process; the run's processes: {self.watch.seen}")
-        if NATIVE_EXE[self.name] == "node":  # the relaunched child: a node under a node, with no node child
+        if NATIVE_EXE[self.name] == "node":  # the relaunched child: a node under a node, the hooks' own parent
             seen, parents = self.watch.seen, self.watch.parents
             assert seen.get(parents.get(watched, 0)) == "node", (watched, seen, parents)
-            assert not [pid for pid, parent in parents.items() if parent == watched and seen.get(pid) == "node"], (
+            assert [pid for pid, parent in parents.items() if parent == watched and seen[pid].startswith("python")], (
                 watched, seen, parents)
         return started[0]
 

@@ -1,7 +1,9 @@
-"""The permission path: a real PermissionRequest (Claude Code interactive in tmux, Codex TUI in tmux) or
-permissionRequest (Copilot ``-p``) answered by lidguard's closed-lid decision
+"""The permission path: a real PermissionRequest (Claude Code interactive in tmux, Codex TUI in tmux, Qwen Code
+TUI in tmux) or permissionRequest (Copilot ``-p``) answered by lidguard's closed-lid decision
 (``lidguard settings --closed-lid-permission-request-decision allow|deny``) with the lid closed and no
-display: allow runs the command without asking anyone, deny refuses it with lidguard's message."""
+display: allow runs the command without asking anyone, deny refuses it with lidguard's message. Gemini CLI has
+no hook that can approve a tool: its BeforeTool is denied (TUI, default approval mode), and a ``--yolo`` run
+keeps working with the lid closed (test_agent_turns)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from agents_harness import PROVIDER, AgentRun
+from agents_harness import GEMINI_MODEL, PROVIDER, AgentRun
 from fake_model import Script
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -103,3 +105,36 @@ def test_codex_tui_permission_request_gets_the_closed_lid_decision(agent: Any, d
     assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
         f"the TUI did not exit on /exit:\n{run.screen()}")
     assert len(run.suspend_requests()) == 1, run.lidguard.actions()
+
+
+def finish_and_suspend_once(run: AgentRun, done_text: str, exit_keys: tuple[str, ...], decision: str) -> str:
+    screen = finish_interactive(run, done_text, exit_keys)
+    context = f"{screen}\n{run.describe()}"
+    assert_decided(run, decision, context)
+    assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
+    assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
+        f"the TUI did not exit:\n{run.screen()}")
+    assert len(run.suspend_requests()) == 1, run.lidguard.actions()
+    return screen
+
+
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+def test_qwen_tui_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
+    run = agent("qwen")
+    run.model.script = marker_script(run)
+    run.hook_install()
+    run.prepare_machine(lid="closed", permission=decision)
+    # --approval-mode default: the classic dialog (the TUI's default "auto" asks a classifier model first).
+    run.start_interactive([str(run.cli), "--approval-mode", "default", "-i", "create the marker file"])
+    finish_and_suspend_once(run, "All done: permission", ("/quit", "Enter"), decision)
+
+
+def test_gemini_tui_before_tool_is_denied_with_the_lid_closed(agent: Any) -> None:
+    run = agent("gemini")
+    run.model.script = marker_script(run)
+    run.hook_install()
+    run.prepare_machine(lid="closed", permission="deny")
+    run.start_interactive([str(run.cli), "-m", GEMINI_MODEL, "-i", "create the marker file"])
+    # Ctrl+C twice leaves the TUI (a typed /quit opens the command completion first).
+    screen = finish_and_suspend_once(run, "All done: permission", ("C-c", "C-c"), "deny")
+    assert "Allow execution" not in screen, "the denied tool never reached Gemini's confirmation dialog"

@@ -363,6 +363,10 @@ NODE = ("/usr/bin/node", "--max-old-space-size=12052", "/n/node_modules/.bin/gem
     ("Deny", (*NODE, "-y"), SHELL, False),
     ("Deny", (*NODE, "--approval-mode=yolo"), SHELL, False),
     ("Deny", (*NODE, "--approval-mode", "auto_edit"), {**SHELL, "tool_name": "replace"}, False),
+    ("Deny", (*NODE, "--allowed-tools", "read_file", "run_shell_command", "-i", "x"), SHELL, False),
+    ("Deny", (*NODE, "--allowed-tools=write_file,run_shell_command"), SHELL, False),
+    ("Deny", (*NODE, "--allowed-tools", "run_shell_command(git)", "-i", "x"), SHELL, True),  # only some commands
+    ("Deny", (*NODE, "--allowed-tools", "write_file", "run_shell_command"), {**SHELL, "tool_name": "replace"}, True),
 ])
 def test_gemini_before_tool_is_denied_only_when_gemini_would_ask_and_the_decision_is_deny(
         stub_environment, decision, arguments, payload, denied):

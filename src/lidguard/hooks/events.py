@@ -241,34 +241,44 @@ _GEMINI_VALUE_OPTIONS = frozenset({"-p", "--prompt", "-i", "--prompt-interactive
 _GEMINI_EDIT_TOOLS = frozenset({"write_file", "replace"})
 
 
-def _gemini_approval_mode(arguments: tuple[str, ...]) -> str:
-    """``--yolo``/``-y`` or ``--approval-mode MODE`` from a Gemini CLI command line (the last one wins).
-    YOLO exists only on the command line (the settings offer default, auto_edit and plan)."""
+def _gemini_unasked(arguments: tuple[str, ...]) -> tuple[str, frozenset[str]]:
+    """(approval mode, tools allowed without confirmation) from a Gemini CLI command line: ``--yolo``/``-y``,
+    ``--approval-mode MODE`` (the last one wins) and ``--allowed-tools NAME...``. YOLO exists only on the
+    command line (the settings offer default, auto_edit and plan)."""
     mode = "default"
-    skip = False
+    allowed: set[str] = set()
+    skip = collecting = False
     for index, word in enumerate(arguments):
         if skip:
             skip = False
-        elif word in _GEMINI_VALUE_OPTIONS:
+            continue
+        if collecting and not word.startswith("-"):
+            allowed.update(word.split(","))
+            continue
+        collecting = False
+        name, equals, value = word.partition("=")
+        if word in _GEMINI_VALUE_OPTIONS:
             skip = True  # a prompt or model that happens to read "--yolo"
         elif word in ("--yolo", "-y", "--yolo=true"):
             mode = "yolo"
-        elif word.startswith("--approval-mode="):
-            mode = word.partition("=")[2].lower()
-        elif word == "--approval-mode" and index + 1 < len(arguments):
-            mode = arguments[index + 1].lower()
-            skip = True
-    return mode
+        elif name == "--approval-mode":
+            mode = value.lower() if equals else (arguments[index + 1].lower() if index + 1 < len(arguments) else mode)
+            skip = not equals
+        elif name == "--allowed-tools":
+            allowed.update(value.split(",") if equals else ())
+            collecting = not equals
+    return mode, frozenset(allowed)
 
 
 def approved_without_asking(provider: str, arguments: tuple[str, ...], tool: str) -> bool:
     """Whether the agent started with ``arguments`` runs ``tool`` without asking anyone: a closed-lid Deny
-    would only stop work nobody had to approve (Gemini CLI ``--yolo``; ``auto_edit`` for file edits). A
-    mode switched inside the TUI later is not visible here."""
+    would only stop work nobody had to approve (Gemini CLI ``--yolo``, ``auto_edit`` for file edits, a tool
+    named in ``--allowed-tools``). A mode switched inside the TUI later is not visible here; a headless run
+    never registers a tool that would ask."""
     if provider != "gemini":
         return False
-    mode = _gemini_approval_mode(arguments)
-    return mode == "yolo" or (mode == "auto_edit" and tool in _GEMINI_EDIT_TOOLS)
+    mode, allowed = _gemini_unasked(arguments)
+    return mode == "yolo" or tool in allowed or (mode == "auto_edit" and tool in _GEMINI_EDIT_TOOLS)
 
 
 _MAPPERS = {"claude": _claude, "codex": _codex, "copilot": _copilot, "opencode": _opencode, "gemini": _gemini,
