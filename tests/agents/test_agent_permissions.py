@@ -67,6 +67,18 @@ def finish_interactive(run: AgentRun, done_text: str, exit_keys: tuple[str, ...]
     return screen
 
 
+def finish_and_suspend_once(run: AgentRun, done_text: str, exit_keys: tuple[str, ...], decision: str) -> str:
+    """The decision taken; leaving the TUI ends the session if the turn's stop did not; one suspend."""
+    screen = finish_interactive(run, done_text, exit_keys)
+    context = f"{screen}\n{run.describe()}"
+    assert_decided(run, decision, context)
+    assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
+    assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
+        f"the TUI did not exit on {' '.join(exit_keys)}:\n{run.screen()}")
+    assert len(run.suspend_requests()) == 1, run.lidguard.actions()
+    return screen
+
+
 @pytest.mark.parametrize("decision", ["allow", "deny"])
 def test_claude_interactive_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
     run = agent("claude")
@@ -76,16 +88,9 @@ def test_claude_interactive_permission_request_gets_the_closed_lid_decision(agen
     run.start_interactive([str(run.cli), "create the marker file"])
     # A deny carries interrupt: Claude stops the turn ("Interrupted"), lidguard's transcript monitor sees it.
     done = "All done: permission" if decision == "allow" else "Interrupted"
-    screen = finish_interactive(run, done, ("/exit", "Enter"))
-    context = f"{screen}\n{run.describe()}"
+    screen = finish_and_suspend_once(run, done, ("/exit", "Enter"), decision)
     if decision == "allow":
-        assert "Allowed by PermissionRequest hook" in screen, context
-    assert_decided(run, decision, context)
-    # /exit ends the session (SessionEnd) if the turn's Stop did not; with the lid closed: one suspend.
-    assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
-    assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
-        f"the TUI did not exit on /exit:\n{run.screen()}")
-    assert len(run.suspend_requests()) == 1, run.lidguard.actions()
+        assert "Allowed by PermissionRequest hook" in screen, screen
 
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])
@@ -98,24 +103,7 @@ def test_codex_tui_permission_request_gets_the_closed_lid_decision(agent: Any, d
     # --no-daemon: the TUI itself runs the hooks (the shared app-server daemon would outlive it).
     run.start_interactive([str(run.cli), "--no-daemon", "-a", "on-request", "-s", "workspace-write",
                            "create the marker file"])
-    screen = finish_interactive(run, "All done: permission", ("/exit", "Enter"))
-    context = f"{screen}\n{run.describe()}"
-    assert_decided(run, decision, context)
-    assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
-    assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
-        f"the TUI did not exit on /exit:\n{run.screen()}")
-    assert len(run.suspend_requests()) == 1, run.lidguard.actions()
-
-
-def finish_and_suspend_once(run: AgentRun, done_text: str, exit_keys: tuple[str, ...], decision: str) -> str:
-    screen = finish_interactive(run, done_text, exit_keys)
-    context = f"{screen}\n{run.describe()}"
-    assert_decided(run, decision, context)
-    assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
-    assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
-        f"the TUI did not exit:\n{run.screen()}")
-    assert len(run.suspend_requests()) == 1, run.lidguard.actions()
-    return screen
+    finish_and_suspend_once(run, "All done: permission", ("/exit", "Enter"), decision)
 
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])

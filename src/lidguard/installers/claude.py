@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .common import DEFAULT_HOOK_TIMEOUT_SECONDS, InstallResult, default_shell, env_dir, home, hook_command
+from .common import DEFAULT_HOOK_TIMEOUT_SECONDS, default_shell, env_dir, home, hook_command
 from .hooks_json import HookSpec
 from .settings_hooks import SettingsHooks
 
@@ -48,19 +48,14 @@ def specs(stop_timeout: int) -> list[HookSpec]:
     return result
 
 
-FILE = SettingsHooks("Claude", "Claude Code", SUB, tuple(EVENTS), lambda: claude_dir() / "settings.json", SCHEMA)
-
-
-def install(config: Path | None, stop_timeout: int) -> InstallResult:
-    return FILE.install(config, specs(stop_timeout))
-
-
-def remove(config: Path | None) -> InstallResult:
-    return FILE.remove(config)
+FILE = SettingsHooks("Claude", "Claude Code", SUB, tuple(EVENTS), lambda: claude_dir() / "settings.json", specs,
+                     SCHEMA)
+install = FILE.install
+remove = FILE.remove
 
 
 def status_lines(config: Path | None, stop_timeout: int) -> list[str]:
-    root, head, events = FILE.status(config, specs(stop_timeout))
+    root, head, events = FILE.status(config, stop_timeout)
     if root.get("disableAllHooks") is True:
         head.append("Warning: disableAllHooks is true in this settings file; Claude Code runs no hooks.")
     return head + events

@@ -17,7 +17,6 @@ from typing import Any
 from .common import (
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     InstallError,
-    InstallResult,
     default_shell,
     env_dir,
     home,
@@ -55,15 +54,9 @@ def specs(stop_timeout: int) -> list[HookSpec]:
             for event, matcher in EVENTS.items()]
 
 
-FILE = SettingsHooks("Gemini", "Gemini CLI", SUB, tuple(EVENTS), lambda: gemini_dir() / "settings.json")
-
-
-def install(config: Path | None, stop_timeout: int) -> InstallResult:
-    return FILE.install(config, specs(stop_timeout))
-
-
-def remove(config: Path | None) -> InstallResult:
-    return FILE.remove(config)
+FILE = SettingsHooks("Gemini", "Gemini CLI", SUB, tuple(EVENTS), lambda: gemini_dir() / "settings.json", specs)
+install = FILE.install
+remove = FILE.remove
 
 
 def _trusted_folders_file() -> Path:
@@ -114,7 +107,7 @@ def folder_trust(settings: dict[str, Any], folder: str) -> tuple[bool | None, st
 
 
 def status_lines(config: Path | None, stop_timeout: int) -> list[str]:
-    root, head, events = FILE.status(config, specs(stop_timeout))
+    root, head, events = FILE.status(config, stop_timeout)
     hooks_config = root.get("hooksConfig")
     if not isinstance(hooks_config, dict):
         hooks_config = {}

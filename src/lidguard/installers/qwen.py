@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .common import DEFAULT_HOOK_TIMEOUT_SECONDS, InstallResult, default_shell, env_dir, home, hook_command
+from .common import DEFAULT_HOOK_TIMEOUT_SECONDS, default_shell, env_dir, home, hook_command
 from .hooks_json import HookSpec
 from .settings_hooks import SettingsHooks
 
@@ -52,19 +52,13 @@ def specs(stop_timeout: int) -> list[HookSpec]:
             for event, matcher in EVENTS.items()]
 
 
-FILE = SettingsHooks("Qwen", "Qwen Code", SUB, tuple(EVENTS), lambda: qwen_home() / "settings.json")
-
-
-def install(config: Path | None, stop_timeout: int) -> InstallResult:
-    return FILE.install(config, specs(stop_timeout))
-
-
-def remove(config: Path | None) -> InstallResult:
-    return FILE.remove(config)
+FILE = SettingsHooks("Qwen", "Qwen Code", SUB, tuple(EVENTS), lambda: qwen_home() / "settings.json", specs)
+install = FILE.install
+remove = FILE.remove
 
 
 def status_lines(config: Path | None, stop_timeout: int) -> list[str]:
-    root, head, events = FILE.status(config, specs(stop_timeout))
+    root, head, events = FILE.status(config, stop_timeout)
     switches = [name for name in _SWITCHES_OFF if os.environ.get(name, "").strip().lower() in ("1", "true")]
     off = root.get("disableAllHooks") is True
     lines = [*head, f"Hooks enabled: {not off and not switches}", *events]

@@ -23,6 +23,7 @@ class SettingsHooks:
     sub: str
     events: tuple[str, ...]
     default_path: Callable[[], Path]
+    specs: Callable[[int], list[HookSpec]]  # the handlers for a Stop hook timeout (seconds)
     schema: str = ""
 
     @property
@@ -44,11 +45,11 @@ class SettingsHooks:
             result.message = done
         return result
 
-    def install(self, config: Path | None, specs: list[HookSpec]) -> InstallResult:
+    def install(self, config: Path | None, stop_timeout: int) -> InstallResult:
         path = self.path(config)
         root, original = load_json_object(path, self.what)
         new_file = not root
-        changed = upsert_managed(root, specs, self.is_ours, path)
+        changed = upsert_managed(root, self.specs(stop_timeout), self.is_ours, path)
         if new_file and self.schema:
             root = {"$schema": self.schema, **root}
         return self._write(path, root, original, changed, f"Installed the LidGuard {self.product} hooks.",
@@ -61,10 +62,10 @@ class SettingsHooks:
         return self._write(path, root, original, changed, f"Removed the LidGuard {self.product} hooks.",
                            f"No LidGuard {self.product} hooks were installed.")
 
-    def status(self, config: Path | None, specs: list[HookSpec]) -> tuple[dict[str, Any], list[str], list[str]]:
+    def status(self, config: Path | None, stop_timeout: int) -> tuple[dict[str, Any], list[str], list[str]]:
         """(the parsed file, the head lines: status, config, exists; the per-event lines)."""
         path = self.path(config)
         root, original = load_json_object(path, self.what)
-        states = event_states(root, specs, self.is_ours)
+        states = event_states(root, self.specs(stop_timeout), self.is_ours)
         head = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
         return root, head, [f"{event}: {states[event]}" for event in self.events]
