@@ -26,6 +26,15 @@ def marker_script(run: AgentRun) -> Script:
                   final_text="All done: permission")
 
 
+def decision_run(agent: Any, name: str, decision: str, *, escalate: bool = False) -> AgentRun:
+    """The CLI with lidguard's hooks, the marker script, the lid closed and ``decision`` set."""
+    run: AgentRun = agent(name)
+    run.model.script = replace(marker_script(run), escalate=escalate)
+    run.hook_install()
+    run.prepare_machine(lid="closed", permission=decision)
+    return run
+
+
 def assert_decided(run: AgentRun, decision: str, context: str) -> None:
     run.started_session(PROVIDER[run.name])
     marker = run.work / "permitted.txt"
@@ -43,10 +52,7 @@ def assert_decided(run: AgentRun, decision: str, context: str) -> None:
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])
 def test_copilot_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
-    run = agent("copilot")
-    run.model.script = marker_script(run)
-    run.hook_install()
-    run.prepare_machine(lid="closed", permission=decision)
+    run = decision_run(agent, "copilot", decision)
     # No --allow-all-tools: the write asks permissionRequest, and only the hook can answer in -p mode.
     result = run.run_headless([str(run.cli), "-p", "create the marker file"])
     context = run.describe(result)
@@ -81,10 +87,7 @@ def finish_and_suspend_once(run: AgentRun, done_text: str, exit_keys: tuple[str,
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])
 def test_claude_interactive_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
-    run = agent("claude")
-    run.model.script = marker_script(run)
-    run.hook_install()
-    run.prepare_machine(lid="closed", permission=decision)
+    run = decision_run(agent, "claude", decision)
     run.start_interactive([str(run.cli), "create the marker file"])
     # A deny carries interrupt: Claude stops the turn ("Interrupted"), lidguard's transcript monitor sees it.
     done = "All done: permission" if decision == "allow" else "Interrupted"
@@ -95,11 +98,8 @@ def test_claude_interactive_permission_request_gets_the_closed_lid_decision(agen
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])
 def test_codex_tui_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
-    run = agent("codex")
     # The model asks to run the command outside the sandbox: with approval on-request that asks the user.
-    run.model.script = replace(marker_script(run), escalate=True)
-    run.hook_install()
-    run.prepare_machine(lid="closed", permission=decision)
+    run = decision_run(agent, "codex", decision, escalate=True)
     # --no-daemon: the TUI itself runs the hooks (the shared app-server daemon would outlive it).
     run.start_interactive([str(run.cli), "--no-daemon", "-a", "on-request", "-s", "workspace-write",
                            "create the marker file"])
@@ -108,20 +108,14 @@ def test_codex_tui_permission_request_gets_the_closed_lid_decision(agent: Any, d
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])
 def test_qwen_tui_permission_request_gets_the_closed_lid_decision(agent: Any, decision: str) -> None:
-    run = agent("qwen")
-    run.model.script = marker_script(run)
-    run.hook_install()
-    run.prepare_machine(lid="closed", permission=decision)
+    run = decision_run(agent, "qwen", decision)
     # --approval-mode default: the classic dialog (the TUI's default "auto" asks a classifier model first).
     run.start_interactive([str(run.cli), "--approval-mode", "default", "-i", "create the marker file"])
     finish_and_suspend_once(run, "All done: permission", ("/quit", "Enter"), decision)
 
 
 def test_gemini_tui_before_tool_is_denied_with_the_lid_closed(agent: Any) -> None:
-    run = agent("gemini")
-    run.model.script = marker_script(run)
-    run.hook_install()
-    run.prepare_machine(lid="closed", permission="deny")
+    run = decision_run(agent, "gemini", "deny")
     run.start_interactive([str(run.cli), "-m", GEMINI_MODEL, "-i", "create the marker file"])
     # Ctrl+C twice leaves the TUI (a typed /quit opens the command completion first).
     screen = finish_and_suspend_once(run, "All done: permission", ("C-c", "C-c"), "deny")

@@ -61,10 +61,13 @@ def _check(installer, path: Path, data: bytes) -> None:  # type: ignore[no-untyp
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=JSON_ISH)
-def test_garbage_claude_settings_never_overwritten(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+def test_garbage_agent_settings_never_overwritten(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
     with _homes(monkeypatch) as home:
         _check(lambda: claude.install(None, 430), home / ".claude" / "settings.json", data)
         _check(lambda: claude.remove(None), home / ".claude" / "settings.json", data)
+        _check(lambda: gemini.install(None, 430), home / ".gemini" / "settings.json", data)
+        _check(lambda: qwen.remove(None), home / ".qwen" / "settings.json", data)
+        _check(lambda: qwen.status_lines(None, 430), home / ".qwen" / "settings.json", data)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -88,15 +91,6 @@ def test_garbage_codex_config_toml_never_overwritten(monkeypatch: pytest.MonkeyP
 def test_garbage_copilot_managed_file_never_overwritten(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
     with _homes(monkeypatch) as home:
         _check(lambda: copilot.install(None, 430), home / ".copilot" / "hooks" / "lidguard.json", data)
-
-
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=JSON_ISH)
-def test_garbage_gemini_and_qwen_settings_never_overwritten(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
-    with _homes(monkeypatch) as home:
-        _check(lambda: gemini.install(None, 430), home / ".gemini" / "settings.json", data)
-        _check(lambda: qwen.remove(None), home / ".qwen" / "settings.json", data)
-        _check(lambda: qwen.status_lines(None, 430), home / ".qwen" / "settings.json", data)
 
 
 # -- the commands ----------------------------------------------------------------------------------------
