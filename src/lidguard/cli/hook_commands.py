@@ -42,8 +42,9 @@ _HOOK_HELP = {
     "gemini-hook": ("Gemini CLI hook (reads the event JSON on stdin).",
                     "Gemini CLI command hook: BeforeAgent starts the session, BeforeTool/AfterTool are activity, "
                     "a ToolPermission notification soft-locks it, AfterAgent/SessionEnd end it; with the lid "
-                    "closed and the decision Deny it denies BeforeTool of tools Gemini would confirm (nothing "
-                    "can approve a tool there). Always exits 0."),
+                    "closed and the decision Deny it denies BeforeTool of tools Gemini would confirm (never under "
+                    "--yolo, --approval-mode auto_edit for edits, or --allowed-tools; nothing can approve a tool "
+                    "there). Always exits 0."),
     "qwen-hook": ("Qwen Code hook (reads the event JSON on stdin).",
                   "Qwen Code command hook: UserPromptSubmit with a prompt starts the session, tool use is "
                   "activity, a permission_prompt notification soft-locks it, Stop/SessionEnd end it; with the lid "
