@@ -1,7 +1,9 @@
 """Whole-process cost of an agent hook: `lidguard claude-hook` with a PreToolUse payload of a live session
-(runtime running) against the floor `python -c "import json, socket, os"`, interleaved in the same run.
+(runtime running) against the floor `python -c "import json, socket, os"`, interleaved in the same run; the
+same for `lidguard qwen-hook` PreToolUse and `lidguard gemini-hook` BeforeTool of its shell tool (the lid
+open: status, then mark-session-active, its costliest tool event).
 
-What is measured is what Claude Code runs on every tool call: the `lidguard` console script pip installed
+What is measured is what the agent runs on every tool call: the `lidguard` console script pip installed
 beside this interpreter, reading the event JSON on stdin, telling the runtime (mark-session-active) and
 exiting. Both commands run with bytecode caching on (a private PYTHONPYCACHEPREFIX, warmed up first), as
 installed packages do.
@@ -22,6 +24,8 @@ import sysconfig
 import time
 from pathlib import Path
 
+import pytest
+
 FLOOR = [sys.executable, "-c", "import json, socket, os"]
 TARGET_RATIO = 1.5
 SMOKE_RATIO = 2.5  # a few noisy rounds on a shared CI machine: catches the full CLI (argparse, pydantic) coming back
@@ -31,6 +35,15 @@ PROMPT = {"session_id": "bench", "cwd": "/w/app", "hook_event_name": "UserPrompt
 PRE_TOOL_USE = {"session_id": "bench", "transcript_path": "/w/t.jsonl", "cwd": "/w/app", "permission_mode": "default",
                 "hook_event_name": "PreToolUse", "tool_name": "Bash",
                 "tool_input": {"command": "echo hello", "description": "Print hello"}, "tool_use_id": "toolu_1"}
+SHELL = {"tool_name": "run_shell_command", "tool_input": {"command": "echo hello", "description": "Print hello"}}
+# provider -> (its prompt event, its tool event)
+EVENTS = {
+    "claude": (PROMPT, PRE_TOOL_USE),
+    "qwen": (PROMPT, {**PRE_TOOL_USE, **SHELL, "permission_mode": "yolo", "tool_call_id": "call_1"}),
+    "gemini": ({**PROMPT, "hook_event_name": "BeforeAgent"},
+               {"session_id": "bench", "transcript_path": "/w/t.jsonl", "cwd": "/w/app",
+                "hook_event_name": "BeforeTool", **SHELL}),
+}
 
 
 def console_script() -> list[str]:
@@ -55,9 +68,9 @@ def _environment(lidguard) -> dict[str, str]:
     return env
 
 
-def _session_is_live(lidguard, env: dict[str, str]) -> bool:
-    hook = [*console_script(), "claude-hook"]
-    subprocess.run(hook, env=env, input=json.dumps(PROMPT).encode(), capture_output=True, timeout=60)
+def _session_is_live(lidguard, env: dict[str, str], provider: str) -> bool:
+    hook = [*console_script(), f"{provider}-hook"]
+    subprocess.run(hook, env=env, input=json.dumps(EVENTS[provider][0]).encode(), capture_output=True, timeout=60)
     status = subprocess.run([*console_script(), "status", "--json"], env=env, capture_output=True, timeout=60)
     try:
         return any(s["sessionIdentifier"] == "bench" for s in json.loads(status.stdout)["sessions"])
@@ -65,12 +78,13 @@ def _session_is_live(lidguard, env: dict[str, str]) -> bool:
         return False
 
 
-def test_pre_tool_use_of_a_live_session_against_bare_python(lidguard, benchmark):
+@pytest.mark.parametrize("provider", list(EVENTS))
+def test_pre_tool_use_of_a_live_session_against_bare_python(lidguard, benchmark, provider):
     env = _environment(lidguard)
-    hook = [*console_script(), "claude-hook"]
-    payload = json.dumps(PRE_TOOL_USE).encode()
+    hook = [*console_script(), f"{provider}-hook"]
+    payload = json.dumps(EVENTS[provider][1]).encode()
     # The prompt auto-starts the runtime (on a loaded machine it may need more than the client's 5 s: retry).
-    assert lidguard.wait_until(lambda: _session_is_live(lidguard, env), timeout=90)
+    assert lidguard.wait_until(lambda: _session_is_live(lidguard, env, provider), timeout=90)
     for _ in range(3):  # warm bytecode caches and the runtime
         _timed(FLOOR, env, payload)
         _timed(hook, env, payload)
@@ -90,11 +104,12 @@ def test_pre_tool_use_of_a_live_session_against_bare_python(lidguard, benchmark)
             first, second = (measure_hook, measure_floor) if index % 2 == 0 else (measure_floor, measure_hook)
             first()
             second()
-    log = (lidguard.data_dir / "claude-hook-events.log").read_text()
+    log = (lidguard.data_dir / f"{provider}-hook-events.log").read_text()
     assert "command=mark-session-active" in log and "succeeded=true" in log.rsplit("kind=runtime-result", 1)[1]
     # Each pair ran back to back under the same machine load: the median of the pair ratios.
     ratio = statistics.median(h / f for h, f in zip(hooks, floors, strict=True))
-    figure = (f"lidguard claude-hook PreToolUse (live session) {statistics.median(hooks) * 1000:.1f} ms vs floor "
+    event = EVENTS[provider][1]["hook_event_name"]
+    figure = (f"lidguard {provider}-hook {event} (live session) {statistics.median(hooks) * 1000:.1f} ms vs floor "
               f"{statistics.median(floors) * 1000:.1f} ms: ratio {ratio:.2f} over {len(hooks)} interleaved rounds")
     benchmark.extra_info.update(floor_median_ms=statistics.median(floors) * 1000,
                                 hook_median_ms=statistics.median(hooks) * 1000, ratio=ratio)

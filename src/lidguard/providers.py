@@ -33,6 +33,8 @@ class AgentProvider(enum.StrEnum):
     CUSTOM = "Custom"
     MCP = "Mcp"
     OPENCODE = "OpenCode"
+    GEMINI = "Gemini"
+    QWEN = "Qwen"
 
 
 PROVIDER_ALIASES: dict[str, AgentProvider] = {
@@ -45,15 +47,21 @@ PROVIDER_ALIASES: dict[str, AgentProvider] = {
     "custom": AgentProvider.CUSTOM,
     "mcp": AgentProvider.MCP,
     "opencode": AgentProvider.OPENCODE,
+    "gemini": AgentProvider.GEMINI,
+    "gemini-cli": AgentProvider.GEMINI,
+    "qwen": AgentProvider.QWEN,
+    "qwen-code": AgentProvider.QWEN,
 }
 
-PROVIDER_CHOICES_TEXT = "codex, claude, copilot, opencode, custom, mcp, or unknown"
+PROVIDER_CHOICES_TEXT = "codex, claude, copilot, opencode, gemini, qwen, custom, mcp, or unknown"
 
 _AGENT_PROCESS_WORDS = {
     AgentProvider.CLAUDE: "claude",
     AgentProvider.CODEX: "codex",
     AgentProvider.GITHUB_COPILOT: "copilot",
     AgentProvider.OPENCODE: "opencode",
+    AgentProvider.GEMINI: "gemini",
+    AgentProvider.QWEN: "qwen",
 }
 
 

@@ -1,4 +1,4 @@
-"""The four real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
+"""The six real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
 
 Without node/npm the tests skip with the reason, except under CI=true, where they fail; with npm, a
 missing or other-version CLI fails (run the script): a skipped end-to-end test must not pass CI.
@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
-# The versions ../shared/spec/AGENT_CLIS.md observed; keep in step with ci/install-agent-clis.sh.
+# The versions ../shared/spec/AGENT_CLIS.md (+ _MORE.md) observed; keep in step with ci/install-agent-clis.sh.
 PINNED = {
     "claude": ("@anthropic-ai/claude-code", "2.1.197"),
     "codex": ("@openai/codex", "0.171.0"),
     "opencode": ("opencode-ai", "1.18.33"),
     "copilot": ("@github/copilot", "1.0.102"),
+    "gemini": ("@google/gemini-cli", "0.61.0"),
+    "qwen": ("@qwen-code/qwen-code", "0.24.4"),
 }
 # The real home (tests run with an isolated HOME); the same folder ci/install-mcp-test-deps.sh uses.
 NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR") or Path(pwd.getpwuid(os.getuid()).pw_dir)

@@ -26,11 +26,16 @@ from fake_model import FakeModel
 
 HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
 PROMPT = "run echo hello and then say hi"
-PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode"}
+PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
+            "gemini": "Gemini", "qwen": "Qwen"}
 # The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
-NATIVE_EXE = {"claude": "claude.exe", "codex": "codex", "copilot": "copilot", "opencode": "opencode.exe"}
+# Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node).
+NATIVE_EXE = {"claude": "claude.exe", "codex": "codex", "copilot": "copilot", "opencode": "opencode.exe",
+              "gemini": "node", "qwen": "node"}
 _LEAKY_VARIABLES = ("ANTHROPIC_", "OPENAI_", "COPILOT_", "CODEX_", "CLAUDE", "OPENCODE", "GITHUB_TOKEN",
-                    "GH_TOKEN", "TMUX", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
+                    "GH_TOKEN", "TMUX", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "GEMINI_", "GOOGLE_",
+                    "QWEN_")
+GEMINI_MODEL = "gemini-2.5-flash"  # a fixed model: no model-router side request (AGENT_CLIS_MORE.md 1.1)
 CLAUDE_KEY = "sk-ant-fake-local-key-000000000000"
 
 
@@ -49,10 +54,12 @@ def lidguard_bin_dir(scratch: Path) -> Path:
 
 @dataclass
 class ProcessWatch:
-    """Every descendant of a root pid seen while it runs (pid -> last exe base name), polled from /proc."""
+    """Every descendant of a root pid seen while it runs (pid -> last exe base name, pid -> parent pid),
+    polled from /proc."""
 
     root: int
     seen: dict[int, str] = field(default_factory=dict)
+    parents: dict[int, int] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -94,6 +101,7 @@ class ProcessWatch:
                 self.seen[pid] = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
             except OSError:
                 continue
+            self.parents[pid] = parents[pid]
 
 
 class AgentRun:
@@ -123,7 +131,7 @@ class AgentRun:
         self.watch: ProcessWatch | None = None
         self.agent_pid: int | None = None
         {"claude": self._configure_claude, "codex": self._configure_codex, "copilot": self._configure_copilot,
-         "opencode": self._configure_opencode}[name]()
+         "opencode": self._configure_opencode, "gemini": self._configure_gemini, "qwen": self._configure_qwen}[name]()
 
     # -- per-CLI configuration (AGENT_CLIS.md) -------------------------------------------------------
     def _configure_claude(self) -> None:
@@ -192,6 +200,28 @@ trust_level = "trusted"
         self.env.update({"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
                          "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_SHARE": "1"})
 
+    def _configure_gemini(self) -> None:
+        """API key auth against the fake server (AGENT_CLIS_MORE.md 1.1: the base URL alone selects "gateway",
+        which headless refuses) and the work folder trusted: Gemini runs no hooks in an untrusted folder."""
+        self.env.update({"GEMINI_API_KEY": "fake-local-key", "GOOGLE_GEMINI_BASE_URL": self.model.base_url})
+        folder = self.home / ".gemini"
+        folder.mkdir(exist_ok=True)
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                    "privacy": {"usageStatisticsEnabled": False}}
+        (folder / "settings.json").write_text(json.dumps(settings, indent=2))
+        self.trust_gemini_folder("TRUST_FOLDER")
+
+    def trust_gemini_folder(self, level: str) -> None:
+        (self.home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(self.work): level}))
+
+    def _configure_qwen(self) -> None:
+        self.env.update({"OPENAI_API_KEY": "sk-fake-local", "OPENAI_BASE_URL": f"{self.model.base_url}/v1",
+                         "OPENAI_MODEL": "fake-model"})
+        folder = self.home / ".qwen"
+        folder.mkdir(exist_ok=True)
+        (folder / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}}}))
+
     # -- lidguard ----------------------------------------------------------------------------------
     def lidguard_run(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """``lidguard <args>`` as a user would type it (the command on PATH, this test's environment)."""
@@ -244,6 +274,11 @@ trust_level = "trusted"
         assert self.watch is not None
         assert self.watch.seen.get(watched) == NATIVE_EXE[self.name], (
             f"watched pid {watched} is not the agent's own process; the run's processes: {self.watch.seen}")
+        if NATIVE_EXE[self.name] == "node":  # the relaunched child: a node under a node, the hooks' own parent
+            seen, parents = self.watch.seen, self.watch.parents
+            assert seen.get(parents.get(watched, 0)) == "node", (watched, seen, parents)
+            assert [pid for pid, parent in parents.items() if parent == watched and seen[pid].startswith("python")], (
+                watched, seen, parents)
         return started[0]
 
     def suspend_requests(self) -> list[dict[str, Any]]:
@@ -269,6 +304,10 @@ trust_level = "trusted"
             return [cli, "exec", "--skip-git-repo-check", prompt]
         if self.name == "copilot":
             return [cli, "-p", prompt, "--allow-all-tools"]
+        if self.name == "gemini":  # --yolo: headless registers no shell tool without it
+            return [cli, "-m", GEMINI_MODEL, "--yolo", "-p", prompt]
+        if self.name == "qwen":
+            return [cli, "--yolo", prompt]
         return [cli, "run", prompt]
 
     def run_headless(self, command: list[str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:

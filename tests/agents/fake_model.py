@@ -1,8 +1,10 @@
 """A scripted fake model server on 127.0.0.1 for the real agent CLIs (tests/agents).
 
-It speaks the three streaming APIs the CLIs use (AGENT_CLIS.md): Anthropic Messages
-(``POST /v1/messages``, Claude Code), OpenAI Responses (``POST /v1/responses``, Codex) and OpenAI Chat
-Completions (``POST /v1/chat/completions``, OpenCode and Copilot BYOK), each as server-sent events.
+It speaks the four streaming APIs the CLIs use (AGENT_CLIS.md, AGENT_CLIS_MORE.md): Anthropic Messages
+(``POST /v1/messages``, Claude Code), OpenAI Responses (``POST /v1/responses``, Codex), OpenAI Chat
+Completions (``POST /v1/chat/completions``, OpenCode, Copilot BYOK and Qwen Code) and the Gemini API
+(``POST /v1beta/models/<model>:streamGenerateContent?alt=sse``, Gemini CLI), each as server-sent events;
+Gemini's side requests (``:generateContent`` asking for JSON, ``:countTokens``) get plain JSON.
 
 The script is one shell tool call, then a final text. It is decided from the conversation itself, so
 retries and extra requests do not shift it: a request that offers tools and whose conversation does
@@ -24,7 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 # Shell tools by name, per CLI, and how each takes the command line.
-_SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell")
+_SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell", "run_shell_command")
+_GEMINI_METHODS = (":streamGenerateContent", ":generateContent")
 
 
 @dataclass
@@ -95,7 +98,7 @@ class FakeModel:
     def model_requests(self) -> list[RecordedRequest]:
         with self._lock:
             return [r for r in self.requests if r.method == "POST" and r.path.split("?")[0].endswith(
-                ("/messages", "/responses", "/chat/completions"))]
+                ("/messages", "/responses", "/chat/completions", *_GEMINI_METHODS))]
 
     def tool_requests(self) -> list[RecordedRequest]:
         """Model requests that offered tools (the agent loop, not titles or summaries)."""
@@ -122,7 +125,7 @@ class FakeModel:
         """The shell tool's name when this request should get the tool call, else None."""
         if has_tool_result:
             return None
-        names = [_tool_name(tool) for tool in body.get("tools") or []]
+        names = _tool_names(body.get("tools"))
         for candidate in _SHELL_TOOLS:
             if candidate in names:
                 return candidate
@@ -138,6 +141,15 @@ class FakeModel:
         if tool == "shell":
             return {"command": ["bash", "-lc", script.command]}
         return {"command": script.command, "description": script.description}
+
+
+def _tool_names(tools: Any) -> list[str]:
+    """Every offered tool's name (Gemini nests them in ``functionDeclarations``)."""
+    names = []
+    for tool in tools if isinstance(tools, list) else []:
+        declarations = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        names += [_tool_name(item) for item in declarations] if isinstance(declarations, list) else [_tool_name(tool)]
+    return names
 
 
 def _tool_name(tool: Any) -> str:
@@ -161,6 +173,26 @@ def _has_responses_tool_result(body: dict[str, Any]) -> bool:
     items = body.get("input")
     return isinstance(items, list) and any(
         isinstance(item, dict) and str(item.get("type", "")).endswith("call_output") for item in items)
+
+
+def _has_gemini_tool_result(body: dict[str, Any]) -> bool:
+    return any(isinstance(part, dict) and "functionResponse" in part
+               for content in body.get("contents") or [] if isinstance(content, dict)
+               for part in content.get("parts") or [])
+
+
+def _schema_example(schema: Any) -> Any:
+    """A value that fits a (Gemini/OpenAPI) JSON schema: the side requests that ask for JSON."""
+    kind = str(schema.get("type", "")).lower() if isinstance(schema, dict) else ""
+    if kind == "object":
+        return {name: _schema_example(item) for name, item in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [_schema_example(schema.get("items"))]
+    if kind in ("integer", "number"):
+        return max(1, int(schema.get("minimum", 1)))
+    if kind == "boolean":
+        return False
+    return "simple"
 
 
 def _has_chat_tool_result(body: dict[str, Any]) -> bool:
@@ -236,6 +268,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._responses(body)
         elif path.endswith("/chat/completions"):
             self._chat(body)
+        elif path.endswith(":countTokens"):
+            self._send_json(200, {"totalTokens": 100})
+        elif path.endswith(_GEMINI_METHODS):
+            self._gemini(body, stream=path.endswith(":streamGenerateContent"))
         else:
             self._send_json(404, {"error": {"message": f"not found: {self.path}", "type": "not_found"}})
 
@@ -363,3 +399,26 @@ class _Handler(BaseHTTPRequestHandler):
             chunk({}, "stop")
         self._event(None, {**base, "choices": [], "usage": usage})
         self._event(None, "[DONE]")
+
+    # -- Gemini API --------------------------------------------------------------------------------
+    def _gemini(self, body: dict[str, Any], *, stream: bool) -> None:
+        fake = self.fake
+        config = body.get("generationConfig") if isinstance(body.get("generationConfig"), dict) else {}
+        usage = {"promptTokenCount": 50, "candidatesTokenCount": 10, "totalTokenCount": 60}
+        if config.get("responseMimeType") == "application/json":  # a side request (the model router)
+            schema = config.get("responseJsonSchema") or config.get("responseSchema")
+            part: dict[str, Any] = {"text": json.dumps(_schema_example(schema))}
+        else:
+            tool = fake.wants_tool_call(body, _has_gemini_tool_result(body))
+            if tool is not None:
+                part = {"functionCall": {"name": tool, "args": fake.tool_arguments(tool)}}
+            else:
+                part = {"text": fake.script.final_text}
+        fake.next_id()
+        reply = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+                 "usageMetadata": usage, "modelVersion": "fake-model"}
+        if not stream:
+            self._send_json(200, reply)
+            return
+        self._start_stream()
+        self._event(None, reply)

@@ -1,6 +1,7 @@
 """Stop continuation, the mechanism ask-before-sleep uses: next to lidguard's installed hooks, a test-only
-Stop hook prints ``{"decision": "block", "reason": "continue please"}`` once, and the real agent sends one
-more model request carrying that text, then ends its turn normally (the second Stop is not blocked).
+Stop hook (Gemini CLI: AfterAgent) prints ``{"decision": "block", "reason": "continue please"}`` once, and the
+real agent sends one more model request carrying that text, then ends its turn normally (the second Stop is
+not blocked).
 
 OpenCode has no Stop hook: its managed plugin re-prompts after ``session.idle``, which ``opencode run``
 cuts short by exiting (AGENT_CLIS.md); only the interactive TUI could show it, so it is not covered here.
@@ -21,11 +22,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 def add_blocking_stop_hook(run: AgentRun) -> list[str] | None:
     """Adds the test's Stop hook beside lidguard's; returns extra CLI arguments when needed."""
     command = run.hook_command("stop", "--block-once")
-    if run.name in ("claude", "codex"):
-        path = run.home / (".claude/settings.json" if run.name == "claude" else ".codex/hooks.json")
+    if run.name in ("claude", "codex", "qwen", "gemini"):
+        path = run.home / {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+                           "qwen": ".qwen/settings.json", "gemini": ".gemini/settings.json"}[run.name]
         config = json.loads(path.read_text())
-        config["hooks"].setdefault("Stop", []).append(
-            {"hooks": [{"type": "command", "command": command, "timeout": 30}]})
+        event, timeout = ("AfterAgent", 30_000) if run.name == "gemini" else ("Stop", 30)  # Gemini: milliseconds
+        config["hooks"].setdefault(event, []).append(
+            {"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
         path.write_text(json.dumps(config, indent=2))
         # Codex runs only trusted hooks; lidguard's own are trusted by hook-install, the test's is not.
         return ["--dangerously-bypass-hook-trust"] if run.name == "codex" else None
@@ -35,7 +38,7 @@ def add_blocking_stop_hook(run: AgentRun) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("name", ["claude", "codex", "copilot"])
+@pytest.mark.parametrize("name", ["claude", "codex", "copilot", "gemini", "qwen"])
 def test_a_blocking_stop_hook_makes_the_real_agent_continue_once(agent: Any, name: str) -> None:
     run = agent(name)
     run.hook_install()

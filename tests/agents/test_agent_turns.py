@@ -51,7 +51,7 @@ def assert_protected_turn(run: AgentRun, result: Any) -> dict[str, Any]:
     return start
 
 
-@pytest.mark.parametrize("name", ["claude", "codex", "copilot", "opencode"])
+@pytest.mark.parametrize("name", ["claude", "codex", "copilot", "opencode", "gemini", "qwen"])
 def test_one_real_turn_is_protected_and_suspends_once_with_the_lid_closed(agent: Any, name: str) -> None:
     run = agent(name)
     installed = run.hook_install()

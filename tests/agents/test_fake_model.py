@@ -89,3 +89,36 @@ def test_chat_completions_stream_a_bash_call_then_text_and_answer_title_requests
         text = "".join(data["choices"][0]["delta"].get("content") or "" for _, data in second[:-1] if data["choices"])
         assert text == "All done: hello"
         assert len(model.model_requests()) == 3 and len(model.tool_requests()) == 2
+
+
+def test_gemini_stream_a_run_shell_command_call_then_the_final_text_and_json_side_requests() -> None:
+    with FakeModel() as model:
+        tools = [{"functionDeclarations": [{"name": "read_file"}, {"name": "run_shell_command"}]}]
+        ask = {"role": "user", "parts": [{"text": "run echo hello"}]}
+        path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        [(_, first)] = post(model, path, {"contents": [ask], "tools": tools})
+        assert first["candidates"][0]["content"]["parts"] == [
+            {"functionCall": {"name": "run_shell_command", "args": {"command": "echo hello",
+                                                                    "description": "Print hello"}}}]
+        result = {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "id": "x",
+                                                                  "response": {"output": "hello"}}}]}
+        [(_, second)] = post(model, path, {"contents": [ask, first["candidates"][0]["content"], result],
+                                           "tools": tools})
+        assert second["candidates"][0]["content"]["parts"] == [{"text": "All done: hello"}]
+        schema = {"type": "OBJECT", "properties": {"complexity_reasoning": {"type": "STRING"},
+                                                   "complexity_score": {"type": "INTEGER", "minimum": 1}}}
+        [(_, routed)] = post(model, "/v1beta/models/gemini-3.5-flash-lite:generateContent", {
+            "contents": [ask], "generationConfig": {"responseMimeType": "application/json",
+                                                    "responseJsonSchema": schema}})
+        assert json.loads(routed["candidates"][0]["content"]["parts"][0]["text"]) == {
+            "complexity_reasoning": "simple", "complexity_score": 1}
+        assert len(model.model_requests()) == 3 and len(model.tool_requests()) == 2
+
+
+def test_chat_completions_offer_qwen_its_run_shell_command() -> None:
+    with FakeModel() as model:
+        tools = [{"type": "function", "function": {"name": "run_shell_command"}}]
+        first = post(model, "/v1/chat/completions", {"model": "m", "stream": True, "tools": tools,
+                                                     "messages": [{"role": "user", "content": "hi"}]})
+        calls = [data["choices"][0]["delta"].get("tool_calls") for _, data in first[:-1] if data["choices"]]
+        assert calls[0][0]["function"]["name"] == "run_shell_command"

@@ -14,7 +14,7 @@ from lidguard.hooks.outputs import ASK_USER_DENY_REASON, DENY_MESSAGE, ELICITATI
 # The console dispatch (`python -m lidguard claude-hook`) once cli/__init__.py routes *-hook commands.
 ENTRY = ("-m", "lidguard")
 HOOK_COMMAND = {"claude": "claude-hook", "codex": "codex-hook", "copilot": "copilot-hook",
-                "opencode": "opencode-hook"}
+                "opencode": "opencode-hook", "gemini": "gemini-hook", "qwen": "qwen-hook"}
 
 _ALLOW = {"behavior": "allow"}
 _DENY = {"behavior": "deny", "message": DENY_MESSAGE}
@@ -32,6 +32,12 @@ VALID_OUTPUTS: dict[str, list[dict[str, Any]]] = {
     ],
     "copilot": [_ALLOW, _DENY, {"permissionDecision": "deny", "permissionDecisionReason": ASK_USER_DENY_REASON}],
     "opencode": [_ALLOW, _DENY],
+    "qwen": [
+        {"hookSpecificOutput": {"hookEventName": _NESTED, "decision": _ALLOW}},
+        {"hookSpecificOutput": {"hookEventName": _NESTED, "decision": _DENY}},
+    ],
+    # Gemini CLI BeforeTool: deny only (nothing can approve a tool there)
+    "gemini": [{"decision": "deny", "reason": DENY_MESSAGE}, {"decision": "deny", "reason": ASK_USER_DENY_REASON}],
 }
 
 
@@ -87,10 +93,12 @@ def stub_environment(isolated_home):
 
     paths = resolve_paths()
 
-    def make(settings: dict[str, Any] | None = None, agent_pid: int = 4242, **stub: Any):
+    def make(settings: dict[str, Any] | None = None, agent_pid: int = 4242, agent_arguments: tuple[str, ...] = (),
+             **stub: Any):
         runtime = StubRuntime(**stub)
         environment = HookEnvironment(paths, send=runtime, agent_process=lambda provider, hint=0: agent_pid,
-                                      settings=lambda: RawSettings(settings if settings is not None else {}))
+                                      settings=lambda: RawSettings(settings if settings is not None else {}),
+                                      agent_arguments=lambda provider: agent_arguments)
         return runtime, environment
 
     return make

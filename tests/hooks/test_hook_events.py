@@ -21,6 +21,11 @@ CODEX = {"session_id": "01a22a59", "transcript_path": "/h/.codex/sessions/r.json
          "model": "fake-model", "turn_id": "t1"}
 COPILOT = {"sessionId": "f28fedc1", "timestamp": 1796007164271, "cwd": "/w/app"}
 OPENCODE = {"sessionID": "ses_dd5a", "cwd": "/w/app", "pid": 1}
+# AGENT_CLIS_MORE.md 1.3 / 2.3
+GEMINI = {"session_id": "df352e2f", "transcript_path": "/h/.gemini/tmp/proj/chats/session-df352e2f.jsonl",
+          "cwd": "/w/app", "timestamp": "2026-11-30T13:12:00Z"}
+QWEN = {"session_id": "9c1f", "transcript_path": "/h/.qwen/projects/-w-app/chats/9c1f.jsonl", "cwd": "/w/app",
+        "permission_mode": "yolo", "prompt_id": "9c1f########0"}
 
 
 def run(provider, payload, stub_environment, *args, settings=None, **stub):
@@ -107,6 +112,8 @@ def test_claude_other_stops(stub_environment, payload, end, reason):
     ("codex", {**CODEX, "hook_event_name": "PermissionRequest", "tool_name": "Bash"}, ()),
     ("copilot", {**COPILOT, "hookName": "permissionRequest", "toolName": "bash"}, ("--event", "permissionRequest")),
     ("opencode", {**OPENCODE, "id": "per_1", "permission": "bash"}, ("--event", "permission.asked")),
+    ("qwen", {**QWEN, "hook_event_name": "PermissionRequest", "tool_name": "run_shell_command",
+              "permission_mode": "default"}, ()),
 ])
 @pytest.mark.parametrize("decision", ["Allow", "Deny", "Ask"])
 def test_closed_lid_permission_decisions(stub_environment, provider, payload, args, decision):
@@ -122,7 +129,7 @@ def test_closed_lid_permission_decisions(stub_environment, provider, payload, ar
     if provider == "claude" and decision == "Deny":
         behavior["interrupt"] = True
     expected = ({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behavior}}
-                if provider in ("claude", "codex") else behavior)
+                if provider in ("claude", "codex", "qwen") else behavior)
     assert output == expected and output in VALID_OUTPUTS[provider]
 
 
@@ -303,3 +310,111 @@ def test_a_failing_crash_recovery_is_logged_and_the_event_still_goes_out(stub_en
     assert runtime.commands() == ["mark-session-active"]
     assert "Crash recovery failed: RuntimeError: lid backup unreadable" in hook_log_path(
         resolve_paths().data_dir, "claude").read_text()
+
+
+def test_gemini_turn_events(stub_environment):
+    payload = {**GEMINI, "hook_event_name": "BeforeAgent", "prompt": "[tool] please run echo hello"}
+    runtime, output = run("gemini", payload, stub_environment)
+    message, auto_start, _ = only_request(runtime)
+    assert (message["Command"], message["Provider"], message["InputPromptPreview"], auto_start, output) == (
+        "start", "Gemini", "[tool] please run echo hello", True, None)
+    assert (message["SessionIdentifier"], message["TranscriptPath"], message["WatchedProcessIdentifier"]) == (
+        "df352e2f", GEMINI["transcript_path"], 4242)
+    for event, tool in (("BeforeTool", "read_file"), ("AfterTool", "run_shell_command")):
+        runtime, output = run("gemini", {**GEMINI, "hook_event_name": event, "tool_name": tool}, stub_environment)
+        message = only_request(runtime)[0]
+        assert (message["Command"], message["SessionStateReason"], output) == (
+            "mark-session-active", f"{event}:{tool}", None)
+    payload = {**GEMINI, "hook_event_name": "Notification", "notification_type": "ToolPermission"}
+    runtime, _ = run("gemini", payload, stub_environment)
+    assert only_request(runtime)[0]["SessionStateReason"] == "permission_prompt"
+    payload = {**GEMINI, "hook_event_name": "AfterAgent", "prompt": "p", "prompt_response": "FINAL: done",
+               "stop_hook_active": True}
+    runtime, output = run("gemini", payload, stub_environment)
+    message = only_request(runtime)[0]
+    assert (message["Command"], message["IsProviderSessionEnd"], message["SessionEndReason"], output) == (
+        "stop", True, "AfterAgent", None)
+    assert message["StopHookActive"] is True and message["LastAssistantMessage"] == "FINAL: done"
+    runtime, _ = run("gemini", {**GEMINI, "hook_event_name": "SessionEnd", "reason": "exit"}, stub_environment)
+    assert only_request(runtime)[0]["SessionEndReason"] == "SessionEnd:exit"
+
+
+@pytest.mark.parametrize("event", ["SessionStart", "BeforeModel", "AfterModel", "BeforeToolSelection", "PreCompress",
+                                   "Stop", "UserPromptSubmit"])
+def test_gemini_events_that_only_log(stub_environment, event):
+    runtime, output = run("gemini", {**GEMINI, "hook_event_name": event, "prompt": "p"}, stub_environment)
+    assert runtime.requests == [] and output is None
+
+
+SHELL = {**GEMINI, "hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+         "tool_input": {"command": "touch x"}}
+NODE = ("/usr/bin/node", "--max-old-space-size=12052", "/n/node_modules/.bin/gemini")
+
+
+@pytest.mark.parametrize(("decision", "arguments", "payload", "denied"), [
+    ("Deny", NODE, SHELL, True),
+    ("Deny", (), {**SHELL, "tool_name": "write_file"}, True),
+    ("Deny", (), {**SHELL, "tool_name": "list_files", "mcp_context": {"server_name": "x"}}, True),
+    ("Deny", (*NODE, "-p", "--yolo"), SHELL, True),  # a prompt reading --yolo is no flag
+    ("Deny", (*NODE, "--approval-mode", "auto_edit"), SHELL, True),
+    ("Allow", NODE, SHELL, False),  # no hook can approve a tool in Gemini: nothing printed, the tool goes on
+    ("Ask", NODE, SHELL, False),
+    ("Deny", (*NODE, "--yolo", "-p", "x"), SHELL, False),  # the agent runs every tool unasked
+    ("Deny", (*NODE, "-y"), SHELL, False),
+    ("Deny", (*NODE, "--approval-mode=yolo"), SHELL, False),
+    ("Deny", (*NODE, "--approval-mode", "auto_edit"), {**SHELL, "tool_name": "replace"}, False),
+    ("Deny", (*NODE, "--allowed-tools", "read_file", "run_shell_command", "-i", "x"), SHELL, False),
+    ("Deny", (*NODE, "--allowed-tools=write_file,run_shell_command"), SHELL, False),
+    ("Deny", (*NODE, "--allowed-tools", "run_shell_command(git)", "-i", "x"), SHELL, True),  # only some commands
+    ("Deny", (*NODE, "--allowed-tools", "write_file", "run_shell_command"), {**SHELL, "tool_name": "replace"}, True),
+])
+def test_gemini_before_tool_is_denied_only_when_gemini_would_ask_and_the_decision_is_deny(
+        stub_environment, decision, arguments, payload, denied):
+    runtime, output = run("gemini", payload, stub_environment, lid="Closed", eligible=True, decision=decision,
+                          agent_arguments=arguments)
+    if denied:
+        assert output == VALID_OUTPUTS["gemini"][0] and runtime.commands() == ["status"]
+    else:
+        assert output is None and runtime.commands() == ["status", "mark-session-active"]
+        assert runtime.requests[1][0]["SessionStateReason"] == f"BeforeTool:{payload['tool_name']}"
+
+
+def test_gemini_confirmed_tools_are_activity_with_the_lid_open_and_ask_user_is_denied_closed(stub_environment):
+    runtime, output = run("gemini", SHELL, stub_environment, lid="Open", eligible=False)
+    assert output is None and runtime.commands() == ["status", "mark-session-active"]
+    runtime, _ = run("gemini", SHELL, stub_environment, available=False)
+    assert runtime.commands() == ["status"]  # a runtime that is down is not asked twice
+    ask = {**GEMINI, "hook_event_name": "BeforeTool", "tool_name": "ask_user"}
+    runtime, output = run("gemini", ask, stub_environment, lid="Closed", eligible=True)
+    assert output == VALID_OUTPUTS["gemini"][1] and runtime.commands() == ["status"]
+
+
+def test_qwen_events(stub_environment):
+    payload = {**QWEN, "hook_event_name": "UserPromptSubmit", "prompt": "[tool] run", "submitted_prompt": "[tool] run"}
+    runtime, _ = run("qwen", payload, stub_environment)
+    message, auto_start, _ = only_request(runtime)
+    assert (message["Command"], message["Provider"], message["InputPromptPreview"], auto_start) == (
+        "start", "Qwen", "[tool] run", True)
+    # Sent again with an empty prompt for every tool-result turn: activity, never a new start.
+    runtime, _ = run("qwen", {**QWEN, "hook_event_name": "UserPromptSubmit", "prompt": ""}, stub_environment)
+    message, auto_start, _ = only_request(runtime)
+    assert (message["Command"], message["SessionStateReason"], auto_start) == (
+        "mark-session-active", "UserPromptSubmit:tool-result", False)
+    runtime, _ = run("qwen", {**QWEN, "hook_event_name": "PreToolUse", "tool_name": "run_shell_command"},
+                     stub_environment)
+    assert only_request(runtime)[0]["SessionStateReason"] == "PreToolUse:run_shell_command"
+    payload = {**QWEN, "hook_event_name": "Notification", "notification_type": "permission_prompt"}
+    runtime, _ = run("qwen", payload, stub_environment)
+    assert only_request(runtime)[0]["Command"] == "mark-session-softlocked"
+    payload = {**QWEN, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "FINAL: ok",
+               "background_tasks": [], "context_usage": 5e-05}
+    runtime, output = run("qwen", payload, stub_environment)
+    message = only_request(runtime)[0]
+    assert (message["Command"], message["IsProviderSessionEnd"], message["LastAssistantMessage"], output) == (
+        "stop", True, "FINAL: ok", None)
+    for payload in ({"hook_event_name": "Notification", "notification_type": "idle_prompt"},
+                    {"hook_event_name": "PostToolBatch", "tool_calls": []},
+                    {"hook_event_name": "MessageDisplay", "is_final": True},
+                    {"hook_event_name": "InstructionsLoaded"}):
+        runtime, output = run("qwen", {**QWEN, **payload}, stub_environment)
+        assert runtime.requests == [] and output is None

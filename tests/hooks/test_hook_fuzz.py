@@ -35,13 +35,18 @@ EVENTS = {
                 "notification", "agentStop", "sessionEnd", "errorOccurred", "Stop", "UserPromptSubmit"],
     "opencode": ["chat.message", "tool.execute.before", "tool.execute.after", "permission.asked",
                  "permission.replied", "session.idle", "session.created"],
+    "gemini": ["SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "Notification", "AfterAgent", "SessionEnd",
+               "PreCompress", "BeforeModel"],
+    "qwen": ["UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Notification",
+             "PermissionRequest", "Stop", "StopFailure", "SessionEnd", "PostToolBatch", "MessageDisplay"],
 }
 KEYS = ["session_id", "sessionId", "sessionID", "cwd", "directory", "transcript_path", "transcriptPath",
         "hook_event_name", "hookName", "prompt", "tool_name", "toolName", "tool", "notification_type",
         "notificationType", "is_interrupt", "reason", "stopReason", "stop_hook_active", "stopHookActive",
         "last_assistant_message", "lastAssistantMessage", "source", "model", "permission_mode", "parts",
-        "output", "pid", "recoverable", "errorContext", "message", "title"]
+        "output", "pid", "recoverable", "errorContext", "message", "title", "prompt_response", "mcp_context"]
 TEXTS = ["", "Bash", "AskUserQuestion", "ask_user", "bash", "permission_prompt", "elicitation_dialog",
+         "run_shell_command", "ToolPermission", "write_file",
          "elicitation_complete", "elicitation_response", "/tmp", "relative/dir", "s1", " ", "\u0000",
          "\ud800", "x" * 5000, "é\u202e\n\t"]
 
@@ -95,7 +100,7 @@ def _check_requests(runtime: Any) -> None:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode"])
+@pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode", "gemini", "qwen"])
 def test_ten_thousand_payloads_per_hook_command(provider, stub_environment):
     slowest = [0.0]
     outputs: dict[str, int] = {}
@@ -125,14 +130,14 @@ def test_ten_thousand_payloads_per_hook_command(provider, stub_environment):
     assert outputs, "the fuzzing never reached a closed-lid decision"
 
 
-@pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode"])
+@pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode", "qwen"])
 def test_console_entry_writes_nothing_or_one_line(provider, stub_environment, monkeypatch):
     from lidguard.hooks import runner
 
     runtime, environment = stub_environment(lid="Closed", eligible=True, decision="Allow")
     monkeypatch.setattr(runner, "HookEnvironment", lambda: environment)
     event = {"claude": "PermissionRequest", "codex": "PermissionRequest", "copilot": "permissionRequest",
-             "opencode": "permission.asked"}[provider]
+             "opencode": "permission.asked", "qwen": "PermissionRequest"}[provider]
     out = io.StringIO()
     body = json.dumps({"hook_event_name": event, "session_id": "s"}).encode()
     assert runner.run_hook_command([f"{provider}-hook", "--event", event], io.BytesIO(body), out) == 0

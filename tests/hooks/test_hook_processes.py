@@ -53,7 +53,9 @@ def test_a_real_hook_run_loads_only_the_standard_library(lidguard):
     env = {**lidguard.env, "H11_MODULES_OUT": str(out)}
     lidguard.set_machine(**CLOSED)
     runs = [("claude-hook", PROMPT), ("claude-hook", TOOL), ("claude-hook", PERMISSION), ("claude-hook", STOP),
-            ("copilot-hook", {"sessionId": "c", "toolName": "ask_user"}), ("codex-hook", "garbage")]
+            ("copilot-hook", {"sessionId": "c", "toolName": "ask_user"}), ("codex-hook", "garbage"),
+            ("gemini-hook", {**TOOL, "hook_event_name": "BeforeTool", "tool_name": "run_shell_command"}),
+            ("qwen-hook", PERMISSION)]
     for command, payload in runs:
         data = payload if isinstance(payload, str) else json.dumps(payload)
         extra = ["--event", "preToolUse"] if command == "copilot-hook" else []
@@ -115,6 +117,10 @@ def test_session_flow_with_the_agent_found_in_the_hook_ancestry(lidguard, tmp_pa
      {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "cancel"}}),
     ("copilot", {"sessionId": "s1", "toolName": "ask_user"}, ("--event", "preToolUse"), "Deny",
      {"permissionDecision": "deny"}),
+    ("qwen", PERMISSION, (), "Allow", {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                                              "decision": {"behavior": "allow"}}}),
+    ("gemini", {**TOOL, "hook_event_name": "BeforeTool", "tool_name": "run_shell_command"}, (), "Deny",
+     {"decision": "deny"}),
 ])
 def test_closed_lid_decisions_through_the_real_runtime(lidguard, provider, payload, args, decision, expected):
     start_runtime(lidguard)
@@ -206,7 +212,7 @@ def test_closed_stdin_and_stdout_and_unknown_options(lidguard):
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode"])
+@pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode", "gemini", "qwen"])
 def test_generated_payloads_through_real_processes(lidguard, provider):
     start_runtime(lidguard)
     lidguard.set_machine(**CLOSED)
@@ -238,7 +244,7 @@ def test_hook_events_command(lidguard):
     assert "session=c1" in lines[0] and "session=c2" in lines[1] and "event=sessionStart" in lines[1]
     assert lidguard.run("hook-events", "--provider", "x").returncode == 1
     assert lidguard.run("hook-events").stderr.strip() == (
-        "lidguard: A provider is required. Use claude, codex, copilot, or opencode.")
+        "lidguard: A provider is required. Use claude, codex, copilot, opencode, gemini, or qwen.")
     assert lidguard.run("hook-events", "--provider", "claude", "--count", "-1").returncode == 1
     help_text = lidguard.run("help").stdout
     assert "hook-events" in help_text and "opencode-hook" in help_text

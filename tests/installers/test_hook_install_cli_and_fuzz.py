@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lidguard.installers import claude, codex, copilot
+from lidguard.installers import claude, codex, copilot, gemini, qwen
 from lidguard.installers.common import InstallError
 
 JSON_ISH = st.one_of(
@@ -38,7 +38,7 @@ TOML_ISH = st.one_of(
 def _homes(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = Path(tempfile.mkdtemp(prefix="lg-fuzz-"))
     monkeypatch.setenv("HOME", str(home))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "XDG_CONFIG_HOME"):
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "XDG_CONFIG_HOME", "GEMINI_CLI_HOME", "QWEN_HOME"):
         monkeypatch.delenv(name, raising=False)
     try:
         yield home
@@ -61,10 +61,13 @@ def _check(installer, path: Path, data: bytes) -> None:  # type: ignore[no-untyp
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=JSON_ISH)
-def test_garbage_claude_settings_never_overwritten(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+def test_garbage_agent_settings_never_overwritten(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
     with _homes(monkeypatch) as home:
         _check(lambda: claude.install(None, 430), home / ".claude" / "settings.json", data)
         _check(lambda: claude.remove(None), home / ".claude" / "settings.json", data)
+        _check(lambda: gemini.install(None, 430), home / ".gemini" / "settings.json", data)
+        _check(lambda: qwen.remove(None), home / ".qwen" / "settings.json", data)
+        _check(lambda: qwen.status_lines(None, 430), home / ".qwen" / "settings.json", data)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -36,7 +36,7 @@ def test_every_value_parses_back_and_every_choice_word_is_an_alias():
     for provider in AgentProvider:
         assert parse_provider(provider.value) is provider
     words = PROVIDER_CHOICES_TEXT.replace(", or ", ", ").split(", ")
-    assert words == ["codex", "claude", "copilot", "opencode", "custom", "mcp", "unknown"]
+    assert words == ["codex", "claude", "copilot", "opencode", "gemini", "qwen", "custom", "mcp", "unknown"]
     assert all(word in PROVIDER_ALIASES for word in words)
     assert set(PROVIDER_ALIASES.values()) == set(AgentProvider)
 

@@ -60,6 +60,17 @@ OPENCODE_WINDOWS = process(501, "opencode.exe", r"C:\Users\u\AppData\npm\opencod
 NPX_CODEX = process(600, "npm exec @open", "/usr/bin/node", "npm", "exec", "--yes", "@openai/codex@latest", "exec")
 NPX_CLAUDE = process(601, "npx", "/usr/bin/node", "npx", "-y", "@anthropic-ai/claude-code", "-p", "x")
 BUN_OPENCODE = process(602, "bun", "/usr/bin/bun", "bun", "x", "opencode-ai", "run", "hi")
+# AGENT_CLIS_MORE.md: both relaunch themselves; the hook's parent is the relaunched child (comm "node").
+GEMINI = process(800, "node", "/usr/bin/node", "/usr/bin/node", "--max-old-space-size=12052", f"{NPM}/.bin/gemini",
+                 "-p", "hi", "--yolo")
+GEMINI_LAUNCHER = process(801, "node", "/usr/bin/node", "node", f"{NPM}/.bin/gemini", "-p", "hi", "--yolo")
+GEMINI_GLOBAL = process(802, "node", "/usr/bin/node", "node",
+                        "/usr/lib/node_modules/@google/gemini-cli/bundle/gemini.js")
+QWEN = process(900, "node", "/usr/bin/node", "/usr/bin/node", "--expose-gc", f"{NPM}/@qwen-code/qwen-code/cli.js",
+               "--yolo", "hi")
+QWEN_RELAUNCH = process(901, "node", "/usr/bin/node", "/usr/bin/node", "--expose-gc",
+                        f"{NPM}/@qwen-code/qwen-code/cli.js", "--yolo", "hi")
+QWEN_LAUNCHER = process(902, "node", "/usr/bin/node", "node", f"{NPM}/.bin/qwen", "--yolo", "hi")
 NODE_SERVER = process(700, "node", "/usr/bin/node", "node", "/srv/app/server.js", "codex", "claude")
 PYTHON_M_LIDGUARD = process(701, "python3", "/usr/bin/python3.11", "python3", "-X", "utf8", "-m", "lidguard.cli",
                             "claude")
@@ -88,6 +99,13 @@ PYTHON_M_LIDGUARD = process(701, "python3", "/usr/bin/python3.11", "python3", "-
         ("opencode", [HOOK, DASH, OPENCODE, BASH_C, TMUX], OPENCODE),
         ("opencode", [HOOK, OPENCODE_WINDOWS], OPENCODE_WINDOWS),
         ("opencode", [HOOK, BUN_OPENCODE], BUN_OPENCODE),
+        # Gemini CLI and Qwen Code: the relaunched node child, never the launcher above it.
+        ("gemini", [HOOK, GEMINI, GEMINI_LAUNCHER, TIMEOUT], GEMINI),
+        ("gemini", [HOOK, GEMINI_GLOBAL, BASH_C, TMUX], GEMINI_GLOBAL),
+        ("qwen", [HOOK, QWEN, QWEN_RELAUNCH, QWEN_LAUNCHER, TIMEOUT], QWEN),
+        ("gemini", [HOOK, QWEN, QWEN_RELAUNCH, QWEN_LAUNCHER], None),
+        ("qwen", [HOOK, GEMINI, GEMINI_LAUNCHER], None),
+        ("unknown", [HOOK, QWEN, QWEN_RELAUNCH, QWEN_LAUNCHER], QWEN),
         # The wrong provider, shells naming the agent, and generic runners never match.
         ("codex", [HOOK, DASH, CLAUDE, TIMEOUT], None),
         ("claude", [HOOK, BASH_C, TMUX, SYSTEMD], None),

@@ -13,7 +13,7 @@ __all__ = ["main", "print_version"]
 
 VERSION_COMMANDS = ("--version", "version")
 # Agent hooks (hooks/runner.py): dispatched before anything else, stdlib only, always exit 0.
-HOOK_COMMANDS = ("claude-hook", "codex-hook", "copilot-hook", "opencode-hook")
+HOOK_COMMANDS = ("claude-hook", "codex-hook", "copilot-hook", "opencode-hook", "gemini-hook", "qwen-hook")
 
 
 def print_version() -> int:

@@ -17,7 +17,7 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
                      "linux-permission", "macos-permission")),
     ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
                           "copilot-hooks", "hook-events", "claude-hook", "codex-hook", "copilot-hook",
-                          "opencode-hook")),
+                          "opencode-hook", "gemini-hook", "qwen-hook")),
     ("MCP Integration", ("mcp-status", "mcp-install", "mcp-remove", "provider-mcp-status", "provider-mcp-install",
                          "provider-mcp-remove", "mcp-server", "provider-mcp-server")),
     ("Managed / Internal Commands", ("mark-session-active", "mark-session-softlocked", "run-server", "version")),

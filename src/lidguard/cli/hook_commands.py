@@ -14,9 +14,11 @@ from .output import CliError, escape_control
 
 __all__ = ["HOOK_COMMANDS", "add_hook_commands"]
 
-HOOK_COMMANDS = ("claude-hook", "codex-hook", "copilot-hook", "opencode-hook", "hook-events")
+HOOK_COMMANDS = ("claude-hook", "codex-hook", "copilot-hook", "opencode-hook", "gemini-hook", "qwen-hook",
+                 "hook-events")
 _PROVIDERS = {"claude": "claude", "codex": "codex", "copilot": "copilot", "github-copilot": "copilot",
-              "githubcopilot": "copilot", "opencode": "opencode"}
+              "githubcopilot": "copilot", "opencode": "opencode", "gemini": "gemini", "qwen": "qwen"}
+_PROVIDER_WORDS = "claude, codex, copilot, opencode, gemini, or qwen"
 DEFAULT_COUNT = 50
 MAX_COUNT = 100_000
 _HOOK_HELP = {
@@ -37,16 +39,26 @@ _HOOK_HELP = {
                       "Called by the managed OpenCode plugin: chat.message starts the session, tool.execute.* "
                       "and permission.replied are activity, session.idle ends it; with the lid closed it answers "
                       "permission.asked. Always exits 0."),
+    "gemini-hook": ("Gemini CLI hook (reads the event JSON on stdin).",
+                    "Gemini CLI command hook: BeforeAgent starts the session, BeforeTool/AfterTool are activity, "
+                    "a ToolPermission notification soft-locks it, AfterAgent/SessionEnd end it; with the lid "
+                    "closed and the decision Deny it denies BeforeTool of tools Gemini would confirm (never under "
+                    "--yolo, --approval-mode auto_edit for edits, or --allowed-tools; nothing can approve a tool "
+                    "there). Always exits 0."),
+    "qwen-hook": ("Qwen Code hook (reads the event JSON on stdin).",
+                  "Qwen Code command hook: UserPromptSubmit with a prompt starts the session, tool use is "
+                  "activity, a permission_prompt notification soft-locks it, Stop/SessionEnd end it; with the lid "
+                  "closed it answers PermissionRequest. Always exits 0."),
 }
 
 
 def _provider(value: str | None) -> str:
     word = (value or "").strip().lower()
     if not word:
-        raise CliError("A provider is required. Use claude, codex, copilot, or opencode.")
+        raise CliError(f"A provider is required. Use {_PROVIDER_WORDS}.")
     provider = _PROVIDERS.get(word)
     if provider is None:
-        raise CliError(f"Unknown provider: {escape_control(word[:64])}. Use claude, codex, copilot, or opencode.")
+        raise CliError(f"Unknown provider: {escape_control(word[:64])}. Use {_PROVIDER_WORDS}.")
     return provider
 
 
@@ -83,6 +95,7 @@ def add_hook_commands(subparsers: Any) -> None:
     sub = subparsers.add_parser("hook-events", help="Show the latest entries of a provider's hook event log.",
                                 description="Prints the latest lines of <provider>-hook-events.log in the data "
                                             "folder (what each hook received, what the runtime answered).")
-    sub.add_argument("--provider", metavar="claude|codex|copilot|opencode", help="whose hook events (required)")
+    sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|gemini|qwen",
+                     help="whose hook events (required)")
     sub.add_argument("--count", metavar="N", help=f"how many of the latest lines (default {DEFAULT_COUNT})")
     sub.set_defaults(handler=_hook_events)

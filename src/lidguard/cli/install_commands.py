@@ -15,7 +15,7 @@ from .output import CliError, escape_control
 __all__ = ["INSTALL_COMMANDS", "add_install_commands"]
 
 INSTALL_COMMANDS = ("hook-status", "hook-install", "hook-remove", "claude-hooks", "codex-hooks", "copilot-hooks")
-_PROVIDER_WORDS = "claude, codex, copilot, opencode, all"
+_PROVIDER_WORDS = "claude, codex, copilot, opencode, gemini, qwen, all"
 # installers.snippets.FORMATS, kept here so building the parser does not import tomlkit (a test keeps them equal)
 SNIPPET_FORMATS = {"claude": ("settings-json", "json", "hooks-json"),
                    "codex": ("config-toml", "toml", "hooks-json", "json"),
@@ -32,7 +32,8 @@ def _ask_provider(action: str) -> str:
     line = sys.stdin.readline()
     if not line:
         print()
-        raise CliError("No provider was given (input ended); use --provider claude|codex|copilot|opencode|all.")
+        raise CliError("No provider was given (input ended); "
+                       "use --provider claude|codex|copilot|opencode|gemini|qwen|all.")
     return line.strip() or "all"
 
 
@@ -43,7 +44,7 @@ def _providers(value: str | None, config: Path | None, action: str) -> list[str]
     key = parse_provider_word(word)
     if key is None:
         raise CliError(f"Unknown provider: {escape_control(word.strip()[:64])}. "
-                       "Use claude, codex, copilot, opencode, or all.")
+                       "Use claude, codex, copilot, opencode, gemini, qwen, or all.")
     if key != "all":
         return [key]
     if config is not None:
@@ -121,9 +122,10 @@ def add_install_commands(subparsers: Any) -> None:
             description=text + " Claude Code: settings.json ($CLAUDE_CONFIG_DIR or ~/.claude); Codex: hooks.json "
                                "plus trust entries in config.toml ($CODEX_HOME or ~/.codex); GitHub Copilot CLI: "
                                "hooks/lidguard.json ($COPILOT_HOME or ~/.copilot); OpenCode: plugin/lidguard.js "
-                               "($XDG_CONFIG_HOME/opencode or ~/.config/opencode). A changed file is backed up "
-                               "first as <file>.<UTC time>.bak.")
-        sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|all",
+                               "($XDG_CONFIG_HOME/opencode or ~/.config/opencode); Gemini CLI: settings.json "
+                               "($GEMINI_CLI_HOME/.gemini or ~/.gemini); Qwen Code: settings.json ($QWEN_HOME or "
+                               "~/.qwen). A changed file is backed up first as <file>.<UTC time>.bak.")
+        sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|gemini|qwen|all",
                          help="agent CLI (asked when omitted; all = every agent whose configuration folder exists)")
         sub.add_argument("--config", metavar="FILE",
                          help="use this file instead of the agent's default one (one provider only)")

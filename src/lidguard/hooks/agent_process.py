@@ -7,6 +7,8 @@ Observed ancestries (spec/AGENT_CLIS.md, closest to the hook first)::
     Codex TUI     hook <- codex app-server (a shared daemon that outlives the TUI)
     Copilot CLI   hook <- copilot native (comm "MainThread") <- node .../.bin/copilot (npm-loader.js)
     OpenCode      the plugin runs inside opencode; a hook command it spawns has opencode as parent
+    Gemini CLI    hook <- node .../.bin/gemini (the relaunched child) <- node .../.bin/gemini (launcher)
+    Qwen Code     hook <- node .../@qwen-code/qwen-code/cli.js (relaunched child) <- node cli.js <- node .bin/qwen
 
 Rules (seed 000 "Process Exit Watcher"):
 
@@ -28,7 +30,7 @@ from lidguard.platform.process_info import ProcessInfo
 
 __all__ = ["AGENT_PROVIDERS", "is_lidguard_process", "matches_provider", "resolve_agent_process"]
 
-AGENT_PROVIDERS = ("claude", "codex", "copilot", "opencode")
+AGENT_PROVIDERS = ("claude", "codex", "copilot", "opencode", "gemini", "qwen")
 _ALL_PROVIDER_ALIASES = frozenset({"unknown", "custom", ""})
 
 # The command the provider's native program or npm bin is called by.
@@ -37,6 +39,8 @@ _PROVIDER_COMMANDS = {
     "codex": frozenset({"codex"}),
     "copilot": frozenset({"copilot"}),
     "opencode": frozenset({"opencode"}),
+    "gemini": frozenset({"gemini"}),
+    "qwen": frozenset({"qwen"}),
 }
 # npm packages whose scripts a node/bun runner may execute (path segments or `npx <package>` specs).
 _PROVIDER_PACKAGES = {
@@ -44,6 +48,8 @@ _PROVIDER_PACKAGES = {
     "codex": ("@openai/codex",),
     "copilot": ("@github/copilot",),
     "opencode": ("opencode-ai",),
+    "gemini": ("@google/gemini-cli",),
+    "qwen": ("@qwen-code/qwen-code",),
 }
 # Script runners that are an agent only when the script they run belongs to the provider.
 _SCRIPT_RUNNERS = frozenset({"node", "nodejs", "bun", "bunx", "npm", "npx", "pnpm", "pnpx", "yarn"})

@@ -7,11 +7,15 @@ Stdlib only (hook hot path). ``map_event`` turns (provider, event name, payload)
 * ``activity`` / ``softlock``: ``mark-session-active`` / ``mark-session-softlocked`` with ``reason``;
 * ``stop``: ``stop`` with ``IsProviderSessionEnd`` and ``SessionEndReason`` (``reason``);
 * ``permission`` / ``elicitation`` / ``ask_user``: closed-lid decisions (the runner asks ``status``);
+  a ``deny_only`` permission (Gemini BeforeTool: no hook can approve a tool there) is tool activity
+  unless the lid is closed and the decision is Deny;
 * ``ignore``: logged only.
 
-Event names: Claude and Codex send ``hook_event_name``; Copilot and OpenCode get ``--event`` (Copilot
-payloads mostly lack a name; ``hookName``/``hook_event_name`` are the fallback). Names are matched
-case-insensitively, and Copilot also accepts the PascalCase aliases (``Stop``, ``UserPromptSubmit``).
+Event names: Claude, Codex, Gemini CLI and Qwen Code send ``hook_event_name``; Copilot and OpenCode get
+``--event`` (Copilot payloads mostly lack a name; ``hookName``/``hook_event_name`` are the fallback). Names
+are matched case-insensitively, and Copilot also accepts the PascalCase aliases (``Stop``, ``UserPromptSubmit``).
+Qwen Code is Claude-shaped (AGENT_CLIS_MORE.md 2): the Claude mapping with its own quiet tools, and a
+UserPromptSubmit with an empty prompt (sent again for every tool-result turn) is activity, not a start.
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ __all__ = [
     "ASK_REASON",
     "HOOK_PROVIDERS",
     "Action",
+    "approved_without_asking",
     "event_name",
     "log_details",
     "map_event",
 ]
 
-HOOK_PROVIDERS = ("claude", "codex", "copilot", "opencode")
+HOOK_PROVIDERS = ("claude", "codex", "copilot", "opencode", "gemini", "qwen")
 ASK_REASON = "closed_lid_permission_request_ask"
 PERMISSION_PROMPT = "permission_prompt"
 _SOFT_LOCK_NOTIFICATIONS = frozenset({"permission_prompt", "elicitation_dialog"})
@@ -35,17 +40,22 @@ _ACTIVITY_NOTIFICATIONS = frozenset({"elicitation_complete", "elicitation_respon
 _CLAUDE_QUIET_TOOLS = frozenset({"", "askuserquestion"})
 _COPILOT_QUIET_TOOLS = frozenset({"", "ask_user"})
 _CODEX_QUIET_TOOLS = frozenset({"", "request_user_input"})
+_QWEN_QUIET_TOOLS = frozenset({""})
+_GEMINI_QUIET_TOOLS = frozenset({""})
+# Gemini CLI tools its default policy confirms (AGENT_CLIS_MORE.md 1.5); MCP tools (``mcp_context``) too.
+_GEMINI_CONFIRMED_TOOLS = frozenset({"run_shell_command", "write_file", "replace", "web_fetch"})
 
 
 class Action:
     """What the runner does for one hook event."""
 
     __slots__ = ("kind", "reason", "provider_session_end", "prompt", "stop_hook_active",
-                 "last_assistant_message", "softlock_without_decision", "blocking")
+                 "last_assistant_message", "softlock_without_decision", "blocking", "deny_only", "tool")
 
     def __init__(self, kind: str, reason: str = "", *, provider_session_end: bool = False, prompt: str = "",
                  stop_hook_active: bool = False, last_assistant_message: str = "",
-                 softlock_without_decision: str = "", blocking: bool = False) -> None:
+                 softlock_without_decision: str = "", blocking: bool = False, deny_only: bool = False,
+                 tool: str = "") -> None:
         self.kind = kind
         self.reason = reason
         self.provider_session_end = provider_session_end
@@ -54,6 +64,8 @@ class Action:
         self.last_assistant_message = last_assistant_message
         self.softlock_without_decision = softlock_without_decision  # no decision printed: still waiting
         self.blocking = blocking  # a Stop the agent waits on: may carry an ask-before-sleep continuation
+        self.deny_only = deny_only  # a permission the provider can only deny: otherwise it is activity
+        self.tool = tool
 
     def __repr__(self) -> str:
         return f"Action({self.kind!r}, {self.reason!r})"
@@ -77,22 +89,26 @@ def _tool_reason(event: str, tool: str, quiet: frozenset[str]) -> Action:
     return Action("activity", f"{event}:{tool}")
 
 
-def _stop(payload: Payload, reason: str, *, provider_session_end: bool = True, blocking: bool = False) -> Action:
+_LAST_MESSAGE_KEYS = ("last_assistant_message", "lastAssistantMessage")
+
+
+def _stop(payload: Payload, reason: str, *, provider_session_end: bool = True, blocking: bool = False,
+          message_keys: tuple[str, ...] = _LAST_MESSAGE_KEYS) -> Action:
     return Action("stop", reason, provider_session_end=provider_session_end, blocking=blocking,
                   stop_hook_active=payload.flag("stop_hook_active", "stopHookActive"),
-                  last_assistant_message=payload.text("last_assistant_message", "lastAssistantMessage"))
+                  last_assistant_message=payload.text(*message_keys))
 
 
-def _claude(event: str, payload: Payload) -> Action:
+def _claude(event: str, payload: Payload, quiet: frozenset[str] = _CLAUDE_QUIET_TOOLS) -> Action:
     name = event.lower()
     if name == "userpromptsubmit":
         return Action("start", prompt=payload.text("prompt"))
     if name in ("pretooluse", "posttooluse"):
-        return _tool_reason(event, payload.text("tool_name"), _CLAUDE_QUIET_TOOLS)
+        return _tool_reason(event, payload.text("tool_name"), quiet)
     if name == "posttoolusefailure":
         if payload.flag("is_interrupt"):
             return Action("stop", f"{event}:interrupt", provider_session_end=False)
-        return _tool_reason(event, payload.text("tool_name"), _CLAUDE_QUIET_TOOLS)
+        return _tool_reason(event, payload.text("tool_name"), quiet)
     if name == "notification":
         kind = payload.text("notification_type").lower()
         if kind in _SOFT_LOCK_NOTIFICATIONS:
@@ -189,7 +205,84 @@ def _opencode(event: str, payload: Payload) -> Action:
     return IGNORE
 
 
-_MAPPERS = {"claude": _claude, "codex": _codex, "copilot": _copilot, "opencode": _opencode}
+def _qwen(event: str, payload: Payload) -> Action:
+    if event.lower() == "userpromptsubmit" and not payload.text("prompt"):
+        return Action("activity", f"{event}:tool-result")  # the tool result going back to the model
+    return _claude(event, payload, _QWEN_QUIET_TOOLS)
+
+
+def _gemini(event: str, payload: Payload) -> Action:
+    """Gemini CLI 0.61 (AGENT_CLIS_MORE.md 1): BeforeAgent carries the prompt (again, with the reason, after
+    a blocking AfterAgent), AfterAgent ends the turn and may block, SessionEnd ends the session."""
+    name = event.lower()
+    if name == "beforeagent":
+        return Action("start", prompt=payload.text("prompt"))
+    if name == "beforetool":
+        tool = payload.text("tool_name")
+        if tool.lower() == "ask_user":
+            return Action("ask_user")
+        if tool in _GEMINI_CONFIRMED_TOOLS or isinstance(payload.data.get("mcp_context"), dict):
+            return Action("permission", f"{event}:{tool}", deny_only=True, tool=tool)
+        return _tool_reason(event, tool, _GEMINI_QUIET_TOOLS)
+    if name == "aftertool":
+        return _tool_reason(event, payload.text("tool_name"), _GEMINI_QUIET_TOOLS)
+    if name == "notification":
+        kind = payload.text("notification_type").lower()
+        return Action("softlock", PERMISSION_PROMPT) if kind == "toolpermission" else IGNORE
+    if name == "afteragent":
+        return _stop(payload, event, blocking=True, message_keys=("prompt_response",))
+    if name == "sessionend":
+        detail = payload.text("reason")
+        return _stop(payload, f"{event}:{detail}" if detail else event)
+    return IGNORE
+
+
+_GEMINI_VALUE_OPTIONS = frozenset({"-p", "--prompt", "-i", "--prompt-interactive", "-m", "--model"})
+_GEMINI_EDIT_TOOLS = frozenset({"write_file", "replace"})
+
+
+def _gemini_unasked(arguments: tuple[str, ...]) -> tuple[str, frozenset[str]]:
+    """(approval mode, tools allowed without confirmation) from a Gemini CLI command line: ``--yolo``/``-y``,
+    ``--approval-mode MODE`` (the last one wins) and ``--allowed-tools NAME...``. YOLO exists only on the
+    command line (the settings offer default, auto_edit and plan)."""
+    mode = "default"
+    allowed: set[str] = set()
+    skip = collecting = False
+    for index, word in enumerate(arguments):
+        if skip:
+            skip = False
+            continue
+        if collecting and not word.startswith("-"):
+            allowed.update(word.split(","))
+            continue
+        collecting = False
+        name, equals, value = word.partition("=")
+        if word in _GEMINI_VALUE_OPTIONS:
+            skip = True  # a prompt or model that happens to read "--yolo"
+        elif word in ("--yolo", "-y", "--yolo=true"):
+            mode = "yolo"
+        elif name == "--approval-mode":
+            mode = value.lower() if equals else (arguments[index + 1].lower() if index + 1 < len(arguments) else mode)
+            skip = not equals
+        elif name == "--allowed-tools":
+            allowed.update(value.split(",") if equals else ())
+            collecting = not equals
+    return mode, frozenset(allowed)
+
+
+def approved_without_asking(provider: str, arguments: tuple[str, ...], tool: str) -> bool:
+    """Whether the agent started with ``arguments`` runs ``tool`` without asking anyone: a closed-lid Deny
+    would only stop work nobody had to approve (Gemini CLI ``--yolo``, ``auto_edit`` for file edits, a tool
+    named in ``--allowed-tools``). A mode switched inside the TUI later is not visible here; a headless run
+    never registers a tool that would ask."""
+    if provider != "gemini":
+        return False
+    mode, allowed = _gemini_unasked(arguments)
+    return mode == "yolo" or tool in allowed or (mode == "auto_edit" and tool in _GEMINI_EDIT_TOOLS)
+
+
+_MAPPERS = {"claude": _claude, "codex": _codex, "copilot": _copilot, "opencode": _opencode, "gemini": _gemini,
+            "qwen": _qwen}
 
 
 def map_event(provider: str, event: str, payload: Payload) -> Action:
@@ -212,7 +305,10 @@ _DETAILS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
                 ("notificationType", ("notificationType", "notification_type")),
                 ("errorContext", ("errorContext", "error_context")), ("recoverable", ("recoverable",))),
     "opencode": (("tool", ("tool", "toolName")), ("permission", ("permission",)), ("reply", ("reply",))),
+    "gemini": (("tool", ("tool_name",)), ("reason", ("reason",)), ("notificationType", ("notification_type",)),
+               ("transcriptPath", ("transcript_path",))),
 }
+_DETAILS["qwen"] = _DETAILS["claude"]
 
 
 def log_details(provider: str, payload: Payload, action: Action) -> list[tuple[str, str]]:

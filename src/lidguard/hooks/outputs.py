@@ -10,6 +10,9 @@ Observed (AGENT_CLIS.md) and REFERENCE 5:
   ...}`` (the nested shape is ignored by Copilot).
 * OpenCode permission.asked: flat like Copilot; the managed plugin answers the permission with it
   (allow -> "once", deny -> "reject").
+* Qwen Code PermissionRequest: Claude's nested shape (a deny without ``interrupt``).
+* Gemini CLI BeforeTool: ``{"decision": "deny", "reason": ...}`` only; no hook output approves a tool
+  there (AGENT_CLIS_MORE.md 1.5), so Allow prints nothing. An ``ask_user`` tool is denied the same way.
 * Claude Elicitation: ``{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "cancel"},
   "reason": ...}``; Copilot preToolUse of ``ask_user``: ``{"permissionDecision": "deny",
   "permissionDecisionReason": ...}``.
@@ -49,8 +52,10 @@ def permission_output(provider: str, decision: str) -> dict[str, Any] | None:
             behavior["interrupt"] = True
     else:
         return None
-    if provider in ("claude", "codex"):
+    if provider in ("claude", "codex", "qwen"):
         return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behavior}}
+    if provider == "gemini":
+        return {"decision": "deny", "reason": DENY_MESSAGE} if decision == "Deny" else None
     if provider in ("copilot", "opencode"):
         return behavior
     return None
@@ -61,5 +66,7 @@ def elicitation_output() -> dict[str, Any]:
             "reason": ELICITATION_CANCEL_REASON}
 
 
-def ask_user_output() -> dict[str, Any]:
+def ask_user_output(provider: str = "copilot") -> dict[str, Any]:
+    if provider == "gemini":
+        return {"decision": "deny", "reason": ASK_USER_DENY_REASON}
     return {"permissionDecision": "deny", "permissionDecisionReason": ASK_USER_DENY_REASON}

@@ -26,7 +26,7 @@ from ..ipc.limits import (
 )
 from ..providers import AgentProvider, agent_process_word, provider_display
 from .eventlog import HookEventLog, hook_log_path
-from .events import ASK_REASON, Action, event_name, log_details, map_event
+from .events import ASK_REASON, Action, approved_without_asking, event_name, log_details, map_event
 from .followup import continuation_output, follow_up_wait_seconds
 from .outputs import ask_user_output, elicitation_output, permission_output
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
@@ -45,9 +45,9 @@ __all__ = [
 ]
 
 HOOK_COMMANDS = {"claude-hook": "claude", "codex-hook": "codex", "copilot-hook": "copilot",
-                 "opencode-hook": "opencode"}
+                 "opencode-hook": "opencode", "gemini-hook": "gemini", "qwen-hook": "qwen"}
 PROVIDERS = {"claude": AgentProvider.CLAUDE, "codex": AgentProvider.CODEX, "copilot": AgentProvider.GITHUB_COPILOT,
-             "opencode": AgentProvider.OPENCODE}
+             "opencode": AgentProvider.OPENCODE, "gemini": AgentProvider.GEMINI, "qwen": AgentProvider.QWEN}
 # A hook must never hold the agent up for long: activity, soft-lock, stop and status get a short reply
 # window (plus the client's 0.75 s connect window); a start may launch the runtime (client: 5-30 s).
 REPLY_TIMEOUT_SECONDS = 2.0
@@ -63,10 +63,12 @@ class HookEnvironment:
 
     def __init__(self, paths: LidGuardPaths | None = None, *, send: Send | None = None,
                  agent_process: Callable[[AgentProvider], int] | None = None,
-                 settings: Callable[[], RawSettings] | None = None, recover: bool = True) -> None:
+                 settings: Callable[[], RawSettings] | None = None, recover: bool = True,
+                 agent_arguments: Callable[[AgentProvider], tuple[str, ...]] | None = None) -> None:
         self._paths = paths
         self._send = send
         self._agent_process = agent_process
+        self._agent_arguments = agent_arguments
         self._settings = settings
         self._recover = recover
 
@@ -99,6 +101,16 @@ class HookEnvironment:
             return hint
         agent = resolve_agent_process(chain, agent_process_word(provider))
         return agent.pid if agent is not None else 0
+
+    def agent_arguments(self, provider: AgentProvider) -> tuple[str, ...]:
+        """The command line of the agent above this hook; () when there is none."""
+        if self._agent_arguments is not None:
+            return self._agent_arguments(provider)
+        from .. import proctree
+        from .agent_process import resolve_agent_process
+
+        agent = resolve_agent_process(proctree.read_ancestry(), agent_process_word(provider))
+        return tuple(agent.cmdline) if agent is not None else ()
 
     def raw_settings(self) -> RawSettings:
         if self._settings is not None:
@@ -240,9 +252,16 @@ class _Run:
         if not closed:
             if action.softlock_without_decision and self.reachable:
                 self.mark("mark-session-softlocked", action.softlock_without_decision)
+            elif action.deny_only and self.reachable:
+                self.mark("mark-session-active", action.reason)
             return
         decision = _decision(settings.get(DECISION_SETTING))
         self.log.message(f"Closed lid: {DECISION_SETTING} is {decision}.")
+        if action.deny_only and (decision != "Deny" or self._approved_without_asking(action)):
+            # Nothing can approve here (Gemini BeforeTool): the tool runs, or the CLI's own dialog asks
+            # (its Notification soft-locks the session); a tool the agent runs unasked is never denied.
+            self.mark("mark-session-active", action.reason)
+            return
         if decision == "Ask":
             self.mark("mark-session-softlocked", ASK_REASON)
             return
@@ -269,7 +288,19 @@ class _Run:
         elif kind == "elicitation" and self.closed_lid()[0]:
             self.output = elicitation_output()
         elif kind == "ask_user" and self.closed_lid()[0]:
-            self.output = ask_user_output()
+            self.output = ask_user_output(self.provider)
+
+
+    def _approved_without_asking(self, action: Action) -> bool:
+        try:
+            arguments = self.environment.agent_arguments(self.agent)
+        except Exception as error:  # noqa: BLE001 - no ancestry: decide as if the agent asks
+            self.log.message(f"The agent's command line could not be read: {type(error).__name__}: {error}")
+            return False
+        if approved_without_asking(self.provider, arguments, action.tool):
+            self.log.message(f"The agent runs {action.tool} without asking (its command line); no decision.")
+            return True
+        return False
 
 
 def _bool(value: Any) -> str:

@@ -1,5 +1,6 @@
-"""Hook installers: hook-install / hook-remove / hook-status for Claude Code, Codex, GitHub Copilot CLI
-and OpenCode (REFERENCE 5, AGENT_CLIS.md). One module per agent; ``common`` holds the shared rules."""
+"""Hook installers: hook-install / hook-remove / hook-status for Claude Code, Codex, GitHub Copilot CLI,
+OpenCode, Gemini CLI and Qwen Code (REFERENCE 5, AGENT_CLIS.md, AGENT_CLIS_MORE.md). One module per agent;
+``common`` holds the shared rules, ``settings_hooks`` the Claude-style table in a settings.json."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import claude, codex, copilot, opencode
+from . import claude, codex, copilot, gemini, opencode, qwen
 from .common import InstallError, InstallResult, hook_argv, hook_command, stop_hook_timeout_seconds
 
 __all__ = ["PROVIDERS", "InstallError", "InstallResult", "Provider", "available_providers", "parse_provider_word",
@@ -36,13 +37,18 @@ PROVIDERS: dict[str, Provider] = {
                         lambda: [copilot.copilot_home()], copilot.install, copilot.remove, copilot.status_lines),
     "opencode": Provider("opencode", "OpenCode", "opencode", "opencode-hook --event <event>",
                          lambda: [opencode.config_dir()], opencode.install, opencode.remove, opencode.status_lines),
+    "gemini": Provider("gemini", "Gemini", "gemini", "gemini-hook", lambda: [gemini.gemini_dir()], gemini.install,
+                       gemini.remove, gemini.status_lines),
+    "qwen": Provider("qwen", "Qwen", "qwen", "qwen-hook", lambda: [qwen.qwen_home()], qwen.install, qwen.remove,
+                     qwen.status_lines),
 }
-_ALIASES = {"github-copilot": "copilot", "githubcopilot": "copilot", "claude-code": "claude", "open-code": "opencode"}
-PROVIDER_WORDS = "claude, codex, copilot, opencode, or all"
+_ALIASES = {"github-copilot": "copilot", "githubcopilot": "copilot", "claude-code": "claude", "open-code": "opencode",
+            "gemini-cli": "gemini", "qwen-code": "qwen"}
+PROVIDER_WORDS = "claude, codex, copilot, opencode, gemini, qwen, or all"
 
 
 def parse_provider_word(word: str) -> str | None:
-    """claude|codex|copilot|opencode|all (and aliases), case-insensitive; None when unknown."""
+    """claude|codex|copilot|opencode|gemini|qwen|all (and aliases), case-insensitive; None when unknown."""
     value = word.strip().lower()
     value = _ALIASES.get(value, value)
     return value if value in PROVIDERS or value == "all" else None

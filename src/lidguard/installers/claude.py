@@ -6,19 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .common import (
-    DEFAULT_HOOK_TIMEOUT_SECONDS,
-    InstallResult,
-    default_shell,
-    env_dir,
-    home,
-    hook_command,
-    is_managed_command,
-    load_json_object,
-    render_json,
-    write_config,
-)
-from .hooks_json import HookSpec, event_states, overall, remove_managed, upsert_managed
+from .common import DEFAULT_HOOK_TIMEOUT_SECONDS, default_shell, env_dir, home, hook_command
+from .hooks_json import HookSpec
+from .settings_hooks import SettingsHooks
 
 __all__ = ["EVENTS", "claude_dir", "install", "remove", "specs", "status_lines"]
 
@@ -58,50 +48,14 @@ def specs(stop_timeout: int) -> list[HookSpec]:
     return result
 
 
-def _is_ours(event: str) -> Any:
-    return lambda command: is_managed_command(command, SUB)
-
-
-def _path(config: Path | None) -> Path:
-    return (config if config is not None else claude_dir() / "settings.json").absolute()
-
-
-def install(config: Path | None, stop_timeout: int) -> InstallResult:
-    path = _path(config)
-    root, original = load_json_object(path, "Claude Code settings file")
-    new_file = not root
-    changed = upsert_managed(root, specs(stop_timeout), _is_ours, path)
-    if new_file:
-        root = {"$schema": SCHEMA, **root}
-    result = InstallResult("Claude", path, changed, "")
-    if changed:
-        saved = write_config(path, render_json(root, original), "Claude Code settings file")
-        result.backups += [saved] if saved else []
-        result.message = "Installed the LidGuard Claude Code hooks."
-    else:
-        result.message = "The LidGuard Claude Code hooks are already installed."
-    return result
-
-
-def remove(config: Path | None) -> InstallResult:
-    path = _path(config)
-    root, original = load_json_object(path, "Claude Code settings file")
-    changed = remove_managed(root, list(EVENTS), _is_ours, path)
-    result = InstallResult("Claude", path, changed, "")
-    if changed:
-        saved = write_config(path, render_json(root, original), "Claude Code settings file")
-        result.backups += [saved] if saved else []
-        result.message = "Removed the LidGuard Claude Code hooks."
-    else:
-        result.message = "No LidGuard Claude Code hooks were installed."
-    return result
+FILE = SettingsHooks("Claude", "Claude Code", SUB, tuple(EVENTS), lambda: claude_dir() / "settings.json", specs,
+                     SCHEMA)
+install = FILE.install
+remove = FILE.remove
 
 
 def status_lines(config: Path | None, stop_timeout: int) -> list[str]:
-    path = _path(config)
-    root, original = load_json_object(path, "Claude Code settings file")
-    states = event_states(root, specs(stop_timeout), _is_ours)
-    lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
+    root, head, events = FILE.status(config, stop_timeout)
     if root.get("disableAllHooks") is True:
-        lines.append("Warning: disableAllHooks is true in this settings file; Claude Code runs no hooks.")
-    return lines + [f"{event}: {states[event]}" for event in EVENTS]
+        head.append("Warning: disableAllHooks is true in this settings file; Claude Code runs no hooks.")
+    return head + events
