@@ -41,7 +41,7 @@ def test_modules_stay_small():
 HOOK_PATH_MODULES = (
     "lidguard", "lidguard.ipc.client", "lidguard.ipc.protocol", "lidguard.ipc.transport", "lidguard.ipc.limits",
     "lidguard.proctree", "lidguard.providers", "lidguard.switches", "lidguard.platform.paths",
-    "lidguard.platform.locking", "lidguard.cli", "lidguard.cli.fast", "lidguard.cli.raw_settings",
+    "lidguard.platform.locking", "lidguard.cli", "lidguard.cli.fast", "lidguard.shared.raw_settings",
     "lidguard.cli.output",
 )
 
@@ -72,3 +72,4 @@ def test_the_hook_path_probe_can_fail():
     probe = "import sys, pydantic\nprint(sorted(n for n in sys.modules if n.split('.')[0] in {'pydantic'}))\n"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() != "[]"
+

@@ -252,7 +252,7 @@ def _print_response(response: dict[str, Any]) -> int:
 
 def _start(session: _Session, values: dict[str, Any]) -> int:
     fields = _session_fields(values)
-    from .raw_settings import read_settings_for_start
+    from ..shared.raw_settings import read_settings_for_start
 
     raw = read_settings_for_start(session.paths.settings_file)
     if raw.warning:

@@ -32,8 +32,8 @@ from .outputs import ask_user_output, elicitation_output, permission_output
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
 
 if TYPE_CHECKING:
-    from ..cli.raw_settings import RawSettings
     from ..platform.paths import LidGuardPaths
+    from ..shared.raw_settings import RawSettings
 
 __all__ = [
     "HOOK_BUDGET_SECONDS",
@@ -103,7 +103,7 @@ class HookEnvironment:
     def raw_settings(self) -> RawSettings:
         if self._settings is not None:
             return self._settings()
-        from ..cli.raw_settings import read_settings_for_start
+        from ..shared.raw_settings import read_settings_for_start
 
         return read_settings_for_start(self.paths.settings_file)
 

@@ -244,7 +244,7 @@ class ToolContext:
             "WatchedProcessIdentifier": 0, "WorkingDirectory": checked_text(folder, "working directory",
                                                                             MAX_PATH_CHARS),
         }
-        from ..cli.raw_settings import read_settings_for_start
+        from ..shared.raw_settings import read_settings_for_start
 
         raw = read_settings_for_start(self.paths.settings_file)
         if raw.settings is not None:
