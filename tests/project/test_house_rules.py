@@ -73,3 +73,28 @@ def test_the_hook_path_probe_can_fail():
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() != "[]"
 
+
+def _imports_of(path: Path) -> list[str]:
+    """Absolute module names a lidguard source file imports (relative imports resolved)."""
+    import ast
+
+    package_parts = ["lidguard", *path.relative_to(ROOT / "src" / "lidguard").parent.parts]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package_parts[:len(package_parts) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            names.extend([module] if node.module else [f"{module}.{alias.name}" for alias in node.names])
+    return names
+
+
+def test_nothing_below_the_cli_imports_from_it():
+    """cli/ is the top floor: hooks/, mcp/, installers/, the runtime... never import lidguard.cli."""
+    package = ROOT / "src" / "lidguard"
+    offenders = [f"{path.relative_to(package)}: {name}"
+                 for path in sorted(package.rglob("*.py"))
+                 if path.relative_to(package).parts[0] not in ("cli", "__main__.py")
+                 for name in _imports_of(path) if name == "lidguard.cli" or name.startswith("lidguard.cli.")]
+    assert not offenders

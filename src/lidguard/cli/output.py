@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..providers import provider_display
+from ..shared.session_json import session_json
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -137,23 +138,6 @@ def pending_suspend_json(pending: Any) -> dict[str, Any] | None:
         return None
     return {"mode": pending.get("Mode"), "reason": pending.get("Reason"), "stage": pending.get("Stage"),
             "deadlineUtc": pending.get("DeadlineUtc")}
-
-
-def session_json(session: dict[str, Any]) -> dict[str, Any]:
-    """camelCase, as the MCP snapshot of REFERENCE 12."""
-    return {
-        "sessionIdentifier": session.get("SessionIdentifier", ""),
-        "provider": session.get("Provider", ""),
-        "providerName": session.get("ProviderName") or None,
-        "softLockState": session.get("SoftLockState", "None"),
-        "softLockReason": session.get("SoftLockReason") or None,
-        "softLockedAtUtc": session.get("SoftLockedAt"),
-        "watchedProcessIdentifier": session.get("WatchedProcessIdentifier") or None,
-        "workingDirectory": session.get("WorkingDirectory", ""),
-        "startedAtUtc": session.get("StartedAt"),
-        "lastActivityAtUtc": session.get("LastActivityAt"),
-        "pendingProviderWork": bool(session.get("PendingProviderWork", False)),
-    }
 
 
 def print_json(value: Any, stream: TextIO | None = None) -> None:

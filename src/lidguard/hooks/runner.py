@@ -117,9 +117,10 @@ class HookEnvironment:
         if not lock.try_acquire():
             return  # a live runtime owns the backup
         lock.release()
-        from ..cli.context import CliContext
+        from ..platform import load_platform
+        from ..shared.recovery import recover_if_no_runtime
 
-        CliContext().recover_if_no_runtime()
+        recover_if_no_runtime(self.paths, load_platform)
 
 
 class _Run:

@@ -48,7 +48,7 @@ def _runtime_settings(data: Any) -> dict[str, Any] | None:
 
 
 def _sessions(response: dict[str, Any]) -> list[dict[str, Any]]:
-    from ..cli.output import session_json
+    from ..shared.session_json import session_json
 
     sessions = response.get("Sessions") if response.get("Succeeded") else None
     result = []
