@@ -95,7 +95,7 @@ def test_claude_install_keeps_everything_else_backs_up_and_is_idempotent(agent_h
     assert data["hooks"]["PreToolUse"][0] == USER_CLAUDE["hooks"]["PreToolUse"][0]
     assert set(data["hooks"]) == set(claude.EVENTS)
     ours = data["hooks"]["Stop"][1]["hooks"][0]
-    assert ours["command"] == "lidguard claude-hook" and ours["timeout"] == 430
+    assert ours["command"] == hook_command("claude-hook") and ours["timeout"] == 430
     assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["timeout"] == 30
     assert path.read_text().startswith('{\n    "model"')  # the file's own indentation
     assert mode(path) == 0o600 and all(mode(p) == 0o600 for p in backups(path))
@@ -248,7 +248,7 @@ def test_copilot_one_managed_file_and_never_also_settings_json(agent_homes: Path
     data = json.loads(managed.read_text())
     assert data["version"] == 1 and list(data["hooks"]) == list(copilot.EVENTS)
     stop = data["hooks"]["agentStop"][0]
-    assert stop == {"type": "command", "bash": "lidguard copilot-hook --event agentStop", "timeoutSec": 430}
+    assert stop == {"type": "command", "bash": hook_command("copilot-hook --event agentStop"), "timeoutSec": 430}
     assert json.loads(settings.read_text()) == {"banner": "never", "hooks": {"agentStop": [user_hook]}}
     assert backups(settings)
     assert not copilot.install(None, 430).changed

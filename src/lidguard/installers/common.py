@@ -1,8 +1,8 @@
 """What every hook installer shares: the hook command string, managed-command recognition, the Stop
 hook timeout, backups, bounded reads of existing config files, and the result/status values.
 
-Rules (REFERENCE 5, ASK_BEFORE_SLEEP.md): the command is ``lidguard <sub>`` when ``lidguard`` is on
-PATH, else the quoted absolute path of this executable; a config file that existed is copied to
+Rules (REFERENCE 5, ASK_BEFORE_SLEEP.md): the command is the quoted absolute path of the installed
+executable and ``<sub>`` (an agent's PATH may not hold ``lidguard``); a config file that existed is copied to
 ``<file>.<yyyyMMddHHmmss UTC>.bak`` before it changes; writes are atomic and 0600; a file that cannot
 be parsed is refused with one line and never rewritten.
 """
@@ -93,27 +93,23 @@ def _quote(text: str, shell: str) -> str:
     return shlex.quote(text)
 
 
-def _executable() -> list[str]:
-    """This lidguard: the console script that runs now, else ``python -m lidguard``."""
+def hook_argv() -> list[str]:
+    """The hook executable as absolute argv words, never a bare ``lidguard`` (an agent started from an IDE
+    or another shell has its own PATH): this console script, else ``lidguard`` found on PATH, else this
+    Python with ``-m lidguard`` (the same preference as ``mcp-install``)."""
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.stem.lower() == "lidguard" and argv0.is_file():
         return [str(argv0.absolute())]
+    found = shutil.which("lidguard")
+    if found:
+        return [str(Path(found).absolute())]
     return [sys.executable, "-m", "lidguard"]
 
 
-def hook_argv() -> list[str]:
-    """The hook executable as argv words (for callers that spawn without a shell)."""
-    return ["lidguard"] if shutil.which("lidguard") else _executable()
-
-
 def hook_command(sub: str, *, shell: str = "sh") -> str:
-    """``lidguard <sub>`` when ``lidguard`` is on PATH (PATHEXT-aware through shutil.which), else the
-    quoted absolute executable and ``<sub>``; ``shell`` is ``sh`` or ``powershell``."""
-    if shutil.which("lidguard"):
-        return f"lidguard {sub}"
-    head = _executable()
-    quoted = [_quote(head[0], shell), *head[1:]]
-    return " ".join([*quoted, sub])
+    """The absolute executable (quoted for ``shell``: ``sh`` or ``powershell``) and ``<sub>``."""
+    head = hook_argv()
+    return " ".join([_quote(head[0], shell), *head[1:], sub])
 
 
 def command_parts(command: str) -> list[str]:
