@@ -6,7 +6,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..providers import provider_display
+from ..providers import provider_display, session_label
 from ..shared.session_json import session_json
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def session_line(session: dict[str, Any]) -> str:
             soft_lock += f"@{format_local(session['SoftLockedAt'])}"
     process = session.get("WatchedProcessIdentifier") or "none"
     display = provider_display(str(session.get("Provider", "")), session.get("ProviderName"))
-    return (f"- {display}:{session.get('SessionIdentifier', '')} process={process} "
+    return (f"- {session_label(display, str(session.get('SessionIdentifier', '')))} process={process} "
             f"softLock={soft_lock} cwd=\"{session.get('WorkingDirectory', '')}\" "
             f"started={format_local(session.get('StartedAt'))} "
             f"lastActivity={format_local(session.get('LastActivityAt'))}")
