@@ -13,7 +13,8 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Session Control", ("start", "stop", "status", "remove-session", "cleanup-orphans", "stop-runtime")),
     ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
                             "remove-closed-lid-stop-follow-up-webhook", "suspend-history")),
-    ("Diagnostics", ("doctor", "current-lid-state", "current-monitor-count", "current-temperature",
+    ("Getting Started", ("setup", "doctor", "completion")),
+    ("Diagnostics", ("current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission", "macos-permission")),
     ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
                           "copilot-hooks", "hook-events", "claude-hook", "codex-hook", "copilot-hook",
@@ -46,6 +47,13 @@ def _version(context: Any, args: argparse.Namespace) -> int:
     return print_version()
 
 
+def _completion(context: Any, args: argparse.Namespace) -> int:
+    from .completion import completion_script
+
+    sys.stdout.write(completion_script(args.shell, build_parser()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .diagnostic_commands import add_diagnostic_commands
     from .hook_commands import add_hook_commands
@@ -53,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .mcp_commands import add_mcp_commands
     from .session_commands import add_session_commands
     from .settings_commands import add_settings_commands
+    from .setup_command import add_setup_command
 
     parser = _Parser(prog="lidguard", add_help=False)
     subparsers = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -62,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_install_commands(subparsers)
     add_hook_commands(subparsers)
     add_mcp_commands(subparsers)
+    add_setup_command(subparsers)
+    sub = subparsers.add_parser("completion", help="Print the shell completion script: completion bash|zsh|fish.",
+                                description="Print a completion script for lidguard. bash: "
+                                            "`lidguard completion bash > ~/.local/share/bash-completion/completions/"
+                                            "lidguard`; zsh: `lidguard completion zsh > ~/.zfunc/_lidguard`; fish: "
+                                            "`lidguard completion fish > ~/.config/fish/completions/lidguard.fish`.")
+    sub.add_argument("shell", choices=("bash", "zsh", "fish"), help="bash, zsh or fish")
+    sub.set_defaults(handler=_completion, skip_recovery=True)
     sub = subparsers.add_parser("run-server", help="Run the per-user runtime (started automatically).")
     sub.set_defaults(handler=_run_server, skip_recovery=True)
     sub = subparsers.add_parser("version", help="Print the installed lidguard version (also --version).")
