@@ -122,7 +122,7 @@ def add_install_commands(subparsers: Any) -> None:
                                "plus trust entries in config.toml ($CODEX_HOME or ~/.codex); GitHub Copilot CLI: "
                                "hooks/lidguard.json ($COPILOT_HOME or ~/.copilot); OpenCode: plugin/lidguard.js "
                                "($XDG_CONFIG_HOME/opencode or ~/.config/opencode). A changed file is backed up "
-                               "first as <file>.<UTC time>.bak.")
+                               "first as <file>.lidguard.bak (one per file); its mode is kept.")
         sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|all",
                          help="agent CLI (asked when omitted; all = every agent whose configuration folder exists)")
         sub.add_argument("--config", metavar="FILE",

@@ -17,6 +17,7 @@ from .common import (
     load_json_object,
     render_json,
     write_config,
+    write_or_remove,
 )
 from .hooks_json import HookSpec, event_states, overall, remove_managed, upsert_managed
 
@@ -89,8 +90,10 @@ def remove(config: Path | None) -> InstallResult:
     changed = remove_managed(root, list(EVENTS), _is_ours, path)
     result = InstallResult("Claude", path, changed, "")
     if changed:
-        saved = write_config(path, render_json(root, original), "Claude Code settings file")
+        saved = write_or_remove(path, root, original, "Claude Code settings file", ignorable=("$schema",))
         result.backups += [saved] if saved else []
+        if not path.exists():
+            result.notes.append(f"Deleted {path}: nothing but lidguard's hooks was in it.")
         result.message = "Removed the LidGuard Claude Code hooks."
     else:
         result.message = "No LidGuard Claude Code hooks were installed."
