@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CliError",
+    "block_json",
     "escape_control",
     "format_local",
     "pending_suspend_json",
@@ -138,6 +139,49 @@ def pending_suspend_json(pending: Any) -> dict[str, Any] | None:
         return None
     return {"mode": pending.get("Mode"), "reason": pending.get("Reason"), "stage": pending.get("Stage"),
             "deadlineUtc": pending.get("DeadlineUtc")}
+
+
+_LIST_KEYS = frozenset({"commandCheck", "warning", "note", "backup"})
+
+
+def _json_value(text: str) -> Any:
+    if text in ("True", "False"):
+        return text == "True"
+    if text.isascii() and text.isdigit() and len(text) < 16:
+        return int(text)
+    return text
+
+
+# One-word keys of the status blocks; any other one-word key is a hook event name (``Stop``, ``chat.message``).
+_FIELD_WORDS = frozenset({"Provider", "Status", "Installed", "Config", "Executable", "Command", "Message",
+                          "Transport", "Args", "Url", "CLI", "Warning", "Note", "Backup", "Changed"})
+
+
+def block_json(lines: list[str]) -> dict[str, Any]:
+    """A ``Key: value`` status block as one object: ``Config exists: True`` -> ``"configExists": true``;
+    hook event lines (``Stop: Installed``) go to ``"events"`` under their own name; title lines
+    (``Hook installation:``) are left out."""
+    result: dict[str, Any] = {}
+    events: dict[str, Any] = {}
+    for line in lines:
+        text = line.strip()
+        if text.endswith(":") and line[:1].isspace():  # an indented field with an empty value
+            text += " "
+        key, separator, value = text.partition(": ")
+        if not separator or not key:
+            continue
+        words = key.replace("-", " ").split()
+        if len(words) == 1 and key not in _FIELD_WORDS:
+            events[key] = _json_value(value)
+            continue
+        name = words[0].lower() + "".join(word[:1].upper() + word[1:] for word in words[1:])
+        if name in _LIST_KEYS:
+            result.setdefault(name, []).append(_json_value(value))
+        else:
+            result[name] = _json_value(value.strip())
+    if events:
+        result["events"] = events
+    return result
 
 
 def print_json(value: Any, stream: TextIO | None = None) -> None:
