@@ -36,3 +36,11 @@ def test_custom_auto_watches_the_script_that_ran_lidguard_and_says_so_in_plain_w
             "`lidguard stop --provider custom --session job`.") in result.stdout
     # The script has exited: the runtime ends the session on its own.
     assert lidguard.wait_until(lambda: lidguard.json("status")["sessions"] == [], timeout=30)
+
+
+def test_run_server_while_one_runs_says_so(lidguard):
+    lidguard.run("start", "--provider", "claude", "--session", "s", check=True)
+    result = lidguard.run("run-server", timeout=60)
+    assert result.returncode == 0
+    assert result.stdout == "LidGuard runtime is already running for this user; this run-server exits.\n"
+    assert len(lidguard.runtime_pids()) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from typing import Any, NoReturn
 
 __all__ = ["CATEGORIES", "build_parser", "run_full"]
@@ -26,8 +27,37 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 HELP_COMMANDS = ("help", "--help", "-h", "/?")
 
 
+HELP_WIDTH = 100  # `lidguard help` and every --help fit 100 columns (fewer on a narrower terminal)
+
+
+def _help_width() -> int:
+    import shutil
+
+    return max(40, min(HELP_WIDTH, shutil.get_terminal_size((HELP_WIDTH, 24)).columns))
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help within ``_help_width()``; an option with long aliases shows its first name only (the
+    aliases still work), so no line outgrows the width."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_help_width(), max_help_position=34)
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings:
+            return super()._format_action_invocation(action)
+        value = "" if action.nargs == 0 else " " + self._format_args(
+            action, self._get_default_metavar_for_optional(action))
+        text = ", ".join(action.option_strings) + value
+        return text if len(text) <= 56 else action.option_strings[0] + value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one readable line and exit code 1."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"lidguard: {message} (see `lidguard help {self.prog.split()[-1]}`)\n"
@@ -97,8 +127,11 @@ def _summary_help(parser: argparse.ArgumentParser) -> str:
         if not present:
             continue
         lines.append(f"{title}:")
+        column = max(len(name) for name in commands) + 4
         for name in present:
-            lines.append(f"  {name:<42}{_help_text(parser, name)}")
+            wrapped = textwrap.wrap(_help_text(parser, name), width=_help_width() - column) or [""]
+            lines.append(f"  {name:<{column - 2}}{wrapped[0]}")
+            lines += [" " * column + more for more in wrapped[1:]]
         lines.append("")
     try:
         paths = resolve_paths()
