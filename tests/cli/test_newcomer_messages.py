@@ -44,3 +44,18 @@ def test_run_server_while_one_runs_says_so(lidguard):
     assert result.returncode == 0
     assert result.stdout == "LidGuard runtime is already running for this user; this run-server exits.\n"
     assert len(lidguard.runtime_pids()) == 1
+
+
+def test_status_says_a_pending_suspend_will_be_skipped_once_the_lid_is_open(lidguard):
+    lidguard.set_machine(lid="closed")
+    lidguard.run("settings", "--post-stop-suspend-delay-seconds", "600", check=True)
+    lidguard.run("start", "--provider", "claude", "--session", "s", check=True)
+    lidguard.run("stop", "--provider", "claude", "--session", "s", check=True)
+    assert "will be skipped" not in lidguard.run("status", check=True).stdout
+    assert lidguard.json("status")["pendingSuspend"]["skippedBecauseLidOpen"] is False
+    lidguard.set_machine(lid="open")
+    [line] = [line for line in lidguard.run("status", check=True).stdout.splitlines()
+              if line.startswith("Suspend scheduled:")]
+    assert line.endswith("because the last active session completed. The lid is open now, so it will be "
+                         "skipped unless the lid is closed again before then."), line
+    assert lidguard.json("status")["pendingSuspend"]["skippedBecauseLidOpen"] is True

@@ -89,7 +89,7 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
         f"Visible display monitor count: {response.get('VisibleDisplayMonitorCount', 0)}",
     ]
     lines += [session_line(session) for session in response.get("Sessions", [])]
-    pending = pending_suspend_line(response.get("PendingSuspend"))
+    pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
     if pending:
         lines.append(pending)
     return [escape_control(line) for line in lines]
@@ -113,7 +113,22 @@ def _parse_utc(value: Any) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
-def pending_suspend_line(pending: Any, now: datetime | None = None) -> str | None:
+def _skipped_by_open_lid(pending: Any, lid: Any) -> bool:
+    """The lid opened while a suspend waits: the re-check before the next stage will skip it."""
+    return isinstance(pending, dict) and lid == "Open" and pending.get("Stage") != "requesting"
+
+
+_OPEN_LID_NOTE = " The lid is open now, so it will be skipped unless the lid is closed again before then."
+
+
+def pending_suspend_line(pending: Any, now: datetime | None = None, *, lid: Any = None) -> str | None:
+    line = _pending_suspend_text(pending, now)
+    if line is not None and _skipped_by_open_lid(pending, lid):
+        line += _OPEN_LID_NOTE
+    return line
+
+
+def _pending_suspend_text(pending: Any, now: datetime | None = None) -> str | None:
     """``Suspend scheduled: Sleep at <local time> (in N s) because ...`` for a reply's PendingSuspend."""
     if not isinstance(pending, dict):
         return None
@@ -133,12 +148,12 @@ def pending_suspend_line(pending: Any, now: datetime | None = None) -> str | Non
     return f"Suspend scheduled: {mode}{after_sound} at {at} (in {seconds} s) because {because}."
 
 
-def pending_suspend_json(pending: Any) -> dict[str, Any] | None:
+def pending_suspend_json(pending: Any, *, lid: Any = None) -> dict[str, Any] | None:
     """camelCase for ``status --json``."""
     if not isinstance(pending, dict):
         return None
     return {"mode": pending.get("Mode"), "reason": pending.get("Reason"), "stage": pending.get("Stage"),
-            "deadlineUtc": pending.get("DeadlineUtc")}
+            "deadlineUtc": pending.get("DeadlineUtc"), "skippedBecauseLidOpen": _skipped_by_open_lid(pending, lid)}
 
 
 _LIST_KEYS = frozenset({"commandCheck", "warning", "note", "backup"})

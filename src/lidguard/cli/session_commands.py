@@ -46,7 +46,8 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "activeSessionCount": response.get("ActiveSessionCount", 0),
             "lidSwitchState": response.get("LidSwitchState", "Unknown"),
             "visibleDisplayMonitorCount": response.get("VisibleDisplayMonitorCount", 0),
-            "pendingSuspend": pending_suspend_json(response.get("PendingSuspend")),
+            "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
+                                                   lid=response.get("LidSwitchState")),
             "settingsFile": str(context.paths.settings_file),
             "settingsError": report.error,
             "settingsProblems": list(report.problems),
@@ -56,7 +57,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
         return 0
     lines = ["LidGuard runtime is running." if running else "LidGuard runtime is not running."]
     lines += response_block({**response, "PendingSuspend": None}, with_message=False)
-    pending = pending_suspend_line(response.get("PendingSuspend"))
+    pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
     lines.append(pending or "Pending suspend: none")
     if power_source is not None:
         lines.append(f"Power source: {power_source.describe()}")
