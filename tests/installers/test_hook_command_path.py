@@ -78,3 +78,23 @@ def test_a_bare_lidguard_that_the_agent_path_lacks_is_broken(lidguard):
     status = subprocess.run([sys.executable, "-m", "lidguard", "hook-status", "--provider", "claude"], env=env,
                             text=True, capture_output=True, timeout=60)
     assert "Command check: broken: lidguard is not on PATH" in status.stdout, status.stdout
+
+
+def test_windows_hooks_run_the_absolute_executable_under_powershell(monkeypatch, tmp_path):
+    """Copilot's ``powershell`` key and Claude's ``shell: powershell`` get the PowerShell call form of the
+    absolute path (a quote in the path doubled); the installers still recognise it as theirs."""
+    from lidguard.installers import claude, common, copilot
+    from lidguard.installers.health import installed_commands
+
+    exe = tmp_path / "it's here" / "lidguard.exe"
+    exe.parent.mkdir()
+    exe.write_text("")
+    monkeypatch.setattr(common, "host_os_name", lambda: "windows")
+    monkeypatch.setattr(sys, "argv", [str(exe)])
+    stop = copilot.snippet(430)["hooks"]["agentStop"][0]
+    quoted = "& '" + str(exe).replace("'", "''") + "'"
+    assert stop == {"type": "command", "powershell": f"{quoted} copilot-hook --event agentStop", "timeoutSec": 430}
+    assert common.is_managed_command(stop["powershell"], "copilot-hook", "agentStop")
+    handler = claude.specs(430)[0].handler
+    assert handler["command"] == f"{quoted} claude-hook" and handler["shell"] == "powershell"
+    assert installed_commands(json.dumps({"hooks": {"agentStop": [stop]}}), "copilot-hook") == [[str(exe)]]
