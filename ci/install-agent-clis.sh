@@ -10,8 +10,9 @@
 #   bash ci/install-agent-clis.sh --force   install the CLIs again
 #   bash ci/install-agent-clis.sh --check   exit 0 when ready, 1 (and say what) otherwise
 #
-# The npm folder is $LIDGUARD_TEST_NPM_DIR, else ~/.cache/lidguard-test-npm; tests/agents/agents_clis.py
-# reads the same variable and pins.
+# The npm folder is $LIDGUARD_TEST_NPM_DIR, else $HOME/.cache/lidguard-test-npm (this HOME, not the
+# account's passwd home); tests/agents/agents_clis.py and tests/mcp/agent_clis.py apply the same rule
+# with the HOME the test run started with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -22,6 +22,7 @@ __all__ = [
     "agent_process_word",
     "parse_provider",
     "provider_display",
+    "session_label",
 ]
 
 
@@ -74,6 +75,12 @@ def provider_display(provider: AgentProvider | str, name: str | None = "") -> st
     """``Mcp:<name>`` for MCP sessions (name trimmed), else the provider's value (``Claude``)."""
     value = provider.value if isinstance(provider, AgentProvider) else str(provider)
     return f"Mcp:{(name or '').strip()}" if value == AgentProvider.MCP.value else value
+
+
+def session_label(display: str, identifier: str) -> str:
+    """``<display>:<id>``, but the id alone when it already starts with ``<display>:`` (the fallback id of
+    a session started without ``--session`` is ``Claude:/path``: shown once, not ``Claude:Claude:/path``)."""
+    return identifier if identifier.startswith(f"{display}:") else f"{display}:{identifier}"
 
 
 def agent_process_word(provider: AgentProvider) -> str:

@@ -25,9 +25,11 @@ PINNED = {
     "gemini": ("@google/gemini-cli", "0.61.0"),
     "qwen": ("@qwen-code/qwen-code", "0.24.4"),
 }
-# The real home (tests run with an isolated HOME); the same folder ci/install-mcp-test-deps.sh uses.
-NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR") or Path(pwd.getpwuid(os.getuid()).pw_dir)
-               / ".cache" / "lidguard-test-npm")
+# One rule with ci/install-agent-clis.sh and ci/install-mcp-test-deps.sh: $LIDGUARD_TEST_NPM_DIR, else
+# $HOME/.cache/lidguard-test-npm with the HOME the run started with (read here, at collection, before
+# any test isolates HOME; the account's passwd home only when HOME is unset).
+NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR")
+               or Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "lidguard-test-npm")
 BIN_DIR = NPM_DIR / "node_modules" / ".bin"
 INSTALL_HINT = "run: bash ci/install-agent-clis.sh"
 # The npm wrappers of Codex and Copilot are ES modules that need a recent node (Copilot's loader uses

@@ -78,8 +78,8 @@ def test_start_creates_missing_settings_with_the_headless_defaults(lidguard):
 
 
 def test_stdlib_default_dict_matches_the_model():
-    from lidguard.cli.raw_settings import headless_defaults_json
     from lidguard.settings.model import headless_defaults
+    from lidguard.shared.raw_settings import headless_defaults_json
 
     assert headless_defaults_json() == headless_defaults().to_file_json()
     assert list(headless_defaults_json()) == list(headless_defaults().to_file_json())

@@ -141,7 +141,7 @@ def test_valid_options_are_saved_normalized(lidguard, tmp_path):
         "--closed-lid-stop-follow-up-sound", "question", "--emergency-hibernation-temperature-mode=high",
         "--closed-lid-permission-request-decision", "ask", check=True)
     assert "Runtime is not running; saved settings will be used on the next start." in result.stdout
-    assert "  Session timeout: off" in result.stdout
+    assert "  Session timeout: 12 minutes -> off" in result.stdout  # only what changed is printed
     stored = json.loads((lidguard.data_dir / "settings.json").read_text())
     assert stored["SessionTimeoutMinutes"] is None
     assert stored["SuspendMode"] == "Hibernate"

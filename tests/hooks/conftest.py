@@ -87,9 +87,9 @@ class StubRuntime:
 @pytest.fixture
 def stub_environment(isolated_home):
     """A factory: (stub runtime, HookEnvironment) with the real paths of the isolated home."""
-    from lidguard.cli.raw_settings import RawSettings
     from lidguard.hooks.runner import HookEnvironment
     from lidguard.platform.paths import resolve_paths
+    from lidguard.shared.raw_settings import RawSettings
 
     paths = resolve_paths()
 

@@ -35,6 +35,7 @@ def write(path: Path, value: object) -> Path:
 
 def test_gemini_install_keeps_the_users_settings_in_milliseconds_and_is_idempotent(agent_homes: Path) -> None:
     path = write(agent_homes / ".gemini" / "settings.json", USER_GEMINI)
+    mode_before = stat.S_IMODE(path.stat().st_mode)
     result = gemini.install(None, 430)
     assert result.changed and result.config == path and len(result.backups) == 1
     data = json.loads(path.read_text())
@@ -45,7 +46,7 @@ def test_gemini_install_keeps_the_users_settings_in_milliseconds_and_is_idempote
     assert ours == {"type": "command", "name": "lidguard", "command": hook_command("gemini-hook"), "timeout": 430_000}
     assert data["hooks"]["BeforeTool"] == [{"matcher": "*", "hooks": [{**ours, "timeout": 30_000}]}]
     assert set(data["hooks"]) == set(gemini.EVENTS)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text().startswith("{\n    ")
+    assert stat.S_IMODE(path.stat().st_mode) == mode_before and path.read_text().startswith("{\n    ")
     assert not gemini.install(None, 430).changed
     assert gemini.status_lines(None, 430)[0] == "Status: Installed"
     assert gemini.status_lines(None, 500)[0] == "Status: NeedsUpdate"  # the AfterAgent timeout follows settings

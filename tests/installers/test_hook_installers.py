@@ -87,6 +87,7 @@ def test_claude_install_keeps_everything_else_backs_up_and_is_idempotent(agent_h
     path.parent.mkdir()
     original = json.dumps(USER_CLAUDE, indent=4) + "\n"
     path.write_text(original)
+    path.chmod(0o644)
     result = claude.install(None, 430)
     assert result.changed and [p.read_text() for p in result.backups] == [original]
     data = json.loads(path.read_text())
@@ -95,10 +96,10 @@ def test_claude_install_keeps_everything_else_backs_up_and_is_idempotent(agent_h
     assert data["hooks"]["PreToolUse"][0] == USER_CLAUDE["hooks"]["PreToolUse"][0]
     assert set(data["hooks"]) == set(claude.EVENTS)
     ours = data["hooks"]["Stop"][1]["hooks"][0]
-    assert ours["command"] == "lidguard claude-hook" and ours["timeout"] == 430
+    assert ours["command"] == hook_command("claude-hook") and ours["timeout"] == 430
     assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["timeout"] == 30
     assert path.read_text().startswith('{\n    "model"')  # the file's own indentation
-    assert mode(path) == 0o600 and all(mode(p) == 0o600 for p in backups(path))
+    assert mode(path) == 0o644 and all(mode(p) == 0o600 for p in backups(path))  # the file's own mode kept
     text = path.read_text()
     again = claude.install(None, 430)
     assert not again.changed and path.read_text() == text and len(backups(path)) == 1
@@ -194,7 +195,7 @@ def test_codex_install_writes_hooks_and_trust_keeping_toml_formatting(agent_home
     assert codex.status_lines(None, 430)[0] == "Status: Installed"
     assert codex.remove(None).changed
     assert (home / "config.toml").read_text() == CODEX_TOML
-    assert json.loads((home / "hooks.json").read_text()) == {}
+    assert not (home / "hooks.json").exists()  # nothing else was in it: no "{}" left behind
 
 
 def test_codex_remove_moves_the_trust_of_a_user_hook_that_shifts(agent_homes: Path) -> None:
@@ -248,7 +249,7 @@ def test_copilot_one_managed_file_and_never_also_settings_json(agent_homes: Path
     data = json.loads(managed.read_text())
     assert data["version"] == 1 and list(data["hooks"]) == list(copilot.EVENTS)
     stop = data["hooks"]["agentStop"][0]
-    assert stop == {"type": "command", "bash": "lidguard copilot-hook --event agentStop", "timeoutSec": 430}
+    assert stop == {"type": "command", "bash": hook_command("copilot-hook --event agentStop"), "timeoutSec": 430}
     assert json.loads(settings.read_text()) == {"banner": "never", "hooks": {"agentStop": [user_hook]}}
     assert backups(settings)
     assert not copilot.install(None, 430).changed

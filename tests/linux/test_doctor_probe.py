@@ -46,13 +46,16 @@ def linux_env(lidguard, tmp_path: Path, address: str, backend: str) -> None:
 def test_doctor_says_unavailable_with_the_reason_when_no_system_bus_answers(lidguard, tmp_path, backend):
     socket = tmp_path / "no-system-bus-socket"
     linux_env(lidguard, tmp_path, f"unix:path={socket}", backend)
-    report = lidguard.json("doctor")
+    report = json.loads(lidguard.run("doctor", "--json").stdout)
     for capability in LOGIND_CAPABILITIES:
-        text = report["capabilities"][capability]
+        text = capability_texts(report)[capability]
         assert text.startswith("unavailable: "), (capability, text)
         assert len(text) > len("unavailable: logind cannot be reached ()"), text  # a reason follows
-    text = lidguard.run("doctor", check=True).stdout
+    result = lidguard.run("doctor")
+    assert result.returncode == 1  # power unavailable: nothing can be protected
+    text = result.stdout
     assert "  suspend: unavailable: " in text and "  power: unavailable: " in text
+    assert text.splitlines()[-1].startswith("Verdict: cannot protect anything on this machine")
 
 
 @pytest.mark.dbus
@@ -60,7 +63,7 @@ def test_doctor_says_unavailable_with_the_reason_when_no_system_bus_answers(lidg
 def test_doctor_says_available_when_logind_answers_and_changes_nothing(lidguard, tmp_path, backend,
                                                                          logind_mock: LogindMock):
     linux_env(lidguard, tmp_path, logind_mock_address(), backend)
-    capabilities = lidguard.json("doctor")["capabilities"]
+    capabilities = capability_texts(lidguard.json("doctor"))
     for capability in LOGIND_CAPABILITIES:
         assert not capabilities[capability].startswith(("unavailable", "unsupported")), capabilities
     assert capabilities["suspend"].endswith("logind CanSuspend: yes")
@@ -73,7 +76,7 @@ def test_doctor_says_suspend_is_unavailable_when_logind_says_no(lidguard, tmp_pa
                                                                 start_logind_mock: Callable[..., LogindMock]):
     start_logind_mock(CanSuspend="na")
     linux_env(lidguard, tmp_path, logind_mock_address(), "binding")
-    capabilities = lidguard.json("doctor")["capabilities"]
+    capabilities = capability_texts(lidguard.json("doctor"))
     assert capabilities["suspend"].startswith("unavailable: logind CanSuspend answered 'na'")
     assert not capabilities["power"].startswith("unavailable")
 
@@ -194,3 +197,16 @@ def test_linux_permission_help_lists_its_subcommands(lidguard, args):
         assert following.strip().split(" ", 1)[0] in (*PERMISSION_SUBCOMMANDS, ""), result.stdout  # ... on one line
     missing = lidguard.run("linux-permission")
     assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1
+
+
+def capability_texts(report):
+    """doctor --json capabilities ({"name", "available", "state", "reason"}) as the human lines' texts."""
+    texts = {}
+    for item in report["capabilities"]:
+        if item["state"] == "available":
+            texts[item["name"]] = f"available ({item['reason']})" if item["reason"] else "available"
+        elif item["state"] == "info":
+            texts[item["name"]] = item["reason"]
+        else:
+            texts[item["name"]] = f"{item['state']}: {item['reason']}"
+    return texts

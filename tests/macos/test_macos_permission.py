@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 
 import pytest
@@ -112,7 +113,7 @@ def test_the_real_sudoers_path_is_refused_under_test(mac):
 def test_doctor_lists_every_capability_with_its_source_or_reason(mac):
     report = mac.json("doctor")
     assert report["platform"] == "macos"
-    capabilities = report["capabilities"]
+    capabilities = capability_texts(report)
     assert set(capabilities) == {"power", "lid_policy", "lid", "display", "suspend", "thermal", "process",
                                  "sound", "permission"}
     for name in ("power", "lid_policy", "lid", "display", "suspend", "thermal", "sound"):
@@ -130,8 +131,23 @@ def test_doctor_lists_every_capability_with_its_source_or_reason(mac):
 def test_doctor_says_why_when_the_tools_are_missing(mac):
     for tool in ("ioreg", "system_profiler", "caffeinate", "powermetrics"):
         (mac.tools.bin / tool).unlink()
-    capabilities = mac.json("doctor")["capabilities"]
+    result = mac.run("doctor", "--json")
+    assert result.returncode == 1  # no caffeinate: nothing keeps the Mac awake
+    capabilities = capability_texts(json.loads(result.stdout))
     assert capabilities["lid"].startswith("unavailable: ioreg missing")
     assert capabilities["display"].startswith("unavailable: system_profiler missing")
     assert capabilities["power"].startswith("unavailable: caffeinate missing")
     assert capabilities["thermal"].startswith("unavailable: no temperature from powermetrics (missing)")
+
+
+def capability_texts(report):
+    """doctor --json capabilities ({"name", "available", "state", "reason"}) as the human lines' texts."""
+    texts = {}
+    for item in report["capabilities"]:
+        if item["state"] == "available":
+            texts[item["name"]] = f"available ({item['reason']})" if item["reason"] else "available"
+        elif item["state"] == "info":
+            texts[item["name"]] = item["reason"]
+        else:
+            texts[item["name"]] = f"{item['state']}: {item['reason']}"
+    return texts

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 PINNED = {"claude": ("@anthropic-ai/claude-code", "2.1.197"), "codex": ("@openai/codex", "0.171.0")}
-# The real home: tests run with an isolated HOME.
-NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR") or Path(pwd.getpwuid(os.getuid()).pw_dir)
-               / ".cache" / "lidguard-test-npm")
+# One rule with ci/install-agent-clis.sh and ci/install-mcp-test-deps.sh: $LIDGUARD_TEST_NPM_DIR, else
+# $HOME/.cache/lidguard-test-npm with the HOME the run started with (read here, at collection, before
+# any test isolates HOME; the account's passwd home only when HOME is unset).
+NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR")
+               or Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "lidguard-test-npm")
 BIN_DIR = NPM_DIR / "node_modules" / ".bin"
 
 

@@ -41,7 +41,7 @@ def test_modules_stay_small():
 HOOK_PATH_MODULES = (
     "lidguard", "lidguard.ipc.client", "lidguard.ipc.protocol", "lidguard.ipc.transport", "lidguard.ipc.limits",
     "lidguard.proctree", "lidguard.providers", "lidguard.switches", "lidguard.platform.paths",
-    "lidguard.platform.locking", "lidguard.cli", "lidguard.cli.fast", "lidguard.cli.raw_settings",
+    "lidguard.platform.locking", "lidguard.cli", "lidguard.cli.fast", "lidguard.shared.raw_settings",
     "lidguard.cli.output",
 )
 
@@ -88,3 +88,29 @@ def test_the_runtime_never_imports_an_os_backend():
                 if "platform" in parts and set(parts) & {"linux", "macos", "windows"}:
                     found.append(f"{path.name}:{node.lineno}")
     assert found == []
+
+
+def _imports_of(path: Path) -> list[str]:
+    """Absolute module names a lidguard source file imports (relative imports resolved)."""
+    import ast
+
+    package_parts = ["lidguard", *path.relative_to(ROOT / "src" / "lidguard").parent.parts]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package_parts[:len(package_parts) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            names.extend([module] if node.module else [f"{module}.{alias.name}" for alias in node.names])
+    return names
+
+
+def test_nothing_below_the_cli_imports_from_it():
+    """cli/ is the top floor: hooks/, mcp/, installers/, the runtime... never import lidguard.cli."""
+    package = ROOT / "src" / "lidguard"
+    offenders = [f"{path.relative_to(package)}: {name}"
+                 for path in sorted(package.rglob("*.py"))
+                 if path.relative_to(package).parts[0] not in ("cli", "__main__.py")
+                 for name in _imports_of(path) if name == "lidguard.cli" or name.startswith("lidguard.cli.")]
+    assert not offenders

@@ -121,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             token.lower() in ("--help", "-h") for token in arguments[1:]):
         return _run_hook(arguments)
     if arguments == ["run-server"] and _another_runtime_holds_the_lock():
-        return 0  # REFERENCE 3.2: a second run-server exits 0 at once (before loading the runtime)
+        # REFERENCE 3.2: a second run-server exits 0 at once (before loading the runtime), and says why.
+        sys.stdout.write("LidGuard runtime is already running for this user; this run-server exits.\n")
+        return 0
     try:
         code = _run(arguments)
         sys.stdout.flush()

@@ -8,8 +8,8 @@ from typing import Any
 from ..ipc.client import send_request
 from ..platform import load_platform
 from ..platform.api import Platform
-from ..platform.locking import InstanceLock
 from ..platform.paths import LidGuardPaths, RuntimeDirError, resolve_paths
+from ..shared.recovery import RecoveryError, recover_if_no_runtime
 from .output import CliError
 
 __all__ = ["CliContext"]
@@ -34,35 +34,8 @@ class CliContext:
         return send_request(self.paths.socket_file, body, auto_start=auto_start)
 
     def recover_if_no_runtime(self) -> None:
-        """REFERENCE 1.1: with no runtime alive, restore a lid policy left behind by a crash.
-
-        "No runtime alive" means the single-instance lock in the data folder is free, never "the socket
-        did not answer": a caller whose environment differs from the runtime's (no XDG_RUNTIME_DIR) must
-        not restore, and so delete, the backup of a runtime that still protects a session.
-        """
-        if not any(path.exists() for path in self.paths.pending_backup_files):
-            return
-        lock = InstanceLock(self.paths.lock_file)
+        """REFERENCE 1.1: with no runtime alive (its lock free), restore a lid policy left by a crash."""
         try:
-            acquired = lock.try_acquire()
-        except OSError as error:
-            raise CliError(f"Cannot check the runtime lock {self.paths.lock_file}: {error}") from error
-        if not acquired:
-            return
-        try:
-            self._restore_pending_backups()
-        finally:
-            lock.release()
-
-    def _restore_pending_backups(self) -> None:
-        """Lock held: the lid policy first, then what the platform itself left (macOS hibernatemode)."""
-        from ..runtime.protection import restore_pending_lid_backup
-
-        try:
-            restore_pending_lid_backup(self.platform, self.paths.lid_backup_file)
-        except Exception as error:  # a backup or platform error must still be one readable line
-            raise CliError(f"Failed to restore the lid policy from the pending backup: {error}") from error
-        try:
-            self.platform.restore_pending_state(self.paths.data_dir)
-        except Exception as error:
-            raise CliError(f"Failed to restore the power state from the pending backup: {error}") from error
+            recover_if_no_runtime(self.paths, lambda: self.platform)
+        except RecoveryError as error:
+            raise CliError(str(error)) from error

@@ -126,14 +126,14 @@ def _suspend_history(context: CliContext, args: argparse.Namespace) -> int:
 
 
 def _doctor(context: CliContext, args: argparse.Namespace) -> int:
-    from .doctor import collect_doctor_report, format_doctor_report
+    from .doctor import collect_doctor_report, doctor_exit_code, format_doctor_report
 
     report = collect_doctor_report(context)
     if args.json:
         print_json(report)
     else:
         print("\n".join(format_doctor_report(report)))
-    return 0
+    return doctor_exit_code(report)
 
 
 _COUNT_MESSAGE = f"must be an integer from 1 to {SUSPEND_HISTORY_COUNT_MAX}"

@@ -1,5 +1,6 @@
 """`lidguard doctor`: platform, native modules (active or not, and why), capabilities, power source,
-the settings file (unusable, or stored values not used as they are), paths.
+the settings file (unusable, or stored values not used as they are), the installed agent hooks (does
+each command still run?), paths, and a one-line verdict (exit 1 when nothing can be protected).
 
 Everything comes through the Platform Protocol (``platform/api.py``); doctor reads, never writes,
 and carries on past any one failure so the rest of the report still prints.
@@ -9,13 +10,17 @@ from __future__ import annotations
 
 import platform as python_platform
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..platform.api import NativeModuleStatus, Platform, Unsupported
 from ..settings import load_settings_report
 from .context import CliContext
 
-__all__ = ["collect_doctor_report", "format_doctor_report"]
+__all__ = ["capability_objects", "collect_doctor_report", "doctor_exit_code", "format_doctor_report"]
+
+# Protection holds the machine awake: without this capability lidguard protects nothing here.
+_PROTECTION = "power"
 
 
 def _native_modules(platform: Platform) -> list[dict[str, Any]]:
@@ -44,6 +49,72 @@ def _settings(context: CliContext) -> dict[str, Any]:
     return {"file": str(path), "exists": report.exists, "error": report.error, "problems": list(report.problems)}
 
 
+def capability_objects(capabilities: dict[str, str]) -> list[dict[str, Any]]:
+    """``{"name", "available", "reason"}`` (and ``state``) from the backend's capability texts."""
+    result = []
+    for name, text in capabilities.items():
+        state, _, rest = text.partition(":") if text.startswith(("unavailable:", "unsupported:")) else ("", "", "")
+        if state:
+            result.append({"name": name, "available": False, "state": state, "reason": rest.strip()})
+        elif text.startswith("available"):
+            reason = text[len("available"):].strip()
+            if reason.startswith("(") and reason.endswith(")"):
+                reason = reason[1:-1]
+            result.append({"name": name, "available": True, "state": "available", "reason": reason})
+        else:  # an informational text (permission: "polkit rule ...: not installed")
+            result.append({"name": name, "available": "not installed" not in text, "state": "info", "reason": text})
+    return result
+
+
+def _hooks() -> list[dict[str, Any]]:
+    """Each agent whose configuration folder exists: hook status and whether each installed command runs."""
+    from ..installers import PROVIDERS, InstallError, available_providers, command_checks
+    from ..installers.common import DEFAULT_HOOK_TIMEOUT_SECONDS
+
+    present, _ = available_providers()
+    result: list[dict[str, Any]] = []
+    for key in present:
+        provider = PROVIDERS[key]
+        try:
+            lines = provider.status(None, DEFAULT_HOOK_TIMEOUT_SECONDS)
+        except InstallError as error:
+            result.append({"provider": provider.display, "status": "Unknown", "config": "",
+                           "problem": str(error)})
+            continue
+        status = lines[0].split(": ", 1)[1]
+        config = next((line[len("Config: "):] for line in lines if line.startswith("Config: ")), "")
+        problems = [problem for _, problem in command_checks(key, Path(config)) if problem] if config else []
+        result.append({"provider": provider.display, "status": status, "config": config,
+                       "problem": problems[0] if problems else None})
+    return result
+
+
+def _verdict(capabilities: list[dict[str, Any]], hooks: list[dict[str, Any]], settings: dict[str, Any]
+             ) -> dict[str, Any]:
+    by_name = {item["name"]: item for item in capabilities}
+    protection = by_name.get(_PROTECTION)
+    can_protect = bool(protection and protection["available"])
+    missing = [f"{item['name']} ({item['reason']})" for item in capabilities
+               if not item["available"] and item["name"] != _PROTECTION]
+    missing += [f"{hook['provider']} hooks broken ({hook['problem']})" for hook in hooks if hook["problem"]]
+    if settings["error"]:
+        missing.append("a usable settings file (the defaults are used)")
+    if not any(hook["status"] != "NotInstalled" for hook in hooks):
+        missing.append("agent hooks (run: lidguard setup)")
+    if not can_protect:
+        reason = protection["reason"] if protection else "the platform has no power capability"
+        text = f"cannot protect anything on this machine: keeping it awake is not possible ({reason})"
+    elif missing:
+        text = "ready, but missing: " + "; ".join(missing)
+    else:
+        text = "ready"
+    return {"ready": can_protect and not missing, "canProtect": can_protect, "missing": missing, "text": text}
+
+
+def doctor_exit_code(report: dict[str, Any]) -> int:
+    return 0 if report["verdict"]["canProtect"] else 1
+
+
 def collect_doctor_report(context: CliContext) -> dict[str, Any]:
     from .. import __version__
     from ..platform.host import host_os_name
@@ -52,6 +123,9 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
     platform = context.platform
     response = context.request("status")
     power_source, power_source_text = _power_source(platform)
+    capabilities = capability_objects(platform.describe_capabilities())
+    hooks = _hooks()
+    settings = _settings(context)
     return {
         "version": __version__,
         "python": f"{python_platform.python_implementation()} {python_platform.python_version()}",
@@ -59,11 +133,12 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "hostOs": host_os_name(),
         "platform": platform.name,
         "nativeModules": _native_modules(platform),
-        "capabilities": platform.describe_capabilities(),
+        "capabilities": capabilities,
         "runtimeRunning": bool(response.get("Succeeded")),
         "powerSource": power_source,
         "powerSourceText": power_source_text,
-        "settings": _settings(context),
+        "settings": settings,
+        "hooks": hooks,
         "paths": {
             "dataDir": str(paths.data_dir),
             "settingsFile": str(paths.settings_file),
@@ -74,6 +149,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
             "runtimeDir": str(paths.runtime_dir),
             "socket": str(paths.socket_file),
         },
+        "verdict": _verdict(capabilities, hooks, settings),
     }
 
 
@@ -101,11 +177,25 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
         state = "active" if module["active"] else "pure-Python fallback"
         lines.append(f"  {module['name']}: {state} ({module['reason']})")
     lines.append("Capabilities:")
-    for capability, text in report["capabilities"].items():
-        lines.append(f"  {capability}: {text}")
+    for item in report["capabilities"]:
+        if item["state"] == "available":
+            text = f"available ({item['reason']})" if item["reason"] else "available"
+        elif item["state"] == "info":
+            text = item["reason"]
+        else:
+            text = f"{item['state']}: {item['reason']}"
+        lines.append(f"  {item['name']}: {text}")
     lines.append(f"Power source: {report['powerSourceText']}")
     lines += _settings_lines(report["settings"])
+    lines.append("Agent hooks:" if report["hooks"] else "Agent hooks: no agent CLI configuration folder found")
+    for hook in report["hooks"]:
+        state = {"Installed": "installed", "NeedsUpdate": "installed, needs update (run: lidguard hook-install)",
+                 "NotInstalled": "not installed"}.get(hook["status"], hook["status"])
+        if hook["problem"]:
+            state = f"broken: {hook['problem']}"
+        lines.append(f"  {hook['provider']} hooks: {state}")
     lines.append("Paths:")
     for name, path in report["paths"].items():
         lines.append(f"  {name}: {path}")
+    lines.append(f"Verdict: {report['verdict']['text']}")
     return lines

@@ -33,8 +33,8 @@ OPTION_HELP: dict[str, tuple[tuple[str, ...], str]] = {
                 "session identifier (default: <Provider>:<working directory>)"),
     "provider_name": (("--provider-name", "--mcp-provider-name"), "required with --provider mcp"),
     "parent_pid": (("--parent-pid", "--watched-process-id", "--watched-process-identifier"),
-                   "process to watch (the session ends when it exits), or 'auto' for the provider's agent "
-                   "found in this command's own ancestry"),
+                   "a running process whose exit ends the session, or 'auto': the provider's agent found "
+                   "above this command (custom/unknown: the script or shell that ran lidguard)"),
     "working_directory": (("--working-directory", "--cwd"),
                           "working directory recorded for the session (default: current)"),
     "reason": (("--reason", "--session-state-reason"), "why the session's state changed (logged)"),
@@ -146,11 +146,54 @@ def _watched_process(values: dict[str, Any], provider: AgentProvider) -> int:
     if not text:
         return 0
     if text.lower() == "auto":
+        if provider in _NO_AGENT_PROCESS:
+            return _caller()
         return _agent_from_own_ancestry(provider)
     if not (text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_PROCESS_IDENTIFIER):
         raise CliError("The watched process identifier must be a non-negative integer of at most "
                        f"{MAX_PROCESS_IDENTIFIER}.")
-    return int(text)
+    pid = int(text)
+    if pid:
+        from .. import proctree
+
+        if not proctree.is_process_alive(pid):
+            raise CliError(f"No process {pid} is running: --parent-pid names a running process whose exit ends "
+                           "the session (or 'auto').")
+    return pid
+
+
+# No agent CLI to look for: `auto` is the process that ran lidguard (the script or shell).
+_NO_AGENT_PROCESS = frozenset({AgentProvider.CUSTOM, AgentProvider.UNKNOWN})
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def _caller() -> int:
+    pid = os.getppid()
+    if pid <= 1:  # orphaned: adopted by init, nothing meaningful to watch
+        raise CliError("The process that ran lidguard has already exited; --parent-pid auto has nothing to watch.")
+    return pid
+
+
+def caller_note(provider: str, watched: int, session: str | None) -> str:
+    """Plain words for a custom session: what ends it."""
+    given = f" --session {shlex_quote(session)}" if session else ""
+    stop = f"`lidguard stop --provider {provider.lower()}{given}`"
+    if not watched:
+        return f"Nothing is watched: the session lasts until {stop} (or the session timeout)."
+    from .. import proctree
+
+    name = ""
+    try:
+        name = next((process.name for process in proctree.read_ancestry() if process.pid == watched), "")
+    except Exception:  # noqa: BLE001 - the name is a courtesy
+        name = ""
+    shown = f"process {watched}" + (f" ({name})" if name else "")
+    return f"The session ends when {shown} exits, or with {stop}."
 
 
 def _agent_from_own_ancestry(provider: AgentProvider) -> int:
@@ -252,14 +295,19 @@ def _print_response(response: dict[str, Any]) -> int:
 
 def _start(session: _Session, values: dict[str, Any]) -> int:
     fields = _session_fields(values)
-    from .raw_settings import read_settings_for_start
+    from ..shared.raw_settings import read_settings_for_start
 
     raw = read_settings_for_start(session.paths.settings_file)
     if raw.warning:
         sys.stderr.write(f"lidguard: warning: {escape_control(raw.warning)}\n")
     if raw.settings is not None:
         fields.update(HasSettings=True, Settings=raw.settings)
-    return _print_response(session.request("start", auto_start=True, **fields))
+    code = _print_response(session.request("start", auto_start=True, **fields))
+    if fields["Provider"] in (AgentProvider.CUSTOM.value, AgentProvider.UNKNOWN.value):
+        note = caller_note(fields["Provider"], fields["WatchedProcessIdentifier"],
+                           fields["SessionIdentifier"] if values.get("session") else None)
+        sys.stdout.write(escape_control(note) + "\n")
+    return code
 
 
 def _stop(session: _Session, values: dict[str, Any]) -> int:

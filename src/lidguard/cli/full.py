@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from typing import Any, NoReturn
 
 __all__ = ["CATEGORIES", "build_parser", "run_full"]
@@ -13,7 +14,8 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Session Control", ("start", "stop", "status", "remove-session", "cleanup-orphans", "stop-runtime")),
     ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
                             "remove-closed-lid-stop-follow-up-webhook", "suspend-history")),
-    ("Diagnostics", ("doctor", "current-lid-state", "current-monitor-count", "current-temperature",
+    ("Getting Started", ("setup", "doctor", "completion")),
+    ("Diagnostics", ("current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission", "macos-permission")),
     ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
                           "copilot-hooks", "hook-events", "claude-hook", "codex-hook", "copilot-hook",
@@ -25,8 +27,37 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 HELP_COMMANDS = ("help", "--help", "-h", "/?")
 
 
+HELP_WIDTH = 100  # `lidguard help` and every --help fit 100 columns (fewer on a narrower terminal)
+
+
+def _help_width() -> int:
+    import shutil
+
+    return max(40, min(HELP_WIDTH, shutil.get_terminal_size((HELP_WIDTH, 24)).columns))
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help within ``_help_width()``; an option with long aliases shows its first name only (the
+    aliases still work), so no line outgrows the width."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_help_width(), max_help_position=34)
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings:
+            return super()._format_action_invocation(action)
+        value = "" if action.nargs == 0 else " " + self._format_args(
+            action, self._get_default_metavar_for_optional(action))
+        text = ", ".join(action.option_strings) + value
+        return text if len(text) <= 56 else action.option_strings[0] + value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one readable line and exit code 1."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"lidguard: {message} (see `lidguard help {self.prog.split()[-1]}`)\n"
@@ -46,6 +77,13 @@ def _version(context: Any, args: argparse.Namespace) -> int:
     return print_version()
 
 
+def _completion(context: Any, args: argparse.Namespace) -> int:
+    from .completion import completion_script
+
+    sys.stdout.write(completion_script(args.shell, build_parser()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .diagnostic_commands import add_diagnostic_commands
     from .hook_commands import add_hook_commands
@@ -53,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .mcp_commands import add_mcp_commands
     from .session_commands import add_session_commands
     from .settings_commands import add_settings_commands
+    from .setup_command import add_setup_command
 
     parser = _Parser(prog="lidguard", add_help=False)
     subparsers = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -62,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_install_commands(subparsers)
     add_hook_commands(subparsers)
     add_mcp_commands(subparsers)
+    add_setup_command(subparsers)
+    sub = subparsers.add_parser("completion", help="Print the shell completion script: completion bash|zsh|fish.",
+                                description="Print a completion script for lidguard. bash: "
+                                            "`lidguard completion bash > ~/.local/share/bash-completion/completions/"
+                                            "lidguard`; zsh: `lidguard completion zsh > ~/.zfunc/_lidguard`; fish: "
+                                            "`lidguard completion fish > ~/.config/fish/completions/lidguard.fish`.")
+    sub.add_argument("shell", choices=("bash", "zsh", "fish"), help="bash, zsh or fish")
+    sub.set_defaults(handler=_completion, skip_recovery=True)
     sub = subparsers.add_parser("run-server", help="Run the per-user runtime (started automatically).")
     sub.set_defaults(handler=_run_server, skip_recovery=True)
     sub = subparsers.add_parser("version", help="Print the installed lidguard version (also --version).")
@@ -80,8 +127,11 @@ def _summary_help(parser: argparse.ArgumentParser) -> str:
         if not present:
             continue
         lines.append(f"{title}:")
+        column = max(len(name) for name in commands) + 4
         for name in present:
-            lines.append(f"  {name:<42}{_help_text(parser, name)}")
+            wrapped = textwrap.wrap(_help_text(parser, name), width=_help_width() - column) or [""]
+            lines.append(f"  {name:<{column - 2}}{wrapped[0]}")
+            lines += [" " * column + more for more in wrapped[1:]]
         lines.append("")
     try:
         paths = resolve_paths()

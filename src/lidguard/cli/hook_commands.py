@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .output import CliError, escape_control
+from .output import CliError, escape_control, print_json
 
 __all__ = ["HOOK_COMMANDS", "add_hook_commands"]
 
@@ -69,6 +69,17 @@ def _count(value: str | None) -> int:
     return int(text)
 
 
+def _event_json(line: str) -> dict[str, str]:
+    """``<UTC time> key=value ...`` (values hold no spaces) as ``{"time": ..., "key": "value", ...}``."""
+    time, _, rest = line.strip().partition(" ")
+    entry = {"time": time}
+    for part in rest.split(" "):
+        key, separator, value = part.partition("=")
+        if separator and key:
+            entry[key] = value
+    return entry
+
+
 def _hook_events(context: Any, args: argparse.Namespace) -> int:
     from ..hooks.eventlog import hook_log_path, latest_lines
 
@@ -79,6 +90,9 @@ def _hook_events(context: Any, args: argparse.Namespace) -> int:
         lines = latest_lines(path, count)
     except OSError as error:
         raise CliError(f"Cannot read the hook event log {path}: {error.strerror or error}") from error
+    if args.json:
+        print_json({"provider": provider, "log": str(path), "events": [_event_json(line) for line in lines]})
+        return 0
     if not lines:
         print(escape_control(f"No {provider} hook events recorded yet ({path})."))
         return 0
@@ -98,4 +112,5 @@ def add_hook_commands(subparsers: Any) -> None:
     sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|gemini|qwen",
                      help="whose hook events (required)")
     sub.add_argument("--count", metavar="N", help=f"how many of the latest lines (default {DEFAULT_COUNT})")
+    sub.add_argument("--json", action="store_true", help="machine-readable output")
     sub.set_defaults(handler=_hook_events)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .context import CliContext
-from .output import CliError, escape_control
+from .output import CliError, block_json, escape_control, print_json
 
 __all__ = ["INSTALL_COMMANDS", "add_install_commands"]
 
@@ -37,7 +37,8 @@ def _ask_provider(action: str) -> str:
     return line.strip() or "all"
 
 
-def _providers(value: str | None, config: Path | None, action: str) -> list[str]:
+def _providers(value: str | None, config: Path | None, action: str, skipped_out: list[str] | None = None
+               ) -> list[str]:
     from ..installers import PROVIDERS, available_providers, parse_provider_word
 
     word = value if value is not None else _ask_provider(action)
@@ -50,7 +51,10 @@ def _providers(value: str | None, config: Path | None, action: str) -> list[str]
     if config is not None:
         raise CliError("The --config option needs one provider; it cannot be used with --provider all.")
     present, skipped = available_providers()
-    _print_lines(skipped)
+    if skipped_out is not None:
+        skipped_out += skipped
+    else:
+        _print_lines(skipped)
     if not present:
         raise CliError("No available providers were found for all-provider execution.")
     return [name for name in PROVIDERS if name in present]
@@ -72,6 +76,8 @@ def _hook_action(action: str) -> Any:
         from ..installers.common import stop_hook_timeout_seconds
 
         config = _config(args.config)
+        if getattr(args, "json", False):
+            return _status_json(context, args, config)
         failed = []
         for index, key in enumerate(_providers(args.provider, config, verb)):
             if index:
@@ -93,6 +99,22 @@ def _hook_action(action: str) -> Any:
         return 0
 
     return run
+
+
+def _status_json(context: CliContext, args: argparse.Namespace, config: Path | None) -> int:
+    from ..installers import PROVIDERS, InstallError, status_block
+
+    skipped: list[str] = []
+    result: dict[str, Any] = {"providers": [], "skipped": skipped}
+    for key in _providers(args.provider if args.provider is not None else "all", config, "show", skipped):
+        try:
+            block = block_json(status_block(key, config, context.paths.settings_file, context.paths.data_dir))
+        except InstallError as error:
+            block = {"provider": PROVIDERS[key].display, "status": "Unknown", "message": str(error)}
+        block.setdefault("commandCheck", [])
+        result["providers"].append(block)
+    print_json(result)
+    return 0
 
 
 def _snippet(provider: str) -> Any:
@@ -124,11 +146,14 @@ def add_install_commands(subparsers: Any) -> None:
                                "hooks/lidguard.json ($COPILOT_HOME or ~/.copilot); OpenCode: plugin/lidguard.js "
                                "($XDG_CONFIG_HOME/opencode or ~/.config/opencode); Gemini CLI: settings.json "
                                "($GEMINI_CLI_HOME/.gemini or ~/.gemini); Qwen Code: settings.json ($QWEN_HOME or "
-                               "~/.qwen). A changed file is backed up first as <file>.<UTC time>.bak.")
+                               "~/.qwen). A changed file is backed up first as <file>.lidguard.bak (one per file); "
+                               "its mode is kept.")
         sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|gemini|qwen|all",
                          help="agent CLI (asked when omitted; all = every agent whose configuration folder exists)")
         sub.add_argument("--config", metavar="FILE",
                          help="use this file instead of the agent's default one (one provider only)")
+        if action == "status":
+            sub.add_argument("--json", action="store_true", help="machine-readable output (default provider: all)")
         sub.set_defaults(handler=_hook_action(action), skip_recovery=True)
     for provider, name in (("claude", "Claude Code"), ("codex", "Codex"), ("copilot", "GitHub Copilot CLI")):
         formats = SNIPPET_FORMATS[provider]

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from .context import CliContext
-from .output import CliError, escape_control
+from .output import CliError, block_json, escape_control, print_json
 
 __all__ = ["MCP_COMMANDS", "add_mcp_commands"]
 
@@ -61,7 +61,7 @@ def _print_lines(lines: list[str]) -> None:
     print("\n".join(escape_control(line) for line in lines))
 
 
-def _providers(value: str | None) -> list[str]:
+def _providers(value: str | None, skipped_out: list[str] | None = None) -> list[str]:
     from ..mcp.install import PROVIDERS, available_providers
 
     word = (value or "all").strip().lower()
@@ -73,7 +73,11 @@ def _providers(value: str | None) -> list[str]:
         return [word]
     present, skipped = available_providers()
     for provider, reason in skipped:
-        print(f"Skipping absent provider: {PROVIDERS[provider].display} ({reason})")
+        line = f"Skipping absent provider: {PROVIDERS[provider].display} ({reason})"
+        if skipped_out is not None:
+            skipped_out.append(line)
+        else:
+            print(line)
     if not present:
         raise CliError("No available providers were found for all-provider execution.")
     return present
@@ -83,6 +87,11 @@ def _mcp_install(action: str):
     def run(context: CliContext, args: argparse.Namespace) -> int:
         from ..mcp.install import McpInstallError, install, remove, status_lines
 
+        if action == "status" and getattr(args, "json", False):
+            skipped: list[str] = []
+            blocks = [block_json(status_lines(provider)) for provider in _providers(args.provider, skipped)]
+            print_json({"providers": blocks, "skipped": skipped})
+            return 0
         failed = False
         for provider in _providers(args.provider):
             if action == "status":
@@ -150,6 +159,8 @@ def add_mcp_commands(subparsers: Any) -> None:
         sub.add_argument("--provider", metavar="claude|codex|copilot|all",
                          help="agent CLI (default: all present); claude and codex through their own `mcp "
                               "add/remove` when on PATH, else their config file; copilot: mcp-config.json")
+        if action == "status":
+            sub.add_argument("--json", action="store_true", help="machine-readable output")
         sub.set_defaults(handler=_mcp_install(action))
     for action, text in (("status", "Show the provider MCP server entry of a JSON MCP config file."),
                          ("install", "Add or refresh the provider MCP server in a JSON MCP config file."),

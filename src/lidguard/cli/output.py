@@ -6,13 +6,15 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..providers import provider_display
+from ..providers import provider_display, session_label
+from ..shared.session_json import session_json
 
 if TYPE_CHECKING:
     from datetime import datetime
 
 __all__ = [
     "CliError",
+    "block_json",
     "escape_control",
     "format_local",
     "pending_suspend_json",
@@ -70,7 +72,7 @@ def session_line(session: dict[str, Any]) -> str:
             soft_lock += f"@{format_local(session['SoftLockedAt'])}"
     process = session.get("WatchedProcessIdentifier") or "none"
     display = provider_display(str(session.get("Provider", "")), session.get("ProviderName"))
-    return (f"- {display}:{session.get('SessionIdentifier', '')} process={process} "
+    return (f"- {session_label(display, str(session.get('SessionIdentifier', '')))} process={process} "
             f"softLock={soft_lock} cwd=\"{session.get('WorkingDirectory', '')}\" "
             f"started={format_local(session.get('StartedAt'))} "
             f"lastActivity={format_local(session.get('LastActivityAt'))}")
@@ -89,7 +91,7 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
     lines += [session_line(session) for session in response.get("Sessions", [])]
     if isinstance(response.get("SessionsOmitted"), int) and response["SessionsOmitted"] > 0:
         lines.append(f"... and {response['SessionsOmitted']} more session(s) not listed")
-    pending = pending_suspend_line(response.get("PendingSuspend"))
+    pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
     if pending:
         lines.append(pending)
     return [escape_control(line) for line in lines]
@@ -113,7 +115,22 @@ def _parse_utc(value: Any) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
-def pending_suspend_line(pending: Any, now: datetime | None = None) -> str | None:
+def _skipped_by_open_lid(pending: Any, lid: Any) -> bool:
+    """The lid opened while a suspend waits: the re-check before the next stage will skip it."""
+    return isinstance(pending, dict) and lid == "Open" and pending.get("Stage") != "requesting"
+
+
+_OPEN_LID_NOTE = " The lid is open now, so it will be skipped unless the lid is closed again before then."
+
+
+def pending_suspend_line(pending: Any, now: datetime | None = None, *, lid: Any = None) -> str | None:
+    line = _pending_suspend_text(pending, now)
+    if line is not None and _skipped_by_open_lid(pending, lid):
+        line += _OPEN_LID_NOTE
+    return line
+
+
+def _pending_suspend_text(pending: Any, now: datetime | None = None) -> str | None:
     """``Suspend scheduled: Sleep at <local time> (in N s) because ...`` for a reply's PendingSuspend."""
     if not isinstance(pending, dict):
         return None
@@ -133,29 +150,55 @@ def pending_suspend_line(pending: Any, now: datetime | None = None) -> str | Non
     return f"Suspend scheduled: {mode}{after_sound} at {at} (in {seconds} s) because {because}."
 
 
-def pending_suspend_json(pending: Any) -> dict[str, Any] | None:
+def pending_suspend_json(pending: Any, *, lid: Any = None) -> dict[str, Any] | None:
     """camelCase for ``status --json``."""
     if not isinstance(pending, dict):
         return None
     return {"mode": pending.get("Mode"), "reason": pending.get("Reason"), "stage": pending.get("Stage"),
-            "deadlineUtc": pending.get("DeadlineUtc")}
+            "deadlineUtc": pending.get("DeadlineUtc"), "skippedBecauseLidOpen": _skipped_by_open_lid(pending, lid)}
 
 
-def session_json(session: dict[str, Any]) -> dict[str, Any]:
-    """camelCase, as the MCP snapshot of REFERENCE 12."""
-    return {
-        "sessionIdentifier": session.get("SessionIdentifier", ""),
-        "provider": session.get("Provider", ""),
-        "providerName": session.get("ProviderName") or None,
-        "softLockState": session.get("SoftLockState", "None"),
-        "softLockReason": session.get("SoftLockReason") or None,
-        "softLockedAtUtc": session.get("SoftLockedAt"),
-        "watchedProcessIdentifier": session.get("WatchedProcessIdentifier") or None,
-        "workingDirectory": session.get("WorkingDirectory", ""),
-        "startedAtUtc": session.get("StartedAt"),
-        "lastActivityAtUtc": session.get("LastActivityAt"),
-        "pendingProviderWork": bool(session.get("PendingProviderWork", False)),
-    }
+_LIST_KEYS = frozenset({"commandCheck", "warning", "note", "backup"})
+
+
+def _json_value(text: str) -> Any:
+    if text in ("True", "False"):
+        return text == "True"
+    if text.isascii() and text.isdigit() and len(text) < 16:
+        return int(text)
+    return text
+
+
+# One-word keys of the status blocks; any other one-word key is a hook event name (``Stop``, ``chat.message``).
+_FIELD_WORDS = frozenset({"Provider", "Status", "Installed", "Config", "Executable", "Command", "Message",
+                          "Transport", "Args", "Url", "CLI", "Warning", "Note", "Backup", "Changed"})
+
+
+def block_json(lines: list[str]) -> dict[str, Any]:
+    """A ``Key: value`` status block as one object: ``Config exists: True`` -> ``"configExists": true``;
+    hook event lines (``Stop: Installed``) go to ``"events"`` under their own name; title lines
+    (``Hook installation:``) are left out."""
+    result: dict[str, Any] = {}
+    events: dict[str, Any] = {}
+    for line in lines:
+        text = line.strip()
+        if text.endswith(":") and line[:1].isspace():  # an indented field with an empty value
+            text += " "
+        key, separator, value = text.partition(": ")
+        if not separator or not key:
+            continue
+        words = key.replace("-", " ").split()
+        if len(words) == 1 and key not in _FIELD_WORDS:
+            events[key] = _json_value(value)
+            continue
+        name = words[0].lower() + "".join(word[:1].upper() + word[1:] for word in words[1:])
+        if name in _LIST_KEYS:
+            result.setdefault(name, []).append(_json_value(value))
+        else:
+            result[name] = _json_value(value.strip())
+    if events:
+        result["events"] = events
+    return result
 
 
 def print_json(value: Any, stream: TextIO | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .context import CliContext
@@ -46,7 +47,8 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "activeSessionCount": response.get("ActiveSessionCount", 0),
             "lidSwitchState": response.get("LidSwitchState", "Unknown"),
             "visibleDisplayMonitorCount": response.get("VisibleDisplayMonitorCount", 0),
-            "pendingSuspend": pending_suspend_json(response.get("PendingSuspend")),
+            "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
+                                                   lid=response.get("LidSwitchState")),
             "settingsFile": str(context.paths.settings_file),
             "settingsError": report.error,
             "settingsProblems": list(report.problems),
@@ -54,17 +56,23 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "sessions": [session_json(session) for session in response.get("Sessions", [])],
         })
         return 0
+    pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
+    tail = [pending or "Pending suspend: none"]
+    if power_source is not None:
+        tail.append(f"Power source: {power_source.describe()}")
+    tail.append(f"Settings file: {context.paths.settings_file}")
+    if report.error:
+        tail.append(f"Settings file error: {report.error}")
+    tail += [f"Settings problem: {problem}" for problem in report.problems]
+    tail += format_settings_block(settings)
+    if sys.stdout.isatty():
+        from .status_view import colour_wanted, terminal_status_lines
+
+        print("\n".join(terminal_status_lines(running, response, tail, colour=colour_wanted())))
+        return 0
     lines = ["LidGuard runtime is running." if running else "LidGuard runtime is not running."]
     lines += response_block({**response, "PendingSuspend": None}, with_message=False)
-    pending = pending_suspend_line(response.get("PendingSuspend"))
-    lines.append(pending or "Pending suspend: none")
-    if power_source is not None:
-        lines.append(f"Power source: {power_source.describe()}")
-    lines.append(f"Settings file: {context.paths.settings_file}")
-    if report.error:
-        lines.append(f"Settings file error: {report.error}")
-    lines += [f"Settings problem: {problem}" for problem in report.problems]
-    lines += format_settings_block(settings)
+    lines += tail
     print("\n".join(escape_control(line) for line in lines))
     return 0
 

@@ -19,7 +19,7 @@ from ..settings.display import format_settings_block
 from ..settings.model import NUMBER_RANGES
 from ..settings.validation import parse_bool, range_text
 from .context import CliContext
-from .output import CliError
+from .output import CliError, print_json
 
 __all__ = ["add_settings_commands"]
 
@@ -81,11 +81,23 @@ def _display_value(value: Any) -> str:
     return str(value)
 
 
+def changed_lines(before: Settings, after: Settings) -> list[str]:
+    """The lines of the settings block that differ, as ``  Name: old -> new``."""
+    old = dict(line.split(": ", 1) for line in format_settings_block(before)[1:])
+    lines = []
+    for line in format_settings_block(after)[1:]:
+        name, value = line.split(": ", 1)
+        if old.get(name) != value:
+            lines.append(f"{name}: {old.get(name, 'unset')} -> {value}")
+    return ["Changed:", *lines] if lines else ["No setting changed (the stored values are already these)."]
+
+
 def _save_and_sync(context: CliContext, settings: Settings, lines: list[str],
-                   problems: list[str] | None = None) -> int:
+                   problems: list[str] | None = None, *, before: Settings | None = None) -> int:
     save_settings(context.paths.settings_file, settings)
+    block = format_settings_block(settings) if before is None else changed_lines(before, settings)
     lines = [f"Settings file: {context.paths.settings_file}", *problem_lines(problems or [], saved=True),
-             *format_settings_block(settings), *lines]
+             *block, *lines]
     response = context.request("settings", HasSettings=True, Settings=settings.to_file_json())
     if response.get("Succeeded"):
         lines.append("Runtime settings updated.")
@@ -137,10 +149,20 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
     given = {name: value for name, value in given.items() if value is not None}
     reset = parse_bool(args.reset, "reset") if args.reset is not None else False
     problems: list[str] = []
+    before: Settings | None = None
     if reset:
         settings = headless_defaults()
+        report = load_settings_report(context.paths.settings_file)
+        before = report.settings if report.error is None and report.exists else None
     else:
         settings, problems = _load(context)
+        before = settings
+    if args.json:
+        if given or reset:
+            raise CliError("The --json option shows the settings; it cannot be combined with changes.")
+        print_json({"settingsFile": str(context.paths.settings_file), "settings": settings.to_file_json(),
+                    "problems": problems})
+        return 0
     if not given and not reset:
         settings = _interactive(context, settings, problems)
         hints = [
@@ -158,7 +180,7 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
             changes[option.json_path] = option.parse(text)
         except SettingsInputError as error:
             raise CliError(str(error)) from error
-    return _save_and_sync(context, apply_changes(settings, changes), [], problems)
+    return _save_and_sync(context, apply_changes(settings, changes), [], problems, before=before)
 
 
 def _remover(json_key: str, missing: str, removed: str):
@@ -186,6 +208,7 @@ def add_settings_commands(subparsers: Any) -> None:
         parser.add_argument(*flags, dest=option.name.replace("-", "_"), metavar=option.metavar,
                             help=argparse.SUPPRESS if hidden else option.help)
     parser.add_argument("--reset", metavar="true|false", help="start from the defaults before applying options")
+    parser.add_argument("--json", action="store_true", help="print the stored settings as JSON (no other options)")
     parser.set_defaults(handler=_settings)
     for command, key, missing, removed in (
         ("remove-pre-suspend-webhook", "PreSuspendWebhookUrl", "No pre-suspend webhook URL is configured.",

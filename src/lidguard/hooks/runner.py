@@ -32,8 +32,8 @@ from .outputs import ask_user_output, elicitation_output, permission_output
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
 
 if TYPE_CHECKING:
-    from ..cli.raw_settings import RawSettings
     from ..platform.paths import LidGuardPaths
+    from ..shared.raw_settings import RawSettings
 
 __all__ = [
     "HOOK_BUDGET_SECONDS",
@@ -115,7 +115,7 @@ class HookEnvironment:
     def raw_settings(self) -> RawSettings:
         if self._settings is not None:
             return self._settings()
-        from ..cli.raw_settings import read_settings_for_start
+        from ..shared.raw_settings import read_settings_for_start
 
         return read_settings_for_start(self.paths.settings_file)
 
@@ -129,9 +129,10 @@ class HookEnvironment:
         if not lock.try_acquire():
             return  # a live runtime owns the backup
         lock.release()
-        from ..cli.context import CliContext
+        from ..platform import load_platform
+        from ..shared.recovery import recover_if_no_runtime
 
-        CliContext().recover_if_no_runtime()
+        recover_if_no_runtime(self.paths, load_platform)
 
 
 class _Run:

@@ -4,16 +4,23 @@ OpenCode, Gemini CLI and Qwen Code (REFERENCE 5, AGENT_CLIS.md, AGENT_CLIS_MORE.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import claude, codex, copilot, gemini, opencode, qwen
-from .common import InstallError, InstallResult, hook_argv, hook_command, stop_hook_timeout_seconds
+from .common import (
+    DEFAULT_HOOK_TIMEOUT_SECONDS,
+    InstallError,
+    InstallResult,
+    hook_argv,
+    hook_command,
+    read_config_text,
+    stop_hook_timeout_seconds,
+)
 
-__all__ = ["PROVIDERS", "InstallError", "InstallResult", "Provider", "available_providers", "parse_provider_word",
-           "status_block"]
+__all__ = ["PROVIDERS", "InstallError", "InstallResult", "Provider", "available_providers", "command_checks",
+           "parse_provider_word", "status_block"]
 
 
 @dataclass(frozen=True)
@@ -67,16 +74,34 @@ def available_providers() -> tuple[list[str], list[str]]:
     return present, skipped
 
 
+def command_checks(key: str, config_file: Path) -> list[tuple[list[str], str | None]]:
+    """(argv, None or why it does not run) for each distinct lidguard command in the provider's config."""
+    from .health import check_command, installed_commands
+
+    try:
+        text = read_config_text(config_file, "config file")
+    except InstallError:
+        return []
+    sub = PROVIDERS[key].sub.split()[0]
+    return [(argv, check_command(argv, DEFAULT_HOOK_TIMEOUT_SECONDS)) for argv in installed_commands(text, sub)]
+
+
+def _config_of(lines: list[str]) -> Path | None:
+    return next((Path(line[len("Config: "):]) for line in lines if line.startswith("Config: ")), None)
+
+
 def status_block(key: str, config: Path | None, settings_file: Path, data_dir: Path) -> list[str]:
     provider = PROVIDERS[key]
     timeout = stop_hook_timeout_seconds(settings_file)
     lines = provider.status(config, timeout)
     status = lines[0].split(": ", 1)[1]
     argv = hook_argv()
-    executable = shutil.which(argv[0]) if argv == ["lidguard"] else " ".join(argv)
     head = [f"Provider: {provider.display}", lines[0], f"Installed: {status == 'Installed'}", *lines[1:3],
-            f"Executable: {executable or argv[0]}", f"Command: {hook_command(provider.sub)}",
+            f"Executable: {' '.join(argv)}", f"Command: {hook_command(provider.sub)}",
             f"Hook log: {data_dir / f'{provider.log_name}-hook-events.log'}"]
     if key != "opencode":
         head.append(f"Stop hook timeout: {timeout} seconds")
+    config_file = _config_of(lines)
+    for installed, problem in command_checks(key, config_file) if config_file is not None else []:
+        head.append(f"Command check: broken: {problem}" if problem else f"Command check: ok ({' '.join(installed)})")
     return ["Hook installation:", *(f"  {line}" for line in head + lines[3:])]

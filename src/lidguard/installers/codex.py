@@ -33,6 +33,7 @@ from .common import (
     read_config_text,
     render_json,
     write_config,
+    write_or_remove,
 )
 from .hooks_json import (
     HookSpec,
@@ -228,7 +229,12 @@ def _apply(config: Path | None, *, install_specs: list[HookSpec] | None) -> Inst
         changed_hooks = remove_managed(root, list(EVENTS), _is_ours, hooks_file)
     _sync_trust(toml, hooks_file, before, root)
     result = InstallResult("Codex", hooks_file, False, "")
-    if changed_hooks:
+    if changed_hooks and install_specs is None:
+        saved = write_or_remove(hooks_file, root, original, "Codex hooks file")
+        result.backups += [saved] if saved else []
+        if not hooks_file.exists():
+            result.notes.append(f"Deleted {hooks_file}: nothing but lidguard's hooks was in it.")
+    elif changed_hooks:
         saved = write_config(hooks_file, render_json(root, original), "Codex hooks file")
         result.backups += [saved] if saved else []
     if toml.changed():

@@ -1,9 +1,10 @@
 """What every hook installer shares: the hook command string, managed-command recognition, the Stop
 hook timeout, backups, bounded reads of existing config files, and the result/status values.
 
-Rules (REFERENCE 5, ASK_BEFORE_SLEEP.md): the command is ``lidguard <sub>`` when ``lidguard`` is on
-PATH, else the quoted absolute path of this executable; a config file that existed is copied to
-``<file>.<yyyyMMddHHmmss UTC>.bak`` before it changes; writes are atomic and 0600; a file that cannot
+Rules (REFERENCE 5, ASK_BEFORE_SLEEP.md): the command is the quoted absolute path of the installed
+executable and ``<sub>`` (an agent's PATH may not hold ``lidguard``); a config file that existed is copied to
+``<file>.lidguard.bak`` (one per file) before it changes; writes are atomic and keep the file's mode
+(0600 for a new file); a file that cannot
 be parsed is refused with one line and never rewritten.
 """
 
@@ -15,7 +16,6 @@ import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "InstallError",
     "InstallResult",
     "backup",
+    "backup_path",
     "command_parts",
     "home",
     "hook_argv",
@@ -39,6 +40,7 @@ __all__ = [
     "render_json",
     "stop_hook_timeout_seconds",
     "write_config",
+    "write_or_remove",
 ]
 
 DEFAULT_HOOK_TIMEOUT_SECONDS = 30
@@ -93,27 +95,23 @@ def _quote(text: str, shell: str) -> str:
     return shlex.quote(text)
 
 
-def _executable() -> list[str]:
-    """This lidguard: the console script that runs now, else ``python -m lidguard``."""
+def hook_argv() -> list[str]:
+    """The hook executable as absolute argv words, never a bare ``lidguard`` (an agent started from an IDE
+    or another shell has its own PATH): this console script, else ``lidguard`` found on PATH, else this
+    Python with ``-m lidguard`` (the same preference as ``mcp-install``)."""
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.stem.lower() == "lidguard" and argv0.is_file():
         return [str(argv0.absolute())]
+    found = shutil.which("lidguard")
+    if found:
+        return [str(Path(found).absolute())]
     return [sys.executable, "-m", "lidguard"]
 
 
-def hook_argv() -> list[str]:
-    """The hook executable as argv words (for callers that spawn without a shell)."""
-    return ["lidguard"] if shutil.which("lidguard") else _executable()
-
-
 def hook_command(sub: str, *, shell: str = "sh") -> str:
-    """``lidguard <sub>`` when ``lidguard`` is on PATH (PATHEXT-aware through shutil.which), else the
-    quoted absolute executable and ``<sub>``; ``shell`` is ``sh`` or ``powershell``."""
-    if shutil.which("lidguard"):
-        return f"lidguard {sub}"
-    head = _executable()
-    quoted = [_quote(head[0], shell), *head[1:]]
-    return " ".join([*quoted, sub])
+    """The absolute executable (quoted for ``shell``: ``sh`` or ``powershell``) and ``<sub>``."""
+    head = hook_argv()
+    return " ".join([_quote(head[0], shell), *head[1:], sub])
 
 
 def command_parts(command: str) -> list[str]:
@@ -255,16 +253,16 @@ def render_json(data: dict[str, Any], original: str | None) -> str:
     return json.dumps(data, indent=_indent_of(original), ensure_ascii=False) + "\n"
 
 
-def backup(path: Path, *, now: datetime | None = None) -> Path | None:
-    """Copies an existing ``path`` to ``<path>.<yyyyMMddHHmmss UTC>.bak`` (0600); None when absent."""
+def backup_path(path: Path) -> Path:
+    return path.with_name(f"{path.name}.lidguard.bak")
+
+
+def backup(path: Path) -> Path | None:
+    """Copies an existing ``path`` to ``<path>.lidguard.bak`` (0600): one backup per file, the file as it
+    was before lidguard's latest change (replaced on each change, not one more per run); None when absent."""
     if not path.is_file():
         return None
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%d%H%M%S")
-    target = path.with_name(f"{path.name}.{stamp}.bak")
-    counter = 1
-    while target.exists():
-        counter += 1
-        target = path.with_name(f"{path.name}.{stamp}-{counter}.bak")
+    target = backup_path(path)
     try:
         write_atomic(target, path.read_bytes())
     except OSError as error:
@@ -273,14 +271,33 @@ def backup(path: Path, *, now: datetime | None = None) -> Path | None:
     return target
 
 
+def _mode_of(path: Path) -> int:
+    """The existing file's permission bits (kept on rewrite); 0600 for a new file."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o600
+
+
 def write_config(path: Path, text: str, what: str) -> Path | None:
-    """Backs up the old file (if any), then writes ``text`` atomically (0600). Returns the backup."""
+    """Backs up the old file (if any), then writes ``text`` atomically with the old file's mode (a new
+    file: 0600). Returns the backup."""
+    mode = _mode_of(path)
     saved = backup(path)
     try:
-        write_atomic(path, text)
+        write_atomic(path, text, mode=mode)
     except OSError as error:
         raise InstallError(f"Cannot write the {what} {path}: {error.strerror or error}") from error
     return saved
+
+
+def write_or_remove(path: Path, root: dict[str, Any], original: str | None, what: str,
+                    *, ignorable: tuple[str, ...] = ()) -> Path | None:
+    """After a removal: the object rewritten, or the file deleted (backup kept) when nothing is left
+    but keys in ``ignorable`` (no empty ``{}`` left behind)."""
+    if all(key in ignorable for key in root):
+        return remove_file(path, what)
+    return write_config(path, render_json(root, original), what)
 
 
 def remove_file(path: Path, what: str) -> Path | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .common import InstallResult, is_managed_command, load_json_object, render_json, write_config
+from .common import InstallResult, is_managed_command, load_json_object, render_json, write_config, write_or_remove
 from .hooks_json import HookSpec, event_states, overall, remove_managed, upsert_managed
 
 __all__ = ["SettingsHooks"]
@@ -37,10 +37,15 @@ class SettingsHooks:
         return lambda command: is_managed_command(command, self.sub)
 
     def _write(self, path: Path, root: dict[str, Any], original: str | None, changed: bool, done: str,
-               unchanged: str) -> InstallResult:
+               unchanged: str, *, removing: bool = False) -> InstallResult:
         result = InstallResult(self.display, path, changed, unchanged)
         if changed:
-            saved = write_config(path, render_json(root, original), self.what)
+            if removing:
+                saved = write_or_remove(path, root, original, self.what, ignorable=("$schema",))
+                if not path.exists():
+                    result.notes.append(f"Deleted {path}: nothing but lidguard's hooks was in it.")
+            else:
+                saved = write_config(path, render_json(root, original), self.what)
             result.backups += [saved] if saved else []
             result.message = done
         return result
@@ -60,7 +65,7 @@ class SettingsHooks:
         root, original = load_json_object(path, self.what)
         changed = remove_managed(root, list(self.events), self.is_ours, path)
         return self._write(path, root, original, changed, f"Removed the LidGuard {self.product} hooks.",
-                           f"No LidGuard {self.product} hooks were installed.")
+                           f"No LidGuard {self.product} hooks were installed.", removing=True)
 
     def status(self, config: Path | None, stop_timeout: int) -> tuple[dict[str, Any], list[str], list[str]]:
         """(the parsed file, the head lines: status, config, exists; the per-event lines)."""

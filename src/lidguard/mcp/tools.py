@@ -48,7 +48,7 @@ def _runtime_settings(data: Any) -> dict[str, Any] | None:
 
 
 def _sessions(response: dict[str, Any]) -> list[dict[str, Any]]:
-    from ..cli.output import session_json
+    from ..shared.session_json import session_json
 
     sessions = response.get("Sessions") if response.get("Succeeded") else None
     result = []
@@ -244,7 +244,7 @@ class ToolContext:
             "WatchedProcessIdentifier": 0, "WorkingDirectory": checked_text(folder, "working directory",
                                                                             MAX_PATH_CHARS),
         }
-        from ..cli.raw_settings import read_settings_for_start
+        from ..shared.raw_settings import read_settings_for_start
 
         raw = read_settings_for_start(self.paths.settings_file)
         if raw.settings is not None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
 
-from ..providers import AgentProvider, parse_provider  # the one providers module; re-exported here
+from ..providers import AgentProvider, parse_provider, session_label  # the one providers module; re-exported here
 
 __all__ = ["AgentProvider", "RegistryState", "Session", "SessionKey", "parse_provider"]
 
@@ -41,7 +41,7 @@ class SessionKey:
         return f"Mcp:{self.provider_name}" if self.provider is AgentProvider.MCP else self.provider.value
 
     def __str__(self) -> str:
-        return f"{self.provider_display}:{self.session_identifier}"
+        return session_label(self.provider_display, self.session_identifier)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,129 @@
+"""`lidguard setup`: the first run in one command. Finds the agent CLIs on this machine (on PATH or a
+configuration folder), installs their hooks, offers the OS permission power control needs, runs doctor
+and ends with its one-line verdict. ``--yes`` answers every question yes; ``--provider`` picks agents."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from typing import Any
+
+from .context import CliContext
+from .output import CliError, escape_control
+
+__all__ = ["add_setup_command"]
+
+# provider key -> the agent CLI's executable name
+AGENT_EXECUTABLES = {"claude": "claude", "codex": "codex", "copilot": "copilot", "opencode": "opencode"}
+
+
+def _ask(question: str, assume_yes: bool) -> bool:
+    if assume_yes:
+        print(f"{question} [Y/n] yes (--yes)")
+        return True
+    sys.stdout.write(f"{question} [Y/n] ")
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        print()
+        raise CliError("No answer (input ended); run `lidguard setup --yes` to accept every step.")
+    return line.strip().lower() in ("", "y", "yes")
+
+
+def _found_agents(only: list[str] | None) -> list[tuple[str, str]]:
+    """(provider key, where it was found) for each agent CLI on PATH or with a configuration folder."""
+    from ..installers import PROVIDERS
+
+    found = []
+    for key, provider in PROVIDERS.items():
+        if only is not None and key not in only:
+            continue
+        executable = shutil.which(AGENT_EXECUTABLES.get(key, key))
+        roots = [root for root in provider.roots() if root.exists()]
+        if executable:
+            found.append((key, executable))
+        elif roots:
+            found.append((key, str(roots[0])))
+        elif only is not None:
+            found.append((key, "asked for with --provider"))
+    return found
+
+
+def _providers(word: str | None) -> list[str] | None:
+    from ..installers import PROVIDERS, parse_provider_word
+
+    if word is None:
+        return None
+    key = parse_provider_word(word)
+    if key is None:
+        raise CliError(f"Unknown provider: {escape_control(word.strip()[:64])}. "
+                       "Use claude, codex, copilot, opencode, or all.")
+    return list(PROVIDERS) if key == "all" else [key]
+
+
+def _install_hooks(context: CliContext, agents: list[tuple[str, str]], assume_yes: bool) -> list[str]:
+    from ..installers import PROVIDERS, InstallError
+    from ..installers.common import stop_hook_timeout_seconds
+
+    failed = []
+    timeout = stop_hook_timeout_seconds(context.paths.settings_file)
+    for key, where in agents:
+        provider = PROVIDERS[key]
+        if not _ask(f"Install the LidGuard hooks for {provider.display} ({where})?", assume_yes):
+            print(f"  skipped {provider.display}")
+            continue
+        try:
+            result = provider.install(None, timeout)
+        except InstallError as error:
+            print(escape_control(f"  {provider.display}: failed: {error}"))
+            failed.append(provider.display)
+            continue
+        print(escape_control(f"  {provider.display}: {result.message} ({result.config})"))
+    return failed
+
+
+def _offer_permission(context: CliContext, assume_yes: bool) -> None:
+    from ..platform.api import Unsupported
+
+    try:
+        text = context.platform.permission.describe()
+    except Unsupported:
+        return
+    if "not installed" not in text:
+        return
+    command = f"{context.platform.name}-permission"
+    print(escape_control(f"Power permission: {text}"))
+    if not _ask(f"Install it now (`lidguard {command} install`, asks for your password)?", assume_yes):
+        print(f"  skipped; run `lidguard {command} install` later")
+        return
+    code = context.platform.permission.run("install", out=sys.stdout, err=sys.stderr)
+    if code != 0:
+        print(f"  the permission was not installed (exit {code}); run `lidguard {command} install` later")
+
+
+def _setup(context: CliContext, args: argparse.Namespace) -> int:
+    from .doctor import collect_doctor_report, doctor_exit_code, format_doctor_report
+
+    agents = _found_agents(_providers(args.provider))
+    if agents:
+        print("Agent CLIs found: " + ", ".join(f"{key} ({where})" for key, where in agents))
+    else:
+        print("No agent CLI found (claude, codex, copilot, opencode on PATH or their configuration folders).")
+    failed = _install_hooks(context, agents, args.yes)
+    _offer_permission(context, args.yes)
+    print()
+    report = collect_doctor_report(context)
+    print("\n".join(escape_control(line) for line in format_doctor_report(report)))
+    if failed:
+        raise CliError(f"Setup could not install the hooks for {', '.join(failed)} (see above).")
+    return doctor_exit_code(report)
+
+
+def add_setup_command(subparsers: Any) -> None:
+    text = "First run: install the hooks of every agent CLI found, offer the power permission, run doctor."
+    sub = subparsers.add_parser("setup", help=text, description=text)
+    sub.add_argument("--yes", "-y", action="store_true", help="answer yes to every question (non-interactive)")
+    sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|all",
+                     help="only these agents (default: every agent CLI found)")
+    sub.set_defaults(handler=_setup, skip_recovery=True)

@@ -1,0 +1,81 @@
+"""`status` on a terminal: colour (unless NO_COLOR is set or TERM=dumb) and the sessions as a compact
+table. Piped or redirected output stays the plain text scripts read (``cli/session_commands.py``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from ..providers import provider_display, session_label
+from .output import escape_control, format_local
+
+__all__ = ["colour_wanted", "terminal_status_lines"]
+
+_RESET = "\x1b[0m"
+_STYLES = {"good": "\x1b[32m", "warn": "\x1b[33m", "bad": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
+
+
+def colour_wanted() -> bool:
+    """https://no-color.org: any non-empty NO_COLOR turns colour off; so does TERM=dumb."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM", "") != "dumb"
+
+
+class _Painter:
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"{_STYLES[style]}{text}{_RESET}" if self.colour else text
+
+
+def _time(value: Any) -> str:
+    text = format_local(value if isinstance(value, str) else None)
+    return text[11:19] if len(text) >= 19 else text or "-"
+
+
+def _table(rows: list[list[str]], width: int, paint_state: Any) -> list[str]:
+    """Left-aligned columns two spaces apart, the state column (index 2) painted after padding; the
+    last column is cut to fit ``width``."""
+    sizes = [max(len(row[index]) for row in rows) for index in range(len(rows[0]) - 1)]
+    lines = []
+    for number, row in enumerate(rows):
+        cells = [cell.ljust(size) for cell, size in zip(row[:-1], sizes, strict=True)]
+        room = max(8, width - len("  ".join(cells)) - 4)
+        last = row[-1] if len(row[-1]) <= room else "..." + row[-1][-(room - 3):]
+        if number:
+            cells[2] = paint_state(row[2], cells[2])
+        lines.append(f"  {'  '.join(cells)}  {last}".rstrip())
+    return lines
+
+
+def terminal_status_lines(running: bool, response: dict[str, Any], tail: list[str], *, colour: bool) -> list[str]:
+    """Header, one table row per session, then ``tail`` (pending suspend, power, settings) as given."""
+    paint = _Painter(colour)
+    width = shutil.get_terminal_size((100, 24)).columns
+    state = paint("good", "running") if running else paint("warn", "not running")
+    lid = str(response.get("LidSwitchState", "Unknown"))
+    lines = [f"{paint('bold', 'LidGuard runtime')} {state}    sessions: {response.get('ActiveSessionCount', 0)}"
+             f"    lid: {escape_control(lid)}    displays: {response.get('VisibleDisplayMonitorCount', 0)}"]
+    sessions = response.get("Sessions") or []
+    if sessions:
+        rows = [["SESSION", "PROCESS", "STATE", "STARTED", "ACTIVE", "FOLDER"]]
+        for session in sessions:
+            display = provider_display(str(session.get("Provider", "")), session.get("ProviderName"))
+            soft = session.get("SoftLockState") == "SoftLocked"
+            folder = escape_control(str(session.get("WorkingDirectory", "")))
+            rows.append([escape_control(session_label(display, str(session.get("SessionIdentifier", "")))),
+                         str(session.get("WatchedProcessIdentifier") or "-"),
+                         "soft-locked" if soft else "working", _time(session.get("StartedAt")),
+                         _time(session.get("LastActivityAt")), folder])
+        table = _table(rows, width, lambda state, cell: paint("warn" if state == "soft-locked" else "good", cell))
+        lines.append(paint("dim", table[0]))
+        lines += table[1:]
+    for line in tail:
+        text = escape_control(line)
+        if text.startswith(("Suspend scheduled:", "Suspend in progress:")):
+            text = paint("warn", text)
+        elif text.startswith(("Settings file error:", "Settings problem:")):
+            text = paint("bad", text)
+        lines.append(text)
+    return lines

@@ -1,0 +1,48 @@
+"""status on a terminal: colour and a compact sessions table; NO_COLOR keeps the table without colour;
+piped output stays the plain lines scripts read."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+
+
+def status_on_a_terminal(lidguard, **env: str) -> str:
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "lidguard", "status"], stdin=subprocess.DEVNULL,
+                               stdout=terminal, stderr=subprocess.PIPE, env={**lidguard.env, **env})
+    os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            data = os.read(controller, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(controller)
+    assert process.wait(timeout=60) == 0, process.stderr.read() if process.stderr else ""
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_status_on_a_terminal_has_colour_and_a_table_and_no_color_is_respected(lidguard):
+    lidguard.run("start", "--provider", "claude", "--session", "s1", "--cwd", "/work/app", check=True)
+    coloured = status_on_a_terminal(lidguard, TERM="xterm", NO_COLOR="")
+    assert coloured.startswith("\x1b[1mLidGuard runtime\x1b[0m \x1b[32mrunning\x1b[0m    sessions: 1")
+    header, row = coloured.splitlines()[1:3]
+    assert header.split() == ["\x1b[2m", "SESSION", "PROCESS", "STATE", "STARTED", "ACTIVE", "FOLDER\x1b[0m"]
+    assert row.startswith("  Claude:s1  -        \x1b[32mworking\x1b[0m") and row.endswith("/work/app")
+    plain = status_on_a_terminal(lidguard, TERM="xterm", NO_COLOR="1")
+    assert "\x1b[" not in plain and plain.splitlines()[1].split()[0] == "SESSION"
+    assert "  Claude:s1  -        working  " in plain
+
+
+def test_piped_status_stays_plain(lidguard):
+    lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
+    piped = lidguard.run("status", check=True).stdout
+    assert "\x1b[" not in piped and "SESSION" not in piped
+    assert piped.splitlines()[0] == "LidGuard runtime is running."
+    assert any(line.startswith("- Claude:s1 process=none") for line in piped.splitlines())
