@@ -20,6 +20,7 @@ def format_settings_block(settings: Settings) -> list[str]:
     lines += [
         f"  Prevent display sleep: {power.prevent_display_sleep}",
         f"  Change lid action: {settings.change_lid_action}",
+        f"  Power policy: {settings.power_policy.value} (battery floor {settings.battery_floor_percent} %)",
         f"  Watch parent process: {settings.watch_parent_process}",
         f"  Session timeout: {_off(settings.session_timeout_minutes, ' minutes')}",
         f"  Server runtime cleanup delay: {_off(settings.server_runtime_cleanup_delay_minutes, ' minutes')}",
