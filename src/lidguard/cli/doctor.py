@@ -44,6 +44,15 @@ def _settings(context: CliContext) -> dict[str, Any]:
     return {"file": str(path), "exists": report.exists, "error": report.error, "problems": list(report.problems)}
 
 
+def _copilot_stop_warnings() -> list[str]:
+    from ..installers.copilot import foreign_agent_stop_warnings
+
+    try:
+        return foreign_agent_stop_warnings()
+    except Exception as error:  # noqa: BLE001 - a scan failure never breaks doctor
+        return [f"Warning: the Copilot CLI hooks could not be scanned: {error}"]
+
+
 def collect_doctor_report(context: CliContext) -> dict[str, Any]:
     from .. import __version__
     from ..platform.host import host_os_name
@@ -64,6 +73,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "powerSource": power_source,
         "powerSourceText": power_source_text,
         "settings": _settings(context),
+        "copilotStopWarnings": _copilot_stop_warnings(),
         "paths": {
             "dataDir": str(paths.data_dir),
             "settingsFile": str(paths.settings_file),
@@ -105,6 +115,7 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
         lines.append(f"  {capability}: {text}")
     lines.append(f"Power source: {report['powerSourceText']}")
     lines += _settings_lines(report["settings"])
+    lines += report.get("copilotStopWarnings", [])
     lines.append("Paths:")
     for name, path in report["paths"].items():
         lines.append(f"  {name}: {path}")
