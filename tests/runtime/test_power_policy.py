@@ -169,3 +169,23 @@ def test_the_settings_command_sets_shows_and_bounds_the_power_policy(lidguard):
         assert failed.returncode == 1 and failed.stderr.strip().splitlines() == [f"lidguard: {message}"]
     stored = json.loads((lidguard.data_dir / "settings.json").read_text())
     assert (stored["PowerPolicy"], stored["BatteryFloorPercent"]) == ("AcOnly", 55)
+
+
+def test_status_says_protection_is_held_back_and_the_session_is_kept(lidguard):
+    battery = {"onAc": False, "batteryPercent": 25, "batteryStatus": "Discharging"}
+    lidguard.set_machine(lid="closed", powerSource=battery)
+    lidguard.run("start", "--provider", "claude", "--session", "low", check=True)
+
+    def held_back() -> bool:
+        return "Protection held back: On battery at 25 %" in lidguard.run("status", check=True).stdout
+
+    assert lidguard.wait_until(held_back, timeout=20)
+    status = lidguard.json("status")
+    assert [s["sessionIdentifier"] for s in status["sessions"]] == ["low"]
+    [reason] = status["protectionHeldBack"]
+    assert "below the battery floor of 30 %" in reason
+    actions = [a["action"] for a in lidguard.actions()]
+    assert actions.count("protection-applied") == actions.count("protection-released") == 1
+    assert "suspend-requested" not in actions
+    lidguard.set_machine(lid="closed", powerSource={"onAc": True, "batteryPercent": 26, "batteryStatus": "Charging"})
+    lidguard.run("stop", "--provider", "claude", "--session", "low", check=True)
