@@ -35,6 +35,7 @@ def format_settings_block(settings: Settings) -> list[str]:
         f"  Suspend history count: {_off(settings.suspend_history_entry_count, ' entries')}",
         f"  Pre-suspend webhook URL: {_off(settings.pre_suspend_webhook_url)}",
         f"  Post-session-end webhook URL: {_off(settings.post_session_end_webhook_url)}",
+        f"  Webhook previews: {settings.webhook_previews}",
         f"  Closed lid permission request decision: {settings.closed_lid_permission_request_decision.value}",
         f"  Closed lid stop follow-up webhook URL: {_off(settings.closed_lid_stop_follow_up_webhook_url)}",
         f"  Closed lid stop follow-up delay seconds: {settings.closed_lid_stop_follow_up_delay_seconds}",

@@ -37,7 +37,7 @@ from ..clock import sleep_until
 from ..logs import format_utc
 from ..sessions import AgentProvider, SessionKey
 from . import ComponentBase
-from .webhooks import JSON_CONTENT_TYPE, WEBHOOK_TIMEOUT_SECONDS, failure_message
+from .webhooks import JSON_CONTENT_TYPE, WEBHOOK_TIMEOUT_SECONDS, failure_message, without_previews
 
 if TYPE_CHECKING:
     from ..app import Runtime
@@ -190,6 +190,7 @@ class FollowUpComponent(ComponentBase):
                 last_assistant_message=(waiter.last_assistant_message
                                         or str(session_end.get("lastAssistantMessage") or "")),
                 created=created, expires=initial)
+            body = without_previews(body, settings)
         client = httpx.AsyncClient(timeout=httpx.Timeout(WEBHOOK_TIMEOUT_SECONDS), transport=self._transport,
                                    follow_redirects=False)
         try:
