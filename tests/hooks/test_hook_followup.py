@@ -22,13 +22,13 @@ from .followup_server import FollowUpServer
 
 ON = {"ClosedLidStopFollowUpWebhookUrl": "https://notify.example/api/webhooks/lidguard/s",
       "ClosedLidStopFollowUpDelaySeconds": 120, "PostStopSuspendDelaySeconds": 10}
-WAIT = 10 + 120 + 300 + 30
+WAIT = 10 + 120 + 300 - 15  # the installed timeout (seed 000) less the hook's give-up margin
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
     ({}, WAIT),
     ({"ClosedLidStopFollowUpWebhookUrl": "http://127.0.0.1:8080/x"}, WAIT),
-    ({"ClosedLidStopFollowUpDelaySeconds": 20, "PostStopSuspendDelaySeconds": 3600}, 3600 + 20 + 330),
+    ({"ClosedLidStopFollowUpDelaySeconds": 20, "PostStopSuspendDelaySeconds": 3600}, 3600 + 20 + 285),
     ({"ClosedLidStopFollowUpWebhookUrl": ""}, None),
     ({"ClosedLidStopFollowUpWebhookUrl": "ftp://notify.example/x"}, None),
     ({"ClosedLidStopFollowUpWebhookUrl": "/relative/path"}, None),
@@ -69,7 +69,7 @@ def test_a_blocking_stop_waits_and_prints_the_continuation(stub_environment, pro
     assert output == {"decision": "block", "reason": "now run the tests"}
     [(message, auto_start, timeout)] = runtime.requests
     assert message["Command"] == "stop" and message["WaitForFollowUp"] is True and not auto_start
-    assert timeout == WAIT
+    assert timeout == WAIT and message["FollowUpWaitSeconds"] == WAIT  # the runtime learns when the hook gives up
     assert message["StopHookActive"] is (provider == "opencode")
 
 

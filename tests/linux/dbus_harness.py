@@ -144,11 +144,39 @@ def private_system_bus(missing_reason: str | None) -> Iterator[PrivateSystemBus]
         bus.stop()
 
 
-class LogindMock:
-    """A fresh ``python3 -m dbusmock --system --template logind`` process on ``bus``."""
+BLOCKED_BY_INHIBITOR = "org.freedesktop.login1.BlockedByInhibitorLock"
+SLEEP_METHODS = ("Suspend", "Hibernate", "HybridSleep", "SuspendThenHibernate")
 
-    def __init__(self, bus: PrivateSystemBus, parameters: dict[str, Any] | None = None) -> None:
+# A strict logind: any block inhibitor whose "what" includes sleep - the caller's own included - refuses
+# every sleep request; an accepted one is appended to a JSON-lines file with the monotonic time (one
+# clock for every process here) and the inhibitors held at that moment. Runs inside the mock, where
+# the logind template keeps its inhibitors on dbusmock.mockobject (this code's globals).
+_STRICT_SLEEP_CODE = """
+import json
+_held = [[str(part) for part in entry[:4]] for entry in globals().get('inhibitors', [])]
+_blocking = [entry for entry in _held if entry[3] == 'block' and 'sleep' in entry[0].split(':')]
+if _blocking:
+    raise dbus.exceptions.DBusException(
+        'Operation denied due to active block inhibitor from ' + ', '.join(entry[1] for entry in _blocking),
+        name={error!r})
+with open({path!r}, 'a') as _accepted:
+    _accepted.write(json.dumps({{'method': {method!r}, 'args': [bool(arg) for arg in args],
+                                 'at': time.monotonic(), 'held': _held}}) + '\\n')
+"""
+
+
+class LogindMock:
+    """A fresh ``python3 -m dbusmock --system --template logind`` process on ``bus``.
+
+    ``strict`` (the default) models the logind the product has to survive: Suspend, Hibernate,
+    HybridSleep and SuspendThenHibernate fail with BlockedByInhibitorLock while any block inhibitor on
+    sleep is held, the caller's own included; ``accepted_calls()`` lists the requests it accepted.
+    """
+
+    def __init__(self, bus: PrivateSystemBus, parameters: dict[str, Any] | None = None, *,
+                 strict: bool = True) -> None:
         self.bus = bus
+        self.accepted_file = Path(tempfile.mkstemp(prefix="accepted-", suffix=".jsonl", dir=bus.directory)[1])
         command = [MOCK_PYTHON, "-m", "dbusmock", "--system", "--template", "logind"]
         if parameters:
             command += ["-p", json.dumps(parameters)]
@@ -160,6 +188,16 @@ class LogindMock:
             stderr=subprocess.PIPE,
         )
         self._wait_for_owner(timeout=15.0)
+        if strict:
+            for method in SLEEP_METHODS:
+                self.add_method(method, "b", "", _STRICT_SLEEP_CODE.format(
+                    error=BLOCKED_BY_INHIBITOR, path=str(self.accepted_file), method=method))
+
+    def accepted_calls(self, method: str | None = None) -> list[dict[str, Any]]:
+        """The sleep requests the strict mock accepted: {"method", "args", "at" (monotonic), "held"}."""
+        lines = self.accepted_file.read_text(encoding="utf-8").splitlines()
+        calls = [json.loads(line) for line in lines if line.strip()]
+        return [call for call in calls if method is None or call["method"] == method]
 
     def _wait_for_owner(self, *, timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -100,6 +100,10 @@ def pmset(argv: list[str]) -> None:
     elif argv == ["sleepnow"]:
         if state["sleepnow_exit"]:
             _fail("Sleep could not be requested: IOPMSleepSystem returned 0xe00002bc", state["sleepnow_exit"])
+        # As on a Mac: with SleepDisabled set `sleepnow` answers as usual but the machine stays awake.
+        key = "sleeps_prevented" if state["sleep_disabled"] else "sleeps"
+        state[key] = state.get(key, 0) + 1
+        save_state(state)
         print("Sleeping now...")
     elif len(argv) == 3 and argv[0] == "-a" and argv[1] in ("disablesleep", "hibernatemode"):
         if os.environ.get("LIDGUARD_STANDIN_SUDO") != "1" and not state.get("root"):

@@ -1,7 +1,9 @@
-"""Emergency Hibernation on trio's MockClock (seed 001, REFERENCE 9.5): the thermal monitor polls every
-10 s only while protection is applied with the lid closed and no external display; at the clamped
-threshold it cancels the pending suspend, starts PreSuspend (EmergencyHibernation) without waiting,
-requests Hibernate at once, and falls back to Sleep, recording both."""
+"""Emergency Hibernation on trio's MockClock (seed 001, REFERENCE 9.5, issue 19): the thermal monitor
+polls every 10 s only while protection is applied with the lid closed and no external display; at the
+clamped threshold it cancels the pending suspend, sends PreSuspend (EmergencyHibernation) and waits for
+it at most 5 s, releases lidguard's own blockers (keep-awake, lid policy restored from the backup),
+requests Hibernate, falls back to Sleep, and re-applies protection when both fail. The fake platform
+refuses any request while lidguard itself still holds a blocker, as a strict OS does."""
 
 from __future__ import annotations
 
@@ -27,8 +29,12 @@ def _hot(*temperatures: float, lid: LidState = LidState.CLOSED, **machine: Any) 
     return fake
 
 
-def test_95_celsius_average_with_the_lid_closed_hibernates_on_the_first_tick():
-    receiver = WebhookReceiver(delay=10)  # a slow receiver must not delay the request
+def _requests(h: Harness) -> list[dict[str, Any]]:
+    return [a for a in h.platform.actions if a["action"] in ("hibernate-requested", "suspend-requested")]
+
+
+def test_95_celsius_average_with_the_lid_closed_hibernates_on_the_first_tick_after_the_webhook():
+    receiver = WebhookReceiver(delay=2)  # the request waits for the webhook's answer
     harness = Harness(machine=_hot(94, 96), settings=with_settings(PreSuspendWebhookUrl=URL), receiver=receiver)
 
     async def body(h: Harness) -> None:
@@ -36,10 +42,17 @@ def test_95_celsius_average_with_the_lid_closed_hibernates_on_the_first_tick():
         await anyio.sleep(9.9)
         assert "hibernate-requested" not in h.actions()  # first tick after 10 s
         await anyio.sleep(0.2)
-        assert h.actions().count("hibernate-requested") == 1
-        assert "suspend-requested" not in h.actions()
-        assert receiver.finished == []  # requested while the webhook still waits
         assert [b for b in receiver.bodies()] == [{"eventType": "PreSuspend", "reason": "EmergencyHibernation"}]
+        assert "hibernate-requested" not in h.actions()  # the webhook is still being answered
+        await anyio.sleep(2)
+        assert receiver.finished == [pytest.approx(12.0)]
+        [request] = _requests(h)
+        assert request["action"] == "hibernate-requested" and request["succeeded"] is True
+        assert request["blockedBy"] == []  # lidguard's own keep-awake and lid policy were released first
+        actions = h.actions()
+        hibernate = actions.index("hibernate-requested")
+        assert actions.index("protection-released") < hibernate and actions.index("lid-policy-restored") < hibernate
+        assert "suspend-requested" not in actions
         [entry] = h.runtime.suspend_history.newest_first()
         assert entry["SuspendMode"] == "Hibernate" and entry["Reason"] == "EmergencyHibernation"
         assert entry["Succeeded"] is True and entry["CommandName"] == "emergency-hibernation-monitor"
@@ -47,7 +60,60 @@ def test_95_celsius_average_with_the_lid_closed_hibernates_on_the_first_tick():
         assert entry["ObservedTemperatureCelsius"] == 95 and entry["EmergencyHibernationTemperatureCelsius"] == 93
         assert entry["EmergencyHibernationTemperatureMode"] == "Average"
         assert "emergency-hibernation-thermal-detected" in h.log_names()
-        assert h.runtime.protection.applied  # the session still runs
+        # The session still runs, but protection stays away while the lid stays closed (no re-apply that
+        # could undo the hibernation); opening the lid brings it back.
+        assert not h.runtime.protection.applied and h.runtime.state.sessions
+        await anyio.sleep(60)
+        assert not h.runtime.protection.applied and len(_requests(h)) == 1
+        h.platform.machine.lid = LidState.OPEN
+        await anyio.sleep(10.1)
+        assert h.runtime.protection.applied
+        assert h.actions().count("protection-applied") == 2 and h.actions().count("lid-policy-changed") == 2
+        assert "emergency-hibernation-protection-returned" in h.log_names()
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_webhook_that_never_answers_delays_the_request_by_at_most_5_seconds():
+    receiver = WebhookReceiver(delay=600)
+    harness = Harness(machine=_hot(99), settings=with_settings(PreSuspendWebhookUrl=URL), receiver=receiver)
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(14.9)
+        assert "hibernate-requested" not in h.actions()
+        await anyio.sleep(0.2)
+        assert h.actions().count("hibernate-requested") == 1 and receiver.finished == []
+        assert "emergency-hibernation-webhook-failed" in h.log_names()
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_failing_webhook_does_not_stop_the_request():
+    receiver = WebhookReceiver(down=True)
+    harness = Harness(machine=_hot(99), settings=with_settings(PreSuspendWebhookUrl=URL), receiver=receiver)
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(10.1)
+        assert h.actions().count("hibernate-requested") == 1
+        assert "emergency-hibernation-webhook-failed" in h.log_names()
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_both_requests_refused_re_applies_protection_for_the_running_session_and_logs_it():
+    harness = Harness(machine=_hot(95, hibernate_succeeds=False, suspend_succeeds=False))
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(10.1)
+        assert [(r["action"], r["succeeded"], r["blockedBy"]) for r in _requests(h)] == [
+            ("hibernate-requested", False, []), ("suspend-requested", False, [])]
+        assert h.runtime.protection.applied
+        assert h.actions().count("protection-applied") == 2 and h.actions().count("lid-policy-changed") == 2
+        [entry] = h.log_entries("emergency-hibernation-protection-reapplied")
+        assert entry["Succeeded"] is False
 
     run_mock(lambda: with_runtime(harness, body))
 
@@ -59,6 +125,8 @@ def test_hibernate_failure_requests_sleep_at_once_and_records_both():
         await h.start()
         await anyio.sleep(10.1)
         assert h.actions().count("hibernate-requested") == 1 and h.actions().count("suspend-requested") == 1
+        assert [(r["action"], r["succeeded"], r["blockedBy"]) for r in _requests(h)] == [
+            ("hibernate-requested", False, []), ("suspend-requested", True, [])]
         sleep, hibernate = h.runtime.suspend_history.newest_first()
         assert hibernate["SuspendMode"] == "Hibernate" and hibernate["Succeeded"] is False
         assert hibernate["EventName"] == "emergency-hibernation-failed"
@@ -150,3 +218,37 @@ def test_clamp_and_tick_decisions_are_pure():
     assert not monitor_wanted(enabled=False, protection_wanted=True, stopping=False)
     assert not monitor_wanted(enabled=True, protection_wanted=False, stopping=False)
     assert not monitor_wanted(enabled=True, protection_wanted=True, stopping=True)
+
+
+def test_the_fake_refuses_every_request_while_lidguard_holds_a_blocker_like_a_strict_os():
+    from lidguard.platform.api import ProtectionRequest, SuspendMode
+    from lidguard.platform.fake import FakePlatform
+
+    platform = FakePlatform(FakeMachine())
+    handle = platform.power.apply(ProtectionRequest())
+    snapshot = platform.lid_policy.read_lid_actions()
+    platform.lid_policy.set_do_nothing(snapshot)
+    refused = platform.suspend.suspend(SuspendMode.HIBERNATE)
+    assert not refused.succeeded and "keep-awake" in refused.message and "lid policy" in refused.message
+    handle.release()
+    assert not platform.suspend.suspend(SuspendMode.SLEEP).succeeded  # the lid policy alone still blocks
+    platform.lid_policy.restore_lid_actions(snapshot)
+    assert platform.suspend.suspend(SuspendMode.SLEEP).succeeded
+    assert [a["blockedBy"] for a in platform.actions if a["action"].endswith("-requested")] == [
+        ["keep-awake", "lid policy"], ["lid policy"], []]
+
+
+def test_turning_the_setting_off_after_an_accepted_request_gives_protection_back():
+    harness = Harness(machine=_hot(99))
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(10.1)
+        assert h.actions().count("hibernate-requested") == 1 and not h.runtime.protection.applied
+        off = with_settings(EmergencyHibernationOnHighTemperature=False)
+        await h.send("settings", HasSettings=True, Settings=off.to_file_json())
+        assert h.runtime.protection.applied and h.runtime.protection.held_back() == []
+        await anyio.sleep(60)
+        assert h.actions().count("hibernate-requested") == 1
+
+    run_mock(lambda: with_runtime(harness, body))

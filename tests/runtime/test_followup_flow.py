@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
 from lidguard_runtime_harness import Harness, closed_lid_machine, run_mock, with_runtime, with_settings
 
 from lidguard.runtime.suspend_policy import parse_utc
@@ -467,3 +468,43 @@ def test_runtime_shutdown_answers_a_waiting_hook():
 
     run_mock(lambda: with_runtime(_harness(server), body))
 
+
+
+def test_the_runtime_answers_a_hook_before_its_wait_ends_and_goes_on_with_the_suspend():
+    """The hook says it waits 40 s (its agent kills it soon after): the runtime answers it 5 s before
+    that, stops holding the reply wait for a hook that cannot hear a reply, and suspends once."""
+    server = FollowUpServer()
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        began = anyio.current_time()
+        async with anyio.create_task_group() as tg:
+            stop = BlockingStop(h, tg, FollowUpWaitSeconds=40)
+            await anyio.sleep(34.9)
+            assert stop.reply is None and len(server.bodies("StopFollowUp")) == 1
+            await _wait_for(lambda: stop.reply is not None, 0.2)
+        assert stop.reply is not None and stop.reply["FollowUpOutcome"] == "HookTimedOut"
+        assert anyio.current_time() - began == pytest.approx(35, abs=0.1)
+        await _wait_for(lambda: _suspends(h) == 1, 3)
+        assert len(server.bodies("PreSuspend")) == 1
+        assert "stop-follow-up-hook-timed-out" in h.log_names()
+        await anyio.sleep(120)
+        assert _suspends(h) == 1
+
+    run_mock(lambda: with_runtime(_harness(server), body))
+
+
+@pytest.mark.parametrize("budget", [-1, 0, True, "40", 1e300, float("nan"), 10**12, None, [40]])
+def test_a_garbage_wait_budget_never_fails_the_stop(budget):
+    server = FollowUpServer()
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        async with anyio.create_task_group() as tg:
+            stop = BlockingStop(h, tg, FollowUpWaitSeconds=budget)
+            await _wait_for(lambda: len(server.bodies("StopFollowUp")) == 1, DELAY + 5)
+            server.status, server.reply = "Replied", "go on"
+            await _wait_for(lambda: stop.reply is not None, 10)
+        assert stop.reply is not None and stop.reply["Succeeded"] and stop.reply["FollowUpReply"] == "go on"
+
+    run_mock(lambda: with_runtime(_harness(server), body))

@@ -23,6 +23,7 @@ RANGES = [
     ("PostStopSuspendSoundVolumeOverridePercent", "post-stop-suspend-sound-volume-override-percent", 1, 100, True),
     ("ClosedLidStopFollowUpSoundVolumeOverridePercent",
      "closed-lid-stop-follow-up-sound-volume-override-percent", 1, 100, True),
+    ("BatteryFloorPercent", "battery-floor-percent", 30, 100, False),
 ]
 OPTIONS = {option.name: option for option in SETTING_OPTIONS}
 

@@ -115,6 +115,15 @@ def doctor_exit_code(report: dict[str, Any]) -> int:
     return 0 if report["verdict"]["canProtect"] else 1
 
 
+def _copilot_stop_warnings() -> list[str]:
+    from ..installers.copilot import foreign_agent_stop_warnings
+
+    try:
+        return foreign_agent_stop_warnings()
+    except Exception as error:  # noqa: BLE001 - a scan failure never breaks doctor
+        return [f"Warning: the Copilot CLI hooks could not be scanned: {error}"]
+
+
 def collect_doctor_report(context: CliContext) -> dict[str, Any]:
     from .. import __version__
     from ..platform.host import host_os_name
@@ -139,6 +148,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "powerSourceText": power_source_text,
         "settings": settings,
         "hooks": hooks,
+        "copilotStopWarnings": _copilot_stop_warnings(),
         "paths": {
             "dataDir": str(paths.data_dir),
             "settingsFile": str(paths.settings_file),
@@ -194,6 +204,7 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
         if hook["problem"]:
             state = f"broken: {hook['problem']}"
         lines.append(f"  {hook['provider']} hooks: {state}")
+    lines += report.get("copilotStopWarnings", [])
     lines.append("Paths:")
     for name, path in report["paths"].items():
         lines.append(f"  {name}: {path}")

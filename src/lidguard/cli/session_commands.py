@@ -49,6 +49,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "visibleDisplayMonitorCount": response.get("VisibleDisplayMonitorCount", 0),
             "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
                                                    lid=response.get("LidSwitchState")),
+            "protectionHeldBack": _held_back(response),
             "settingsFile": str(context.paths.settings_file),
             "settingsError": report.error,
             "settingsProblems": list(report.problems),
@@ -58,6 +59,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
         return 0
     pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
     tail = [pending or "Pending suspend: none"]
+    tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
     if power_source is not None:
         tail.append(f"Power source: {power_source.describe()}")
     tail.append(f"Settings file: {context.paths.settings_file}")
@@ -147,3 +149,9 @@ def add_session_commands(subparsers: Any) -> None:
     _add_hook_command_help(subparsers, "stop-runtime")
     _add_hook_command_help(subparsers, "mark-session-active")
     _add_hook_command_help(subparsers, "mark-session-softlocked")
+
+
+def _held_back(response: dict[str, Any]) -> list[str]:
+    """Why the runtime holds protection back (power policy, Emergency Hibernation); sessions stay."""
+    reasons = response.get("ProtectionHeldBack")
+    return [str(reason) for reason in reasons if isinstance(reason, str)] if isinstance(reasons, list) else []

@@ -13,14 +13,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .payload import bounded, clean_text
+from .stop_timeout import stop_hook_wait_seconds
 
-__all__ = ["MAX_REPLY_CHARS", "REPLY_MARGIN_SECONDS", "continuation_output", "follow_up_wait_seconds"]
+__all__ = ["MAX_REPLY_CHARS", "continuation_output", "follow_up_wait_seconds"]
 
 MIN_WINDOW_SECONDS = 20
 MIN_POST_STOP_DELAY_SECONDS = 10
 MAX_DELAY_SECONDS = 3600  # settings.model NUMBER_RANGES: both delays are 0-3600
-EXTENSION_SECONDS = 300  # the dashboard may extend the reply window by up to 5 minutes
-REPLY_MARGIN_SECONDS = 30  # the StopFollowUp POST, the sound, the last poll
 MAX_REPLY_CHARS = 16_000
 
 
@@ -42,8 +41,8 @@ def follow_up_wait_seconds(settings: Any) -> float | None:
     """The reply timeout for a waiting stop, or None when ask-before-sleep is off in ``settings``.
 
     On: a valid absolute http(s) ``ClosedLidStopFollowUpWebhookUrl``, ``ClosedLidStopFollowUpDelaySeconds``
-    >= 20 and ``PostStopSuspendDelaySeconds`` >= 10. The runtime holds the stop for at most the post-stop
-    delay + the reply window + 300 s of extensions; the margin covers the webhook, sound and last poll.
+    >= 20 and ``PostStopSuspendDelaySeconds`` >= 10. The wait ends before the agent's installed timeout
+    (``stop_timeout``: the same formula the installers write); the hook tells the runtime this wait.
     """
     if not isinstance(settings, dict) or not _valid_url(settings.get("ClosedLidStopFollowUpWebhookUrl")):
         return None
@@ -51,7 +50,7 @@ def follow_up_wait_seconds(settings: Any) -> float | None:
     delay = _seconds(settings.get("PostStopSuspendDelaySeconds"))
     if window is None or delay is None or window < MIN_WINDOW_SECONDS or delay < MIN_POST_STOP_DELAY_SECONDS:
         return None
-    return float(delay + window + EXTENSION_SECONDS + REPLY_MARGIN_SECONDS)
+    return float(stop_hook_wait_seconds(delay, window))
 
 
 def continuation_output(reply: dict[str, Any]) -> dict[str, Any] | None:

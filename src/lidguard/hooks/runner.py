@@ -215,7 +215,8 @@ class _Run:
         # Ask-before-sleep: the runtime holds this connection until the user replies, cancels, the
         # window expires or the wait ends otherwise; the agent waits on this hook meanwhile.
         self.log.message(f"Waiting up to {int(wait)} s for a closed-lid follow-up reply.")
-        reply = self.request("stop", {**fields, "WaitForFollowUp": True}, reply_timeout=wait)
+        reply = self.request("stop", {**fields, "WaitForFollowUp": True, "FollowUpWaitSeconds": int(wait)},
+                             reply_timeout=wait)
         self.output = continuation_output(reply)
 
     def _follow_up_wait(self) -> float | None:

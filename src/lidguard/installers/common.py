@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import write_atomic
+from ..hooks import stop_timeout
 from ..platform.host import host_os_name
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
 
 DEFAULT_HOOK_TIMEOUT_SECONDS = 30
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-FOLLOW_UP_EXTENSION_SECONDS = 300  # the dashboard may extend a reply deadline by 5 minutes
 _DEFAULT_POST_STOP_DELAY = 10
 _DEFAULT_FOLLOW_UP_DELAY = 120
 
@@ -178,8 +178,9 @@ def _bounded(value: Any, default: int, low: int, high: int) -> int:
 
 
 def stop_hook_timeout_seconds(settings_file: Path) -> int:
-    """PostStopSuspendDelaySeconds + ClosedLidStopFollowUpDelaySeconds + 5 minutes (seed 000), from the
-    raw settings file; a missing, unreadable or odd file counts as the defaults."""
+    """PostStopSuspendDelaySeconds + ClosedLidStopFollowUpDelaySeconds + 5 minutes (seed 000, the formula
+    in ``hooks.stop_timeout`` that the hook's own wait uses), from the raw settings file; a missing,
+    unreadable or odd file counts as the defaults."""
     raw: Any = {}
     try:
         with open(settings_file, "rb") as handle:
@@ -192,7 +193,7 @@ def stop_hook_timeout_seconds(settings_file: Path) -> int:
         raw = {}
     delay = _bounded(raw.get("PostStopSuspendDelaySeconds"), _DEFAULT_POST_STOP_DELAY, 0, 86_400)
     follow_up = _bounded(raw.get("ClosedLidStopFollowUpDelaySeconds"), _DEFAULT_FOLLOW_UP_DELAY, 0, 86_400)
-    return delay + follow_up + FOLLOW_UP_EXTENSION_SECONDS
+    return stop_timeout.stop_hook_timeout_seconds(delay, follow_up)
 
 
 def default_shell() -> str:

@@ -25,7 +25,8 @@ from .common import (
     write_config,
 )
 
-__all__ = ["EVENTS", "copilot_home", "install", "managed_file", "remove", "snippet", "status_lines"]
+__all__ = ["EVENTS", "copilot_home", "foreign_agent_stop_warnings", "install", "managed_file", "remove", "snippet",
+           "status_lines"]
 
 SUB = "copilot-hook"
 MANAGED_NAME = "lidguard.json"
@@ -178,6 +179,7 @@ def status_lines(config: Path | None, stop_timeout: int) -> list[str]:
         settings, _ = _safe_settings()
         if settings.get("disableAllHooks") is True:
             lines.append("Warning: disableAllHooks is true in the Copilot CLI settings; no hook runs.")
+        lines += foreign_agent_stop_warnings()
     return lines
 
 
@@ -186,3 +188,70 @@ def _safe_settings() -> tuple[dict[str, Any], str | None]:
         return load_json_object(copilot_home() / "settings.json", "Copilot CLI settings file")
     except InstallError:
         return {}, None
+
+
+# -- foreign agentStop hooks (REFERENCE row 50) --------------------------------------------------------
+STOP_EVENTS = ("agentStop", "Stop")
+MAX_SCANNED_FILES = 200  # per folder: a hooks folder with more files is not read further
+
+
+def _stop_hook_files(cwd: Path) -> list[Path]:
+    """Every file Copilot CLI may read hooks from, user level first, then the repository at ``cwd``."""
+    files: list[Path] = []
+    for folder in (copilot_home() / "hooks", cwd / ".github" / "hooks"):
+        try:
+            files += sorted(folder.glob("*.json"))[:MAX_SCANNED_FILES]
+        except OSError:
+            continue
+    files += [copilot_home() / name for name in SETTINGS_FILES]
+    files += [cwd / ".github" / "copilot" / name for name in SETTINGS_FILES]
+    return files
+
+
+def _foreign_stop_commands(path: Path) -> list[tuple[str, str]]:
+    """(event, command) of every non-LidGuard agentStop/Stop handler in ``path``; odd files hold none."""
+    try:
+        if not path.is_file():  # folders, FIFOs, sockets, dangling links: never opened
+            return []
+        root, _ = load_json_object(path, "Copilot CLI hooks file")
+    except (InstallError, OSError, ValueError):
+        return []
+    table = root.get("hooks")
+    if not isinstance(table, dict):
+        return []
+    found = []
+    for event in STOP_EVENTS:
+        handlers = table.get(event)
+        for handler in handlers if isinstance(handlers, list) else []:
+            if not isinstance(handler, dict) or _is_ours(handler):
+                continue
+            commands = [value for value in (handler.get(key) for key in COMMAND_KEYS) if isinstance(value, str)]
+            if commands:
+                found.append((event, commands[0]))
+    return found
+
+
+def _printable(text: str, limit: int = 120) -> str:
+    return text[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def foreign_agent_stop_warnings(cwd: Path | None = None) -> list[str]:
+    """One warning per file holding another agentStop/Stop hook: it can answer ``decision: block`` and
+    continue the agent after LidGuard's stop (the session restarts; the laptop may stay awake)."""
+    if cwd is None:
+        try:
+            cwd = Path.cwd()
+        except OSError:  # the working folder was deleted: the user level is still scanned
+            cwd = copilot_home() / "hooks" / "missing-working-folder"
+    here = cwd
+    warnings = []
+    for path in _stop_hook_files(here):
+        commands = _foreign_stop_commands(path)
+        if not commands:
+            continue
+        event, command = commands[0]
+        more = f" and {len(commands) - 1} more" if len(commands) > 1 else ""
+        warnings.append(_printable(
+            f"Warning: {path} has a non-LidGuard {event} hook ({command!r}{more}); it can block the stop "
+            "(decision: block) and keep the Copilot agent going after LidGuard's stop.", 2000))
+    return warnings

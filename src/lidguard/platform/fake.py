@@ -6,10 +6,14 @@ every question) and every action is appended as one JSON line to ``LIDGUARD_FAKE
 
     {"lid": "open"|"closed"|"unknown", "displays": [{"name": "eDP-1", "internal": true}],
      "temperaturesCelsius": [45.0], "suspendSucceeds": true, "hibernateSucceeds": true,
+     "refuseWhileBlocked": true,
      "powerSource": {"onAc": true, "batteryPercent": 80, "batteryStatus": "Charging"}}
 
 Every key is optional; no file means all defaults (lid open, one internal display, no temperature,
 suspend and hibernate succeed, no power source: ``describe_power_source`` raises ``Unsupported``).
+Like a strict OS (logind refusing while any block inhibitor on sleep is held, macOS ``disablesleep 1``
+keeping ``sleepnow`` from sleeping), a request is refused while this platform's own keep-awake or
+lid policy is held (``refuseWhileBlocked``); each request records what blocked it (``blockedBy``).
 The fake permission manager changes nothing: each subcommand is recorded as ``permission-<name>``.
 """
 
@@ -52,6 +56,7 @@ class FakeMachine:
     lid_ac_action: int = 1
     lid_dc_action: int = 1
     power_source: PowerSource | None = None
+    refuse_while_blocked: bool = True
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FakeMachine:
@@ -66,6 +71,7 @@ class FakeMachine:
         machine.temperatures_celsius = [float(value) for value in data.get("temperaturesCelsius", [])]
         machine.suspend_succeeds = bool(data.get("suspendSucceeds", True))
         machine.hibernate_succeeds = bool(data.get("hibernateSucceeds", True))
+        machine.refuse_while_blocked = bool(data.get("refuseWhileBlocked", True))
         source = data.get("powerSource")
         if isinstance(source, dict):
             machine.power_source = PowerSource(source.get("onAc"), source.get("batteryPercent"),
@@ -95,16 +101,21 @@ class _Recorder:
 
 
 class FakePowerHandle:
-    def __init__(self, recorder: _Recorder, request: ProtectionRequest) -> None:
+    def __init__(self, recorder: _Recorder, request: ProtectionRequest,
+                 held: set[FakePowerHandle] | None = None) -> None:
         self._recorder = recorder
         self._request = request
         self._released = False
+        self._held = held if held is not None else set()
         self.description = "fake power request"
+        if request.prevent_system_sleep:
+            self._held.add(self)
 
     def release(self) -> None:
         if self._released:
             return
         self._released = True
+        self._held.discard(self)
         self._recorder.record("protection-released", **_request_fields(self._request))
 
 
@@ -125,6 +136,8 @@ class FakePlatform:
         self._machine = machine or FakeMachine()
         self._state_path = state_path
         self._recorder = _Recorder(actions_path)
+        self._keep_awake: set[FakePowerHandle] = set()  # unreleased requests that prevent system sleep
+        self.lid_policy_held = False
         self.power = self
         self.lid_policy = _FakeLidPolicy(self)
         self.lid = self
@@ -169,7 +182,11 @@ class FakePlatform:
     # -- power ----------------------------------------------------------------------------------
     def apply(self, request: ProtectionRequest) -> FakePowerHandle:
         self._recorder.record("protection-applied", **_request_fields(request))
-        return FakePowerHandle(self._recorder, request)
+        return FakePowerHandle(self._recorder, request, self._keep_awake)
+
+    def own_sleep_blockers(self) -> list[str]:
+        """What this platform itself holds that a strict OS would refuse a sleep request for."""
+        return (["keep-awake"] if self._keep_awake else []) + (["lid policy"] if self.lid_policy_held else [])
 
     # -- lid, display, thermal ------------------------------------------------------------------
     def read_lid_state(self) -> LidState:
@@ -230,7 +247,12 @@ class _FakeSuspender:
         machine = self._platform.machine
         succeeds = machine.hibernate_succeeds if mode is SuspendMode.HIBERNATE else machine.suspend_succeeds
         action = "hibernate-requested" if mode is SuspendMode.HIBERNATE else "suspend-requested"
-        self._platform.record(action, succeeded=succeeds)
+        blockers = self._platform.own_sleep_blockers()
+        if blockers and machine.refuse_while_blocked:
+            self._platform.record(action, succeeded=False, blockedBy=blockers)
+            return SuspendResult(False, f"Fake {mode.value.lower()} refused: blocked by {' and '.join(blockers)} "
+                                        "held by lidguard itself.")
+        self._platform.record(action, succeeded=succeeds, blockedBy=blockers)
         if succeeds:
             return SuspendResult(True, f"Fake {mode.value.lower()} requested.")
         return SuspendResult(False, f"Fake {mode.value.lower()} failed as the simulated machine says.")
@@ -250,6 +272,7 @@ class _FakeLidPolicy:
         machine = self._platform.machine
         machine.lid_ac_action = 0
         machine.lid_dc_action = 0
+        self._platform.lid_policy_held = True
         self._platform.record("lid-policy-changed", powerSchemeIdentifier=snapshot.power_scheme_identifier)
 
     def restore_lid_actions(self, snapshot: LidActionSnapshot) -> None:
@@ -258,6 +281,7 @@ class _FakeLidPolicy:
             machine.lid_ac_action = snapshot.alternating_current_action
         if snapshot.direct_current_action is not None:
             machine.lid_dc_action = snapshot.direct_current_action
+        self._platform.lid_policy_held = False
         self._platform.record(
             "lid-policy-restored",
             powerSchemeIdentifier=snapshot.power_scheme_identifier,
@@ -266,6 +290,7 @@ class _FakeLidPolicy:
         )
 
     def drop_runtime_hold(self) -> None:
+        self._platform.lid_policy_held = False
         self._platform.record("lid-policy-hold-dropped")
 
 

@@ -26,6 +26,7 @@ from .clock import Clock, WallClock
 from .components import Component
 from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
+from .components.power_policy import PowerPolicyComponent
 from .components.protection import ProtectionComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
@@ -82,7 +83,8 @@ class Runtime:
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
-                                             self.watchers, TranscriptComponent(self), self.timers]
+                                             self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
+                                             self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():
@@ -252,4 +254,5 @@ class Runtime:
         return build_response(succeeded=succeeded, message=message, state=self.state, settings=self.settings,
                               lid_state=reading.lid, visible_display_count=reading.visible_display_count,
                               pending_suspend=self.suspend.describe(),
-                              extra={"ClosedLidSuspendEligible": reading.eligibility.eligible, **(extra or {})})
+                              extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
+                                     "ProtectionHeldBack": self.protection.held_back(), **(extra or {})})

@@ -6,8 +6,11 @@ protection reconciled off the gate) and the reply is built from what the runtime
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from ..platform.api import Unsupported
 from ..settings.model import Settings
@@ -117,11 +120,24 @@ async def _stop_and_wait(runtime: Runtime, event: policy.Stop, request: RuntimeR
             follow_up.expect(None)
     await runtime.protection.reconcile()
     if waiter.claimed:
-        await waiter.done.wait()
+        await _wait_while_the_hook_can_listen(runtime, waiter, request, follow_up)
     extra: dict[str, Any] = {"FollowUpOutcome": waiter.outcome or "NotAsked"}
     if waiter.reply is not None:
         extra["FollowUpReply"] = waiter.reply
     return runtime.reply(outcome.succeeded, outcome.message, extra)
+
+
+async def _wait_while_the_hook_can_listen(runtime: Runtime, waiter: FollowUpWaiter, request: RuntimeRequest,
+                                          follow_up: FollowUpComponent) -> None:
+    """Waits for the reply wait, but answers the hook before the wait it announced ends (issue 19)."""
+    from ..hooks.stop_timeout import runtime_answer_after_seconds
+
+    budget = request.follow_up_wait_seconds
+    with anyio.move_on_after(runtime_answer_after_seconds(budget) if budget is not None else math.inf):
+        await waiter.done.wait()
+    if not waiter.done.is_set():
+        async with runtime.gate:
+            follow_up.hook_timed_out(waiter)
 
 
 async def handle_mark_active(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:

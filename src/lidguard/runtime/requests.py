@@ -100,6 +100,8 @@ class RuntimeRequest(BaseModel):
     force: bool = Field(False, alias="Force")
     stop_hook_active: bool = Field(False, alias="StopHookActive")
     wait_for_follow_up: bool = Field(False, alias="WaitForFollowUp")  # a blocking Stop hook (ask-before-sleep)
+    # How long that hook waits before it gives up (hooks/stop_timeout.py); anything odd is "not said".
+    follow_up_wait_seconds: int | None = Field(None, alias="FollowUpWaitSeconds")
     input_prompt_preview: str = Field("", alias="InputPromptPreview", max_length=MAX_PROMPT_PREVIEW_CHARS)
     last_assistant_message: str = Field("", alias="LastAssistantMessage", max_length=MAX_ASSISTANT_MESSAGE_CHARS)
 
@@ -109,6 +111,15 @@ class RuntimeRequest(BaseModel):
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return "" if value is None else value
+
+    @field_validator("follow_up_wait_seconds", mode="before")
+    @classmethod
+    def _wait_or_none(cls, value: Any) -> int | None:
+        from ..hooks.stop_timeout import MAX_FOLLOW_UP_WAIT_SECONDS
+
+        if type(value) is int and 1 <= value <= MAX_FOLLOW_UP_WAIT_SECONDS:
+            return value
+        return None
 
     def agent_provider(self) -> AgentProvider:
         provider = parse_provider(self.provider)

@@ -20,6 +20,7 @@ def format_settings_block(settings: Settings) -> list[str]:
     lines += [
         f"  Prevent display sleep: {power.prevent_display_sleep}",
         f"  Change lid action: {settings.change_lid_action}",
+        f"  Power policy: {settings.power_policy.value} (battery floor {settings.battery_floor_percent} %)",
         f"  Watch parent process: {settings.watch_parent_process}",
         f"  Session timeout: {_off(settings.session_timeout_minutes, ' minutes')}",
         f"  Server runtime cleanup delay: {_off(settings.server_runtime_cleanup_delay_minutes, ' minutes')}",
@@ -34,6 +35,7 @@ def format_settings_block(settings: Settings) -> list[str]:
         f"  Suspend history count: {_off(settings.suspend_history_entry_count, ' entries')}",
         f"  Pre-suspend webhook URL: {_off(settings.pre_suspend_webhook_url)}",
         f"  Post-session-end webhook URL: {_off(settings.post_session_end_webhook_url)}",
+        f"  Webhook previews: {settings.webhook_previews}",
         f"  Closed lid permission request decision: {settings.closed_lid_permission_request_decision.value}",
         f"  Closed lid stop follow-up webhook URL: {_off(settings.closed_lid_stop_follow_up_webhook_url)}",
         f"  Closed lid stop follow-up delay seconds: {settings.closed_lid_stop_follow_up_delay_seconds}",

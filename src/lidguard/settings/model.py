@@ -13,6 +13,7 @@ Ranges (``NUMBER_RANGES``; the CLI rejects anything outside them, see ``validati
     EmergencyHibernationTemperatureCelsius           70-110
     PostStopSuspendSoundVolumeOverridePercent        off or 1-100
     ClosedLidStopFollowUpSoundVolumeOverridePercent  off or 1-100
+    BatteryFloorPercent                              30-100 (PowerPolicy AcOrBattery, seed 004)
 
 The maxima keep every deadline the runtime computes (now + timeout) far inside the range of dates.
 Values read from a file or received by the runtime are normalized, never rejected, and never
@@ -48,6 +49,7 @@ __all__ = [
     "NUMBER_RANGES",
     "NumberRange",
     "PermissionRequestDecision",
+    "PowerPolicy",
     "PowerRequestSettings",
     "SOUND_SETTINGS",
     "SUSPEND_HISTORY_COUNT_MAX",
@@ -87,6 +89,13 @@ class PermissionRequestDecision(enum.StrEnum):
     ASK = "Ask"
 
 
+class PowerPolicy(enum.StrEnum):
+    """Seed 004: protect on AC or on battery above the floor (default), or on AC only."""
+
+    AC_OR_BATTERY = "AcOrBattery"
+    AC_ONLY = "AcOnly"
+
+
 @dataclass(frozen=True, slots=True)
 class NumberRange:
     """An integer setting's bounds; ``off_allowed`` means JSON ``null`` (CLI ``off``) disables it."""
@@ -111,11 +120,13 @@ NUMBER_RANGES: dict[str, NumberRange] = {
                                                           93, False),
     "PostStopSuspendSoundVolumeOverridePercent": NumberRange(1, 100, None, True),
     "ClosedLidStopFollowUpSoundVolumeOverridePercent": NumberRange(1, 100, None, True),
+    "BatteryFloorPercent": NumberRange(30, 100, 30, False),
 }
 ENUM_SETTINGS: dict[str, tuple[type[enum.StrEnum], enum.StrEnum]] = {
     "SuspendMode": (SuspendModeSetting, SuspendModeSetting.SLEEP),
     "ClosedLidPermissionRequestDecision": (PermissionRequestDecision, PermissionRequestDecision.DENY),
     "EmergencyHibernationTemperatureMode": (TemperatureModeSetting, TemperatureModeSetting.AVERAGE),
+    "PowerPolicy": (PowerPolicy, PowerPolicy.AC_OR_BATTERY),
 }
 SOUND_SETTINGS = ("PostStopSuspendSound", "ClosedLidStopFollowUpSound")
 URL_SETTINGS = ("PreSuspendWebhookUrl", "PostSessionEndWebhookUrl", "ClosedLidStopFollowUpWebhookUrl")
@@ -244,6 +255,9 @@ class Settings(BaseModel):
     closed_lid_stop_follow_up_sound_volume_override_percent: int | None = Field(
         None, alias="ClosedLidStopFollowUpSoundVolumeOverridePercent"
     )
+    power_policy: PowerPolicy = Field(PowerPolicy.AC_OR_BATTERY, alias="PowerPolicy")
+    battery_floor_percent: int = Field(30, alias="BatteryFloorPercent")
+    webhook_previews: bool = Field(True, alias="WebhookPreviews")  # prompt/answer text in webhook bodies
 
     # -- normalization of stored and received values (clamping, never rejecting) -------------------
     @field_validator("power_request", mode="before")
@@ -253,7 +267,7 @@ class Settings(BaseModel):
 
     @field_validator(
         "change_lid_action", "watch_parent_process", "emergency_hibernation_on_high_temperature",
-        "repeat_closed_lid_stop_follow_up",
+        "repeat_closed_lid_stop_follow_up", "webhook_previews",
         mode="before",
     )
     @classmethod
@@ -262,6 +276,7 @@ class Settings(BaseModel):
 
     @field_validator(
         "suspend_mode", "closed_lid_permission_request_decision", "emergency_hibernation_temperature_mode",
+        "power_policy",
         mode="before",
     )
     @classmethod
@@ -272,7 +287,7 @@ class Settings(BaseModel):
         "session_timeout_minutes", "server_runtime_cleanup_delay_minutes", "post_stop_suspend_delay_seconds",
         "closed_lid_stop_follow_up_delay_seconds", "suspend_history_entry_count",
         "emergency_hibernation_temperature_celsius", "post_stop_suspend_sound_volume_override_percent",
-        "closed_lid_stop_follow_up_sound_volume_override_percent",
+        "closed_lid_stop_follow_up_sound_volume_override_percent", "battery_floor_percent",
         mode="before",
     )
     @classmethod

@@ -241,4 +241,10 @@ SETTING_OPTIONS: tuple[SettingOption, ...] = (
     _number_option(("closed-lid-stop-follow-up-sound-volume-override-percent",),
                    "ClosedLidStopFollowUpSoundVolumeOverridePercent",
                    "Master volume in percent while the ask-before-sleep sound plays."),
+    _bool_option(("webhook-previews",), ("WebhookPreviews",),
+                 "Send the prompt preview and the last assistant message with webhooks."),
+    SettingOption(("power-policy",), ("PowerPolicy",), _choice("power-policy", ("AcOrBattery", "AcOnly")),
+                  "acorbattery|aconly", "Protect on AC or on battery above the floor, or on AC only."),
+    _number_option(("battery-floor-percent",), "BatteryFloorPercent",
+                   "On battery below this charge protection is held back (sessions stay)."),
 )

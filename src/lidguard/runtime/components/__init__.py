@@ -2,7 +2,8 @@
 
 The runtime runs one event at a time under its gate: ``policy.transition`` produces effects and
 each effect goes to the component whose ``handles()`` names its type. Afterwards protection is
-wanted while ``state.protection_wanted or any(c.wants_protection())`` and the runtime stays up
+wanted while ``state.protection_wanted or any(c.wants_protection())`` - and applied unless some
+component ``holds_back_protection()`` (emergency hibernation, the battery floor) - and the runtime stays up
 while some session exists or ``any(c.busy())``. Adding a component is one new module here plus
 one line in ``Runtime.__init__``'s list; components never call each other's private methods.
 
@@ -40,6 +41,10 @@ class Component(Protocol):
         """True while this component has work that must keep the runtime from exiting."""
         ...
 
+    def holds_back_protection(self) -> str | None:
+        """Why wanted protection must not be applied now (it is released, sessions stay), or None."""
+        ...
+
     def settings_changed(self, old: Settings, new: Settings) -> None:
         """The runtime settings changed (gate held)."""
         ...
@@ -63,6 +68,9 @@ class ComponentBase:
 
     def busy(self) -> bool:
         return False
+
+    def holds_back_protection(self) -> str | None:
+        return None
 
     def settings_changed(self, old: Settings, new: Settings) -> None:
         return None

@@ -6,10 +6,15 @@ once internal panels are excluded, reads the thermal zones (Low/Average/High) of
 compares with the threshold clamped to 70-110 Celsius. Unavailable temperatures never trigger.
 
 On a trigger: re-validate under the gate, cancel the pending suspend (and with it any ask-before-
-sleep wait), start the PreSuspend webhook (reason EmergencyHibernation) in the background without
-waiting for it, request Hibernate at once ignoring the suspend mode, delay, sound and volume; when
-Hibernate fails, request Sleep at once; every result goes to suspend-history. The decisions are
-the pure functions below.
+sleep wait), send the PreSuspend webhook (reason EmergencyHibernation) and wait for it at most 5 s
+(a slow or failing receiver never blocks longer), then hold protection back (``holds_back_protection``):
+lidguard's own keep-awake and lid policy (restored from the backup) are released right before the
+request, because a strict OS refuses while any block on sleep is held, the caller's own included
+(logind BlockedByInhibitorLock, macOS ``disablesleep 1``). Then Hibernate, ignoring the suspend mode,
+delay, sound and volume; when Hibernate fails, Sleep at once; every result goes to suspend-history.
+After an accepted request protection stays released until the lid opens (or a display appears);
+when both are refused it is re-applied at once for the sessions still running, and logged. The
+decisions are the pure functions below.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ __all__ = ["COMMAND", "POLL_SECONDS", "EmergencyComponent", "TickDecision", "cla
 POLL_SECONDS = 10.0
 COMMAND = "emergency-hibernation-monitor"
 REASON = "EmergencyHibernation"
+HOLD_REASON = "Emergency Hibernation released protection (until the lid opens)"
 
 
 # -- pure decisions ---------------------------------------------------------------------------------------
@@ -68,11 +74,19 @@ class EmergencyComponent(ComponentBase):
         self._runtime = runtime
         self._scope: anyio.CancelScope | None = None
         self._working = 0  # a hibernation request or its webhook in flight
+        self._holding: str | None = None  # protection released for (and after) the request
+        self._hold_scope: anyio.CancelScope | None = None
+
+    def holds_back_protection(self) -> str | None:
+        return self._holding
 
     def state_changed(self) -> None:
         self._sync()
 
     def settings_changed(self, old: Settings, new: Settings) -> None:
+        if not new.emergency_hibernation_on_high_temperature and self._hold_scope is not None:
+            self._hold_scope.cancel()  # turning the feature off gives protection back (the caller reconciles)
+            self._holding = None
         self._sync()
 
     def busy(self) -> bool:
@@ -147,10 +161,8 @@ class EmergencyComponent(ComponentBase):
         try:
             with anyio.CancelScope(shield=True):  # the monitor may be canceled now; the request must finish
                 if url:
-                    self._send_webhook(url)
-                result = await self._request(SuspendMode.HIBERNATE, decision, mode)
-                if not result.succeeded:
-                    await self._request(SuspendMode.SLEEP, decision, mode)
+                    await self._send_webhook(url)
+                await self._release_and_request(decision, mode)
         finally:
             self._working -= 1
             with anyio.CancelScope(shield=True):
@@ -158,21 +170,64 @@ class EmergencyComponent(ComponentBase):
                     runtime.state_changed()
                 await runtime.protection.reconcile()
 
-    def _send_webhook(self, url: str) -> None:
-        """PreSuspend with reason EmergencyHibernation in the background: never delays the request."""
+    async def _send_webhook(self, url: str) -> None:
+        """PreSuspend with reason EmergencyHibernation, awaited: answered, failed or 5 s passed."""
         runtime = self._runtime
-        self._working += 1
 
         def failed(message: str) -> None:
             runtime.log("emergency-hibernation-webhook-failed", COMMAND, message, succeeded=False)
 
-        async def deliver(scope: anyio.CancelScope) -> None:
-            try:
-                await runtime.webhooks.send("PreSuspend", url, webhooks.pre_suspend_body(REASON), failed)
-            finally:
-                self._working -= 1
+        await runtime.webhooks.send("PreSuspend", url, webhooks.pre_suspend_body(REASON), failed)
 
-        runtime.spawn(deliver)
+    async def _release_and_request(self, decision: TickDecision, mode: TemperatureMode) -> None:
+        """Releases lidguard's own blockers (keep-awake, the lid policy from its backup) right before
+        Hibernate, then Sleep; protection stays away after an accepted request until the lid opens,
+        and comes back at once for the running sessions when both were refused."""
+        runtime = self._runtime
+        async with runtime.gate:
+            if runtime.stopping:
+                return
+            self._holding = HOLD_REASON
+            runtime.state_changed()
+        await runtime.protection.reconcile()
+        result = await self._request(SuspendMode.HIBERNATE, decision, mode)
+        if not result.succeeded:
+            result = await self._request(SuspendMode.SLEEP, decision, mode)
+        if result.succeeded:
+            async with runtime.gate:
+                if self._holding and self._hold_scope is None and not runtime.stopping:
+                    self._hold_scope = runtime.spawn(self._hold_until_the_lid_opens)
+            return
+        async with runtime.gate:
+            self._holding = None
+            runtime.log("emergency-hibernation-protection-reapplied", COMMAND,
+                        "Hibernate and Sleep were both refused; re-applying protection for the "
+                        f"{len(runtime.state.sessions)} session(s) still running.", succeeded=False)
+            runtime.state_changed()
+
+    async def _hold_until_the_lid_opens(self, scope: anyio.CancelScope) -> None:
+        """After an accepted request protection stays released (re-applying it could undo the
+        hibernation) until the lid opens or a display appears, checked every poll. A cancelled hold
+        (the runtime exits, or the setting was turned off, which ends the hold itself) re-applies nothing."""
+        runtime = self._runtime
+        try:
+            while runtime.state.protection_wanted:
+                await anyio.sleep(POLL_SECONDS)
+                reading = await runtime.machine.fresh()
+                if not reading.eligibility.eligible:
+                    break
+            with anyio.CancelScope(shield=True):
+                async with runtime.gate:
+                    if self._holding and runtime.state.protection_wanted and not runtime.stopping:
+                        runtime.log("emergency-hibernation-protection-returned", COMMAND,
+                                    "Re-applying protection after Emergency Hibernation: the lid is open "
+                                    "or a display is on.")
+                    self._holding = None
+                    runtime.state_changed()
+                await runtime.protection.reconcile()
+        finally:
+            if self._hold_scope is scope:
+                self._hold_scope = None
 
     async def _request(self, suspend_mode: SuspendMode, decision: TickDecision,
                        mode: TemperatureMode) -> SuspendResult:

@@ -37,7 +37,7 @@ from ..clock import sleep_until
 from ..logs import format_utc
 from ..sessions import AgentProvider, SessionKey
 from . import ComponentBase
-from .webhooks import JSON_CONTENT_TYPE, WEBHOOK_TIMEOUT_SECONDS, failure_message
+from .webhooks import JSON_CONTENT_TYPE, WEBHOOK_TIMEOUT_SECONDS, failure_message, without_previews
 
 if TYPE_CHECKING:
     from ..app import Runtime
@@ -74,6 +74,7 @@ class FollowUpWaiter:
     input_prompt_preview: str = ""
     done: anyio.Event = field(default_factory=anyio.Event)
     claimed: bool = False  # a pending suspend with a reply wait owns it
+    hook_gone: bool = False  # the hook's announced wait ran out: nobody can read a reply any more
     outcome: str = ""
     reply: str | None = None
 
@@ -135,7 +136,7 @@ class FollowUpComponent(ComponentBase):
     def still_enabled(self, pending: PendingSuspend) -> bool:
         """Before the stage: the settings may have changed during the delay."""
         settings = self._runtime.settings
-        return pending.waiter is not None and suspend_policy.follow_up_wanted(
+        return pending.waiter is not None and not pending.waiter.hook_gone and suspend_policy.follow_up_wanted(
             pending.trigger, hook_waiting=True, url=settings.closed_lid_stop_follow_up_webhook_url,
             window_seconds=settings.closed_lid_stop_follow_up_delay_seconds,
             delay_seconds=settings.post_stop_suspend_delay_seconds,
@@ -153,6 +154,16 @@ class FollowUpComponent(ComponentBase):
             session.key, session.watched_process_identifier, session.working_directory, session.transcript_path,
             watch_parent_process=runtime.settings.watch_parent_process,
             input_prompt_preview=reply[:MAX_PROMPT_PREVIEW_CHARS]))
+
+    def hook_timed_out(self, waiter: FollowUpWaiter) -> None:
+        """Gate held. The hook's announced wait runs out before the agent kills it: answer it now and
+        end the reply wait (a reply could no longer reach the agent); the suspend goes on as on Expired."""
+        pending = self._runtime.suspend.pending
+        waiter.hook_gone = True
+        waiter.finish("HookTimedOut")
+        if pending is not None and pending.waiter is waiter:
+            self._log("hook-timed-out", "The waiting Stop hook reached the end of its wait before the agent's "
+                      "hook timeout; stopped waiting for a reply and continuing with the suspend.", pending=pending)
 
     # -- the wait (off the gate) -------------------------------------------------------------------------
     def _log(self, name: str, message: str, *, succeeded: bool = True, pending: PendingSuspend) -> None:
@@ -179,6 +190,7 @@ class FollowUpComponent(ComponentBase):
                 last_assistant_message=(waiter.last_assistant_message
                                         or str(session_end.get("lastAssistantMessage") or "")),
                 created=created, expires=initial)
+            body = without_previews(body, settings)
         client = httpx.AsyncClient(timeout=httpx.Timeout(WEBHOOK_TIMEOUT_SECONDS), transport=self._transport,
                                    follow_redirects=False)
         try:
@@ -247,6 +259,8 @@ class FollowUpComponent(ComponentBase):
         next_check = clock.now() + timedelta(seconds=ELIGIBILITY_CHECK_SECONDS)
         while True:
             now = clock.now()
+            if pending.waiter is not None and pending.waiter.hook_gone:
+                return FollowUpResult("Expired")
             if now >= pending.deadline:  # the last poll happened at the deadline
                 self._log("expired", "No reply to the stop follow-up before its deadline; continuing with the "
                           "suspend.", pending=pending)

@@ -1,7 +1,8 @@
 """Holds keep-awake protection while anyone wants it, changing only what changed.
 
 ``reconcile()`` moves the applied protection to what is wanted now (``Runtime.protection_wanted``
-and the current settings). It runs off the gate under its own lock, shielded: the slow platform
+and the current settings), or to nothing while a component holds it back (``held_back``: sessions
+stay, protection and the lid policy are released). It runs off the gate under its own lock, shielded: the slow platform
 calls (logind, powercfg, IOPMAssertion) never hold up other requests, and a cancelled runtime
 never leaves half an apply behind.
 """
@@ -37,9 +38,16 @@ class ProtectionComponent(ComponentBase):
     def _log_failure(self, event_name: str, message: str) -> None:
         self._runtime.log(event_name, "protection", message, succeeded=False)
 
+    def held_back(self) -> list[str]:
+        """Why wanted protection is not applied now (empty: nothing holds it back)."""
+        reasons = (component.holds_back_protection() for component in self._runtime.components)
+        return [reason for reason in reasons if reason]
+
     def _target(self) -> ProtectionTarget | None:
         runtime = self._runtime
-        return protection_target(runtime.settings) if runtime.protection_wanted() else None
+        if not runtime.protection_wanted() or self.held_back():
+            return None
+        return protection_target(runtime.settings)
 
     async def reconcile(self) -> Exception | None:
         """Converges to the wanted protection; returns the platform error when a change failed."""

@@ -33,6 +33,7 @@ __all__ = [
     "WEBHOOK_TIMEOUT_SECONDS",
     "WebhookComponent",
     "failure_message",
+    "without_previews",
     "post_session_end_body",
     "pre_suspend_body",
     "session_end_fields",
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 WEBHOOK_TIMEOUT_SECONDS = 5.0
+PREVIEW_FIELDS = ("inputPromptPreview", "lastAssistantMessage")  # left out with WebhookPreviews false
 JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 
 
@@ -85,6 +87,13 @@ def pre_suspend_body(reason: str, *, soft_locked_session_count: int = 0,
 
 def post_session_end_body(session_end: dict[str, Any]) -> dict[str, Any]:
     return {"eventType": "PostSessionEnd", "reason": "SessionEnded", **session_end}
+
+
+def without_previews(body: dict[str, Any], settings: Any) -> dict[str, Any]:
+    """``body`` without the prompt preview and the assistant message unless ``WebhookPreviews`` is on."""
+    if settings.webhook_previews:
+        return body
+    return {key: value for key, value in body.items() if key not in PREVIEW_FIELDS}
 
 
 def failure_message(name: str, *, status: int | None = None, reason_phrase: str = "", timed_out: bool = False,
@@ -137,6 +146,7 @@ class WebhookComponent(ComponentBase):
             on_failure(failure_message(name, bad_url=True))
             return False
         message: str | None = None
+        body = without_previews(body, self._runtime.settings)
         with anyio.move_on_after(WEBHOOK_TIMEOUT_SECONDS) as scope:
             try:
                 response = await self._http().post(url, json=body, headers={"Content-Type": JSON_CONTENT_TYPE})

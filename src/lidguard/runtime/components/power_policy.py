@@ -1,0 +1,137 @@
+"""Power policy (seed 004, issue 19): protect only on a power source the user accepts.
+
+``PowerPolicy`` AcOrBattery (default) protects on AC and on battery at or above ``BatteryFloorPercent``
+(30-100 %, default 30); AcOnly protects on AC only. Otherwise this component holds protection back
+(``holds_back_protection``): the keep-awake request and the lid policy are released (the lid policy
+restored from its backup) while the sessions stay tracked, and the reply says why
+(``ProtectionHeldBack``). Back on AC or above the floor protection returns. The change itself never
+schedules a suspend: the session state does not move.
+
+Unknown power fails safe, as battery at the floor: a source that cannot say whether it is on AC, a
+battery that gives no percentage, a failed read. A machine that lists no battery or adapter at all
+(``Unsupported``: a desktop or a VM) runs on mains.
+
+The power source is read at once when a session starts wanting protection, then every
+``POLL_SECONDS`` (a slow poll) while one does; nothing is read while no session wants protection.
+The decision is the pure ``decide`` below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ...platform.api import PowerSource, Unsupported
+from ...settings.model import PowerPolicy, Settings
+from . import ComponentBase
+
+if TYPE_CHECKING:
+    from ..app import Runtime
+
+__all__ = ["COMMAND", "POLL_SECONDS", "PowerDecision", "PowerPolicyComponent", "decide"]
+
+COMMAND = "power-policy"
+POLL_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class PowerDecision:
+    allowed: bool
+    reason: str = ""  # why protection is held back (empty when allowed)
+
+
+def decide(*, policy: PowerPolicy, floor_percent: int, source: PowerSource | Exception) -> PowerDecision:
+    """Whether protection may be applied on ``source`` (a reading, or the error reading it raised)."""
+    if isinstance(source, Unsupported):
+        return PowerDecision(True)  # no battery or adapter listed at all: mains
+    if isinstance(source, Exception):
+        source, note = PowerSource(None), " (the power source could not be read)"
+    else:
+        note = ""
+    on_ac = source.on_ac is True
+    if on_ac:
+        return PowerDecision(True)
+    if source.on_ac is None and not note:
+        note = " (the power source is unknown)"
+    if policy is PowerPolicy.AC_ONLY:
+        return PowerDecision(False, f"On battery{note} and the power policy is AcOnly: protection is held back "
+                                    "until AC returns.")
+    percent = source.battery_percent if source.battery_percent is not None else floor_percent
+    if percent < floor_percent:
+        return PowerDecision(False, f"On battery at {percent} %{note}, below the battery floor of {floor_percent} %: "
+                                    "protection is held back until AC returns or the battery is above the floor.")
+    return PowerDecision(True)
+
+
+class PowerPolicyComponent(ComponentBase):
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._held: str | None = None
+        self._source: PowerSource | Exception | None = None  # the last reading
+        self._scope: anyio.CancelScope | None = None
+
+    def holds_back_protection(self) -> str | None:
+        return self._held
+
+    def state_changed(self) -> None:
+        self._sync()
+
+    def settings_changed(self, old: Settings, new: Settings) -> None:
+        if (old.power_policy, old.battery_floor_percent) != (new.power_policy, new.battery_floor_percent):
+            self._decide()  # the caller reconciles protection afterwards
+        self._sync()
+
+    def _sync(self) -> None:
+        runtime = self._runtime
+        wanted = runtime.running and not runtime.stopping and runtime.state.protection_wanted
+        if wanted and self._scope is None:
+            self._scope = runtime.spawn(self._watch)
+        elif not wanted and self._scope is not None:
+            self._scope.cancel()
+            self._scope = None
+
+    def _decide(self) -> bool:
+        """Gate held. Applies the last reading to the current settings; True when the hold changed."""
+        if self._source is None:
+            return False
+        settings = self._runtime.settings
+        decision = decide(policy=settings.power_policy, floor_percent=settings.battery_floor_percent,
+                          source=self._source)
+        held = None if decision.allowed else decision.reason
+        if held == self._held:
+            return False
+        was_held, self._held = self._held, held
+        if held is not None:
+            self._runtime.log("power-policy-protection-held-back", COMMAND, held, succeeded=False)
+        elif was_held is not None:
+            self._runtime.log("power-policy-protection-returned", COMMAND,
+                              "Protection returns: the power source meets the power policy again.")
+        return True
+
+    async def _read(self) -> PowerSource | Exception:
+        runtime = self._runtime
+        try:
+            return await runtime.call_platform(runtime.platform.describe_power_source)
+        except Exception as error:  # Unsupported, OSError or a reader bug: decide() knows what each means
+            if not isinstance(error, (Unsupported, OSError, ValueError)):
+                runtime.exception_log.record("power-source-read-failed", error)
+            return error
+
+    async def _watch(self, scope: anyio.CancelScope) -> None:
+        runtime = self._runtime
+        try:
+            while True:
+                source = await self._read()
+                async with runtime.gate:
+                    self._source = source
+                    changed = self._decide()
+                    if changed:
+                        runtime.state_changed()
+                if changed:
+                    await runtime.protection.reconcile()
+                await anyio.sleep(POLL_SECONDS)
+        finally:
+            if self._scope is scope:
+                self._scope = None
