@@ -6,10 +6,13 @@ every question) and every action is appended as one JSON line to ``LIDGUARD_FAKE
 
     {"lid": "open"|"closed"|"unknown", "displays": [{"name": "eDP-1", "internal": true}],
      "temperaturesCelsius": [45.0], "suspendSucceeds": true, "hibernateSucceeds": true,
-     "powerSource": {"onAc": true, "batteryPercent": 80, "batteryStatus": "Charging"}}
+     "powerSource": {"onAc": true, "batteryPercent": 80, "batteryStatus": "Charging"},
+     "soundWarnings": ["..."], "soundFailure": "..."}
 
 Every key is optional; no file means all defaults (lid open, one internal display, no temperature,
-suspend and hibernate succeed, no power source: ``describe_power_source`` raises ``Unsupported``).
+suspend and hibernate succeed, no power source: ``describe_power_source`` raises ``Unsupported``,
+sounds play without warnings). ``soundWarnings`` are returned by every playback (as a backend's
+volume-override warnings); ``soundFailure`` makes playback raise with those warnings attached.
 The fake permission manager changes nothing: each subcommand is recorded as ``permission-<name>``.
 """
 
@@ -52,6 +55,8 @@ class FakeMachine:
     lid_ac_action: int = 1
     lid_dc_action: int = 1
     power_source: PowerSource | None = None
+    sound_warnings: list[str] = field(default_factory=list)
+    sound_failure: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FakeMachine:
@@ -66,11 +71,23 @@ class FakeMachine:
         machine.temperatures_celsius = [float(value) for value in data.get("temperaturesCelsius", [])]
         machine.suspend_succeeds = bool(data.get("suspendSucceeds", True))
         machine.hibernate_succeeds = bool(data.get("hibernateSucceeds", True))
+        warnings = data.get("soundWarnings", [])
+        machine.sound_warnings = [str(item) for item in warnings] if isinstance(warnings, list) else []
+        failure = data.get("soundFailure")
+        machine.sound_failure = str(failure) if failure else None
         source = data.get("powerSource")
         if isinstance(source, dict):
             machine.power_source = PowerSource(source.get("onAc"), source.get("batteryPercent"),
                                                source.get("batteryStatus"))
         return machine
+
+
+class FakeSoundError(RuntimeError):
+    """Playback failed; ``warnings`` as a real backend attaches its volume-override warnings."""
+
+    def __init__(self, message: str, warnings: list[str]) -> None:
+        super().__init__(message)
+        self.warnings = list(warnings)
 
 
 class _Recorder:
@@ -183,8 +200,12 @@ class FakePlatform:
 
     # -- sound ----------------------------------------------------------------------------------
     def play(self, sound: str, *, volume_percent: int | None) -> list[str]:
+        machine = self.machine
+        if machine.sound_failure is not None:
+            self._recorder.record("sound-failed", sound=sound, volumePercent=volume_percent)
+            raise FakeSoundError(machine.sound_failure, machine.sound_warnings)
         self._recorder.record("sound-played", sound=sound, volumePercent=volume_percent)
-        return []
+        return list(machine.sound_warnings)
 
     def describe_capabilities(self) -> dict[str, str]:
         return {capability: "available (fake platform)" for capability in CAPABILITIES}
