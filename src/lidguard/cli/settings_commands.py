@@ -172,6 +172,21 @@ def _remover(json_key: str, missing: str, removed: str):
     return remove
 
 
+def _locked(handler: Any) -> Any:
+    """The whole read-modify-write under the settings file's exclusive lock (REFERENCE row 42)."""
+
+    def run(context: CliContext, args: argparse.Namespace) -> int:
+        from ..platform.locking import ConfigLockError, config_lock
+
+        try:
+            with config_lock(context.paths.settings_file):
+                return int(handler(context, args))
+        except ConfigLockError as error:
+            raise CliError(str(error)) from error
+
+    return run
+
+
 def add_settings_commands(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "settings", help="Show and change settings (interactive with no options).",
@@ -186,7 +201,7 @@ def add_settings_commands(subparsers: Any) -> None:
         parser.add_argument(*flags, dest=option.name.replace("-", "_"), metavar=option.metavar,
                             help=argparse.SUPPRESS if hidden else option.help)
     parser.add_argument("--reset", metavar="true|false", help="start from the defaults before applying options")
-    parser.set_defaults(handler=_settings)
+    parser.set_defaults(handler=_locked(_settings))
     for command, key, missing, removed in (
         ("remove-pre-suspend-webhook", "PreSuspendWebhookUrl", "No pre-suspend webhook URL is configured.",
          "Pre-suspend webhook URL removed."),
@@ -197,4 +212,4 @@ def add_settings_commands(subparsers: Any) -> None:
          "Closed lid stop follow-up webhook URL removed."),
     ):
         sub = subparsers.add_parser(command, help=f"Clear {key} and update the runtime.")
-        sub.set_defaults(handler=_remover(key, missing, removed))
+        sub.set_defaults(handler=_locked(_remover(key, missing, removed)))
