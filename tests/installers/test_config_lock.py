@@ -199,3 +199,26 @@ def test_the_mcp_settings_tool_updates_under_the_lock(lidguard):
     assert (data["PostStopSuspendDelaySeconds"], data["PostStopSuspendSound"], data["SuspendMode"]) == (
         42, "Beep", "Hibernate")
     assert outcome["result"]["appliedChanges"] == ["postStopSuspendSound"]  # type: ignore[index]
+
+
+def test_interactive_settings_never_hold_the_lock_while_asking(lidguard):
+    """The answers are applied to the file as it is when they are saved, under the lock; a `settings`
+    run while the user is still typing neither waits nor is lost."""
+    lidguard.run("settings", "--suspend-mode", "sleep", check=True)
+    interactive = subprocess.Popen([sys.executable, "-m", "lidguard", "settings"], env=lidguard.env, text=True,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert interactive.stdout is not None and interactive.stdin is not None
+    prompt = ""
+    while "Prevent system sleep" not in prompt:  # the first question is asked: the file was read
+        char = interactive.stdout.read(1)
+        assert char, interactive.stderr.read() if interactive.stderr else ""
+        prompt += char
+    began = time.monotonic()
+    other = lidguard.run("settings", "--suspend-mode", "hibernate", timeout=60)
+    assert other.returncode == 0, other.stderr
+    assert time.monotonic() - began < 10  # not the lock's 15 s wait
+    interactive.stdin.write("false\n" + "\n" * 40)
+    interactive.stdin.close()
+    assert interactive.wait(timeout=60) == 0, interactive.stderr.read() if interactive.stderr else ""
+    data = json.loads((lidguard.data_dir / "settings.json").read_text())
+    assert data["SuspendMode"] == "Hibernate" and data["PowerRequest"]["PreventSystemSleep"] is False

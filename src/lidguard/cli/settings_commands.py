@@ -98,7 +98,7 @@ def _save_and_sync(context: CliContext, settings: Settings, lines: list[str],
     return 0
 
 
-def _interactive(context: CliContext, settings: Settings, problems: list[str]) -> Settings:
+def _interactive(context: CliContext, settings: Settings, problems: list[str]) -> dict[tuple[str, ...], Any]:
     from ..platform.host import away_mode_supported
 
     if problems:
@@ -129,10 +129,36 @@ def _interactive(context: CliContext, settings: Settings, problems: list[str]) -
                 break
             except SettingsInputError as error:
                 print(str(error))
-    return apply_changes(settings, changes)
+    return changes
 
 
 def _settings(context: CliContext, args: argparse.Namespace) -> int:
+    given = {option.name: getattr(args, option.name.replace("-", "_")) for option in SETTING_OPTIONS}
+    given = {name: value for name, value in given.items() if value is not None}
+    reset = parse_bool(args.reset, "reset") if args.reset is not None else False
+    if not given and not reset:
+        # Never hold the lock while the user types: the answers go onto the file as it is when saved.
+        report = load_settings_report(context.paths.settings_file)
+        if report.error is not None:
+            raise CliError(report.error)
+        answers = _interactive(context, report.settings, report.problems)
+        return _locked(lambda context, args: _save_interactive(context, answers))(context, args)
+    return _locked(_settings_from_options)(context, args)
+
+
+def _save_interactive(context: CliContext, answers: dict[tuple[str, ...], Any]) -> int:
+    settings, problems = _load(context)
+    hints = [
+        "To change the power request reason run: lidguard settings --power-request-reason \"<text>\"",
+        "To set the pre-suspend webhook run: lidguard settings --pre-suspend-webhook-url <url>",
+        "To remove the pre-suspend webhook run: lidguard remove-pre-suspend-webhook",
+        "To set the post-session-end webhook run: lidguard settings --post-session-end-webhook-url <url>",
+        "To remove the post-session-end webhook run: lidguard remove-post-session-end-webhook",
+    ]
+    return _save_and_sync(context, apply_changes(settings, answers), hints, problems)
+
+
+def _settings_from_options(context: CliContext, args: argparse.Namespace) -> int:
     given = {option.name: getattr(args, option.name.replace("-", "_")) for option in SETTING_OPTIONS}
     given = {name: value for name, value in given.items() if value is not None}
     reset = parse_bool(args.reset, "reset") if args.reset is not None else False
@@ -141,16 +167,6 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
         settings = headless_defaults()
     else:
         settings, problems = _load(context)
-    if not given and not reset:
-        settings = _interactive(context, settings, problems)
-        hints = [
-            "To change the power request reason run: lidguard settings --power-request-reason \"<text>\"",
-            "To set the pre-suspend webhook run: lidguard settings --pre-suspend-webhook-url <url>",
-            "To remove the pre-suspend webhook run: lidguard remove-pre-suspend-webhook",
-            "To set the post-session-end webhook run: lidguard settings --post-session-end-webhook-url <url>",
-            "To remove the post-session-end webhook run: lidguard remove-post-session-end-webhook",
-        ]
-        return _save_and_sync(context, settings, hints, problems)
     changes: dict[tuple[str, ...], Any] = {}
     for name, text in given.items():
         option = _OPTIONS_BY_NAME[name]
@@ -201,7 +217,7 @@ def add_settings_commands(subparsers: Any) -> None:
         parser.add_argument(*flags, dest=option.name.replace("-", "_"), metavar=option.metavar,
                             help=argparse.SUPPRESS if hidden else option.help)
     parser.add_argument("--reset", metavar="true|false", help="start from the defaults before applying options")
-    parser.set_defaults(handler=_locked(_settings))
+    parser.set_defaults(handler=_settings)
     for command, key, missing, removed in (
         ("remove-pre-suspend-webhook", "PreSuspendWebhookUrl", "No pre-suspend webhook URL is configured.",
          "Pre-suspend webhook URL removed."),
