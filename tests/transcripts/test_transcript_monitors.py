@@ -191,6 +191,7 @@ def test_stop_and_missing_folder_and_copilot_fallback(tmp_path: Path, monkeypatc
         expected = tmp_path / "copilot" / "session-state" / "abc" / "events.jsonl"
         assert monitors.monitored == {SessionKey.create(AgentProvider.GITHUB_COPILOT, "abc"): expected}
         await h.start("c9", "Claude", TranscriptPath=str(tmp_path / "nowhere" / "x.jsonl"))
+        await anyio.sleep(0.1)  # the fallback search by session id runs off the gate first
         assert h.log_entries("claude-transcript-monitor-skipped")
         await h.start("m1", "Custom", TranscriptPath=str(tmp_path / "x.jsonl"))
         assert len(monitors.monitored) == 1  # custom/mcp sessions are not monitored

@@ -13,7 +13,8 @@ __all__ = ["CATEGORIES", "build_parser", "run_full"]
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Session Control", ("start", "stop", "status", "remove-session", "cleanup-orphans", "stop-runtime")),
     ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
-                            "remove-closed-lid-stop-follow-up-webhook", "suspend-history")),
+                            "remove-closed-lid-stop-follow-up-webhook", "suspend-history",
+                            "preview-system-sound", "preview-current-sound")),
     ("Getting Started", ("setup", "doctor", "completion")),
     ("Diagnostics", ("current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission", "macos-permission")),
@@ -92,12 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     from .session_commands import add_session_commands
     from .settings_commands import add_settings_commands
     from .setup_command import add_setup_command
+    from .sound_commands import add_sound_commands
 
     parser = _Parser(prog="lidguard", add_help=False)
     subparsers = parser.add_subparsers(dest="command", parser_class=_Parser)
     add_session_commands(subparsers)
     add_settings_commands(subparsers)
     add_diagnostic_commands(subparsers)
+    add_sound_commands(subparsers)
     add_install_commands(subparsers)
     add_hook_commands(subparsers)
     add_mcp_commands(subparsers)

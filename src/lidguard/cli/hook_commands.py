@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .output import CliError, escape_control, print_json
+from .output import CliError, escape_control, format_local, print_json
 
 __all__ = ["HOOK_COMMANDS", "add_hook_commands"]
 
@@ -96,8 +96,17 @@ def _hook_events(context: Any, args: argparse.Namespace) -> int:
     if not lines:
         print(escape_control(f"No {provider} hook events recorded yet ({path})."))
         return 0
-    print("\n".join(escape_control(line) for line in lines))
+    print("\n".join(escape_control(_local_time(line)) for line in lines))
     return 0
+
+
+def _local_time(line: str) -> str:
+    """The stored UTC time at the start of a line printed in local time (a line without one as is)."""
+    stamp, separator, rest = line.partition(" ")
+    if not stamp.endswith("Z"):
+        return line
+    local = format_local(stamp)
+    return f"{local}{separator}{rest}" if local != stamp else line
 
 
 def add_hook_commands(subparsers: Any) -> None:

@@ -74,6 +74,8 @@ def _hook_action(action: str) -> Any:
     def run(context: CliContext, args: argparse.Namespace) -> int:
         from ..installers import PROVIDERS, InstallError, status_block
         from ..installers.common import stop_hook_timeout_seconds
+        from ..installers.locks import config_files
+        from ..platform.locking import ConfigLockError, config_lock
 
         config = _config(args.config)
         if getattr(args, "json", False):
@@ -88,10 +90,12 @@ def _hook_action(action: str) -> Any:
                     _print_lines(status_block(key, config, context.paths.settings_file, context.paths.data_dir))
                 elif action == "install":
                     timeout = stop_hook_timeout_seconds(context.paths.settings_file)
-                    _print_lines(provider.install(config, timeout).lines())
+                    with config_lock(*config_files(key, config)):
+                        _print_lines(provider.install(config, timeout).lines())
                 else:
-                    _print_lines(provider.remove(config).lines())
-            except InstallError as error:
+                    with config_lock(*config_files(key, config)):
+                        _print_lines(provider.remove(config).lines())
+            except (InstallError, ConfigLockError) as error:
                 _print_lines([f"Provider: {provider.display}", "Changed: False", f"Message: {error}"])
                 failed.append(provider.display)
         if failed:

@@ -85,7 +85,8 @@ def _providers(value: str | None, skipped_out: list[str] | None = None) -> list[
 
 def _mcp_install(action: str):
     def run(context: CliContext, args: argparse.Namespace) -> int:
-        from ..mcp.install import McpInstallError, install, remove, status_lines
+        from ..mcp.install import PROVIDERS, McpInstallError, install, remove, status_lines
+        from ..platform.locking import ConfigLockError, config_lock
 
         if action == "status" and getattr(args, "json", False):
             skipped: list[str] = []
@@ -98,8 +99,9 @@ def _mcp_install(action: str):
                 _print_lines(status_lines(provider))
                 continue
             try:
-                result = (install if action == "install" else remove)(provider)
-            except McpInstallError as error:
+                with config_lock(PROVIDERS[provider].config()):
+                    result = (install if action == "install" else remove)(provider)
+            except (McpInstallError, ConfigLockError) as error:
                 _print_lines([f"Provider: {provider}", "Changed: False", f"Message: {error}"])
                 failed = True
                 continue
@@ -113,17 +115,23 @@ def _mcp_install(action: str):
 
 def _provider_mcp(action: str):
     def run(context: CliContext, args: argparse.Namespace) -> int:
-        from ..mcp.config_file import ConfigFileError, install_provider_server, provider_status, remove_provider_server
+        import os
+        from pathlib import Path
 
+        from ..mcp.config_file import ConfigFileError, install_provider_server, provider_status, remove_provider_server
+        from ..platform.locking import ConfigLockError, config_lock
+
+        locked = [Path(os.path.expanduser(args.config))] if action != "status" and (args.config or "").strip() else []
         try:
-            if action == "install":
-                lines = install_provider_server(args.config, _provider_name_for_install(args.provider_name),
-                                                args.server_name)
-            elif action == "remove":
-                lines = remove_provider_server(args.config, args.server_name)
-            else:
-                lines = provider_status(args.config, args.server_name)
-        except ConfigFileError as error:
+            with config_lock(*locked):
+                if action == "install":
+                    lines = install_provider_server(args.config, _provider_name_for_install(args.provider_name),
+                                                    args.server_name)
+                elif action == "remove":
+                    lines = remove_provider_server(args.config, args.server_name)
+                else:
+                    lines = provider_status(args.config, args.server_name)
+        except (ConfigFileError, ConfigLockError) as error:
             raise CliError(str(error)) from error
         _print_lines(lines)
         return 0

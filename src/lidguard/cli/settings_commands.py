@@ -110,7 +110,7 @@ def _save_and_sync(context: CliContext, settings: Settings, lines: list[str],
     return 0
 
 
-def _interactive(context: CliContext, settings: Settings, problems: list[str]) -> Settings:
+def _interactive(context: CliContext, settings: Settings, problems: list[str]) -> dict[tuple[str, ...], Any]:
     from ..platform.host import away_mode_supported
 
     if problems:
@@ -141,10 +141,43 @@ def _interactive(context: CliContext, settings: Settings, problems: list[str]) -
                 break
             except SettingsInputError as error:
                 print(str(error))
-    return apply_changes(settings, changes)
+    return changes
 
 
 def _settings(context: CliContext, args: argparse.Namespace) -> int:
+    given = {option.name: getattr(args, option.name.replace("-", "_")) for option in SETTING_OPTIONS}
+    given = {name: value for name, value in given.items() if value is not None}
+    reset = parse_bool(args.reset, "reset") if args.reset is not None else False
+    if args.json:
+        if given or reset:
+            raise CliError("The --json option shows the settings; it cannot be combined with changes.")
+        settings, problems = _load(context)
+        print_json({"settingsFile": str(context.paths.settings_file), "settings": settings.to_file_json(),
+                    "problems": problems})
+        return 0
+    if not given and not reset:
+        # Never hold the lock while the user types: the answers go onto the file as it is when saved.
+        report = load_settings_report(context.paths.settings_file)
+        if report.error is not None:
+            raise CliError(report.error)
+        answers = _interactive(context, report.settings, report.problems)
+        return _locked(lambda context, args: _save_interactive(context, answers))(context, args)
+    return _locked(_settings_from_options)(context, args)
+
+
+def _save_interactive(context: CliContext, answers: dict[tuple[str, ...], Any]) -> int:
+    settings, problems = _load(context)
+    hints = [
+        "To change the power request reason run: lidguard settings --power-request-reason \"<text>\"",
+        "To set the pre-suspend webhook run: lidguard settings --pre-suspend-webhook-url <url>",
+        "To remove the pre-suspend webhook run: lidguard remove-pre-suspend-webhook",
+        "To set the post-session-end webhook run: lidguard settings --post-session-end-webhook-url <url>",
+        "To remove the post-session-end webhook run: lidguard remove-post-session-end-webhook",
+    ]
+    return _save_and_sync(context, apply_changes(settings, answers), hints, problems)
+
+
+def _settings_from_options(context: CliContext, args: argparse.Namespace) -> int:
     given = {option.name: getattr(args, option.name.replace("-", "_")) for option in SETTING_OPTIONS}
     given = {name: value for name, value in given.items() if value is not None}
     reset = parse_bool(args.reset, "reset") if args.reset is not None else False
@@ -157,22 +190,6 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
     else:
         settings, problems = _load(context)
         before = settings
-    if args.json:
-        if given or reset:
-            raise CliError("The --json option shows the settings; it cannot be combined with changes.")
-        print_json({"settingsFile": str(context.paths.settings_file), "settings": settings.to_file_json(),
-                    "problems": problems})
-        return 0
-    if not given and not reset:
-        settings = _interactive(context, settings, problems)
-        hints = [
-            "To change the power request reason run: lidguard settings --power-request-reason \"<text>\"",
-            "To set the pre-suspend webhook run: lidguard settings --pre-suspend-webhook-url <url>",
-            "To remove the pre-suspend webhook run: lidguard remove-pre-suspend-webhook",
-            "To set the post-session-end webhook run: lidguard settings --post-session-end-webhook-url <url>",
-            "To remove the post-session-end webhook run: lidguard remove-post-session-end-webhook",
-        ]
-        return _save_and_sync(context, settings, hints, problems)
     changes: dict[tuple[str, ...], Any] = {}
     for name, text in given.items():
         option = _OPTIONS_BY_NAME[name]
@@ -192,6 +209,21 @@ def _remover(json_key: str, missing: str, removed: str):
         return _save_and_sync(context, apply_changes(settings, {(json_key,): ""}), [removed], problems)
 
     return remove
+
+
+def _locked(handler: Any) -> Any:
+    """The whole read-modify-write under the settings file's exclusive lock (REFERENCE row 42)."""
+
+    def run(context: CliContext, args: argparse.Namespace) -> int:
+        from ..platform.locking import ConfigLockError, config_lock
+
+        try:
+            with config_lock(context.paths.settings_file):
+                return int(handler(context, args))
+        except ConfigLockError as error:
+            raise CliError(str(error)) from error
+
+    return run
 
 
 def add_settings_commands(subparsers: Any) -> None:
@@ -220,4 +252,4 @@ def add_settings_commands(subparsers: Any) -> None:
          "Closed lid stop follow-up webhook URL removed."),
     ):
         sub = subparsers.add_parser(command, help=f"Clear {key} and update the runtime.")
-        sub.set_defaults(handler=_remover(key, missing, removed))
+        sub.set_defaults(handler=_locked(_remover(key, missing, removed)))

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..ipc.limits import MAX_PATH_CHARS, MAX_PROVIDER_NAME_CHARS, MAX_REASON_CHARS, MAX_SESSION_IDENTIFIER_CHARS
+from ..platform.locking import ConfigLockError, config_lock
 from ..platform.paths import LidGuardPaths
 from ..providers import PROVIDER_CHOICES_TEXT, AgentProvider, parse_provider, provider_display
 from ..settings import Settings, SettingsInputError, apply_changes, headless_defaults, load_settings_report
@@ -129,12 +131,9 @@ class ToolContext:
             summary = f"The LidGuard runtime did not answer: {view['runtimeMessage']}"
         return {"summary": summary, **view}
 
-    def update_settings(self, given: dict[str, Any], reset_to_defaults: bool = False) -> dict[str, Any]:
-        try:
-            changes = parse_updates(given)
-        except SettingsInputError as error:
-            raise ToolFailure(str(error)) from error
-        path = self.paths.settings_file
+    @staticmethod
+    def _updated_settings(path: Path, changes: dict[tuple[str, ...], Any],
+                          reset_to_defaults: bool) -> tuple[Settings, Settings]:
         report = load_settings_report(path)
         if report.error is not None and not reset_to_defaults:
             raise ToolFailure(f"{report.error} (resetToDefaults true replaces it with the defaults)")
@@ -144,11 +143,24 @@ class ToolContext:
             updated = apply_changes(base, changes)
         except ValueError as error:
             raise ToolFailure(f"The settings are invalid: {error}") from error
-        applied = changed_fields(previous, updated)
         try:
             save_settings(path, updated)
         except OSError as error:
             raise ToolFailure(f"Cannot write the settings file {path}: {error.strerror or error}") from error
+        return previous, updated
+
+    def update_settings(self, given: dict[str, Any], reset_to_defaults: bool = False) -> dict[str, Any]:
+        try:
+            changes = parse_updates(given)
+        except SettingsInputError as error:
+            raise ToolFailure(str(error)) from error
+        path = self.paths.settings_file
+        try:
+            with config_lock(path):  # the read-modify-write under the file's lock (REFERENCE row 42)
+                previous, updated = self._updated_settings(path, changes, reset_to_defaults)
+        except ConfigLockError as error:
+            raise ToolFailure(str(error)) from error
+        applied = changed_fields(previous, updated)
         response = self.request("settings", HasSettings=True, Settings=updated.to_file_json())
         if response.get("Succeeded"):
             runtime_line = "Runtime settings updated."

@@ -46,6 +46,7 @@ __all__ = [
     "ProcessInfo",
     "ProcessWatcher",
     "ProtectionRequest",
+    "SoundOutcome",
     "SoundPlayer",
     "SuspendMode",
     "SuspendResult",
@@ -54,6 +55,7 @@ __all__ = [
     "ThermalReader",
     "Unsupported",
     "aggregate_temperature",
+    "play_sound",
 ]
 
 CAPABILITIES = ("power", "lid_policy", "lid", "display", "suspend", "thermal", "process", "sound", "permission")
@@ -203,6 +205,28 @@ class SoundPlayer(Protocol):
     def play(self, sound: str, *, volume_percent: int | None) -> list[str]:
         """Plays to completion; returns warnings (volume override problems)."""
         ...
+
+
+@dataclass(frozen=True)
+class SoundOutcome:
+    """What one playback did: the volume-override warnings (also those of a failed attempt, which
+    backends attach to their error as ``warnings``) and the failure text when it did not play."""
+
+    played: bool
+    warnings: tuple[str, ...] = ()
+    failure: str | None = None
+
+
+def play_sound(player: SoundPlayer, sound: str, volume_percent: int | None) -> SoundOutcome:
+    """The one way a configured sound is played (the suspend flow and the preview commands); never
+    raises: a sound is never a reason to stop a suspend or to crash a command."""
+    try:
+        warnings = player.play(sound, volume_percent=volume_percent)
+    except Exception as error:  # every backend error becomes a reported failure
+        attached = getattr(error, "warnings", None)
+        return SoundOutcome(False, tuple(str(item) for item in attached) if isinstance(attached, list) else (),
+                            str(error) or type(error).__name__)
+    return SoundOutcome(True, tuple(str(item) for item in warnings or ()))
 
 
 @runtime_checkable

@@ -7,10 +7,13 @@ every question) and every action is appended as one JSON line to ``LIDGUARD_FAKE
     {"lid": "open"|"closed"|"unknown", "displays": [{"name": "eDP-1", "internal": true}],
      "temperaturesCelsius": [45.0], "suspendSucceeds": true, "hibernateSucceeds": true,
      "refuseWhileBlocked": true,
-     "powerSource": {"onAc": true, "batteryPercent": 80, "batteryStatus": "Charging"}}
+     "powerSource": {"onAc": true, "batteryPercent": 80, "batteryStatus": "Charging"},
+     "soundWarnings": ["..."], "soundFailure": "..."}
 
 Every key is optional; no file means all defaults (lid open, one internal display, no temperature,
-suspend and hibernate succeed, no power source: ``describe_power_source`` raises ``Unsupported``).
+suspend and hibernate succeed, no power source: ``describe_power_source`` raises ``Unsupported``,
+sounds play without warnings). ``soundWarnings`` are returned by every playback (as a backend's
+volume-override warnings); ``soundFailure`` makes playback raise with those warnings attached.
 Like a strict OS (logind refusing while any block inhibitor on sleep is held, macOS ``disablesleep 1``
 keeping ``sleepnow`` from sleeping), a request is refused while this platform's own keep-awake or
 lid policy is held (``refuseWhileBlocked``); each request records what blocked it (``blockedBy``).
@@ -57,6 +60,8 @@ class FakeMachine:
     lid_dc_action: int = 1
     power_source: PowerSource | None = None
     refuse_while_blocked: bool = True
+    sound_warnings: list[str] = field(default_factory=list)
+    sound_failure: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FakeMachine:
@@ -72,11 +77,23 @@ class FakeMachine:
         machine.suspend_succeeds = bool(data.get("suspendSucceeds", True))
         machine.hibernate_succeeds = bool(data.get("hibernateSucceeds", True))
         machine.refuse_while_blocked = bool(data.get("refuseWhileBlocked", True))
+        warnings = data.get("soundWarnings", [])
+        machine.sound_warnings = [str(item) for item in warnings] if isinstance(warnings, list) else []
+        failure = data.get("soundFailure")
+        machine.sound_failure = str(failure) if failure else None
         source = data.get("powerSource")
         if isinstance(source, dict):
             machine.power_source = PowerSource(source.get("onAc"), source.get("batteryPercent"),
                                                source.get("batteryStatus"))
         return machine
+
+
+class FakeSoundError(RuntimeError):
+    """Playback failed; ``warnings`` as a real backend attaches its volume-override warnings."""
+
+    def __init__(self, message: str, warnings: list[str]) -> None:
+        super().__init__(message)
+        self.warnings = list(warnings)
 
 
 class _Recorder:
@@ -200,8 +217,12 @@ class FakePlatform:
 
     # -- sound ----------------------------------------------------------------------------------
     def play(self, sound: str, *, volume_percent: int | None) -> list[str]:
+        machine = self.machine
+        if machine.sound_failure is not None:
+            self._recorder.record("sound-failed", sound=sound, volumePercent=volume_percent)
+            raise FakeSoundError(machine.sound_failure, machine.sound_warnings)
         self._recorder.record("sound-played", sound=sound, volumePercent=volume_percent)
-        return []
+        return list(machine.sound_warnings)
 
     def describe_capabilities(self) -> dict[str, str]:
         return {capability: "available (fake platform)" for capability in CAPABILITIES}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...platform.api import SuspendMode, SuspendResult, Unsupported
+from ...platform.api import SuspendMode, SuspendResult, Unsupported, play_sound
 from .. import policy, suspend_policy
 from ..clock import sleep_until
 from ..logs import SuspendHistoryEntry, format_utc
@@ -225,14 +225,12 @@ class SuspendComponent(ComponentBase):
 
     async def _play_sound(self, pending: PendingSuspend, sound: str, volume: int | None) -> None:
         runtime = self._runtime
-        try:
-            warnings = await runtime.call_platform(
-                lambda: runtime.platform.sound.play(sound, volume_percent=volume))
-        except Exception as error:  # sound failures are warnings, never a reason not to suspend
-            self._log(pending.trigger, "sound-failed", f"Post-stop sound {sound} failed: {error}", succeeded=False)
-            return
-        for warning in warnings:
+        outcome = await runtime.call_platform(lambda: play_sound(runtime.platform.sound, sound, volume))
+        for warning in outcome.warnings:
             self._log(pending.trigger, "sound-volume-warning", warning, succeeded=False)
+        if outcome.failure is not None:  # sound failures are warnings, never a reason not to suspend
+            self._log(pending.trigger, "sound-failed", f"Post-stop sound {sound} failed: {outcome.failure}",
+                      succeeded=False)
 
     async def _request(self, pending: PendingSuspend) -> None:
         """Releases protection (nothing wants it in this stage), then asks the platform to suspend."""

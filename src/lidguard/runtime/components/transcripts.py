@@ -1,7 +1,8 @@
 """Transcript monitors (REFERENCE 6): what the agent writes to its transcript tells us what hooks miss.
 
 One monitor per Codex / Claude / Copilot session with a transcript (the start's ``TranscriptPath``;
-Copilot falls back to ``<COPILOT_HOME|~/.copilot>/session-state/<id>/events.jsonl``). A change is
+Copilot falls back to ``<COPILOT_HOME|~/.copilot>/session-state/<id>/events.jsonl``, Codex and Claude
+to a bounded search by session id off the gate, ``runtime.transcript_search``). A change is
 noticed through one watchfiles watcher shared by every monitor (``transcript_watcher.py``: the
 folders, not recursive; one inotify instance whatever the session count) with a slow poll as the fallback; it counts
 only when the file grew or its modification time advanced (a shrink just takes a new baseline). Then
@@ -26,6 +27,7 @@ import anyio
 from ...providers import AgentProvider
 from .. import policy
 from ..sessions import Session, SessionKey
+from ..transcript_search import find_transcript, search_root
 from . import ComponentBase
 from .transcript_watcher import SharedFolderWatcher
 
@@ -168,6 +170,7 @@ class TranscriptComponent(ComponentBase):
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
         self._monitors: dict[SessionKey, _Monitor] = {}
+        self._searched: dict[SessionKey, Path | None] = {}  # fallback search results (None: running/none)
         self.use_watchfiles = True  # tests drive the poll alone (no watcher thread under a mock clock)
         self.poll_seconds = POLL_SECONDS
         self.watcher = SharedFolderWatcher(on_failure=self._watch_failed)
@@ -185,10 +188,15 @@ class TranscriptComponent(ComponentBase):
         sessions = self._runtime.state.sessions
         for key in [key for key in self._monitors if key not in sessions]:
             self._cancel(key)
+        for key in [key for key in self._searched if key not in sessions]:
+            del self._searched[key]
         for key, session in sessions.items():
             if key.provider not in KINDS:
                 continue
             path = self._path_of(session)
+            if not path and key not in self._searched and search_root(key.provider) is not None:
+                self._search(session)
+                continue
             monitor = self._monitors.get(key)
             if monitor is not None and (not path or Path(path) != monitor.path):
                 self._cancel(key)
@@ -200,13 +208,45 @@ class TranscriptComponent(ComponentBase):
                 monitor.seen = (session.last_activity_at, session.soft_lock_reason)
                 monitor.baseline = _stat(monitor.path)  # growth so far belongs to that signal
 
-    @staticmethod
-    def _path_of(session: Session) -> str:
-        if session.transcript_path:
-            return session.transcript_path
+    def _path_of(self, session: Session) -> str:
+        given = session.transcript_path
         if session.key.provider is AgentProvider.GITHUB_COPILOT:
-            return copilot_fallback(session.key.session_identifier)
-        return ""
+            return given or copilot_fallback(session.key.session_identifier)
+        if given and os.path.isabs(given) and os.path.isdir(os.path.dirname(given)):
+            return given
+        found = self._searched.get(session.key)
+        return str(found) if found is not None else ""
+
+    def _search(self, session: Session) -> None:
+        """The bounded fallback search, off the gate; its result starts the monitor (gate held)."""
+        runtime, key = self._runtime, session.key
+        if not runtime.running:
+            return
+        self._searched[key] = None
+        root = search_root(key.provider)
+        given = session.transcript_path
+        kind = KINDS[key.provider]
+
+        async def run(scope: anyio.CancelScope) -> None:
+            assert root is not None
+            # a worker thread with real backends (inline with the fake platform, so tests stay deterministic)
+            result = await runtime.call_platform(find_transcript, root, key.session_identifier)
+            async with runtime.gate:
+                current = runtime.state.sessions.get(key)
+                if current is None or key not in self._searched or key in self._monitors:
+                    return
+                stale = f" (the given path {given} is gone)" if given else ""
+                if result.path is None:
+                    runtime.log(f"{kind.prefix}-transcript-monitor-skipped", "start",
+                                f"Skipped transcript monitoring for {key}{stale}: {result.message}.", session=current)
+                    return
+                self._searched[key] = result.path
+                runtime.log(f"{kind.prefix}-transcript-found", "start",
+                            f"Found the transcript of {key} by its session id{stale}: {result.path}.",
+                            session=current)
+                self._start(current, result.path)
+
+        runtime.spawn(run)
 
     def _cancel(self, key: SessionKey) -> None:
         monitor = self._monitors.pop(key, None)
