@@ -3,8 +3,9 @@
 The hot path: stdlib only, dispatched by ``lidguard.cli.main`` before any parser is built. Every run
 exits 0 (REFERENCE 5 "hooks always exit 0"): garbage stdin, unknown events, a dead or hung runtime
 (short, bounded waits) and internal errors print nothing and leave a line in the provider's hook event
-log. Only start events (the turn's prompt) may launch the runtime; decision events ask ``status`` and
-answer only when the lid is closed and no display is visible.
+log. Start events (the turn's prompt) launch the runtime; any other event launches it only when the
+runtime's session journal holds something (a runtime that died left sessions to bring back). Decision
+events ask ``status`` and answer only when the lid is closed and no display is visible.
 
 Everything the run touches comes through :class:`HookEnvironment`, so tests drive the entry function
 in-process with a stub runtime (fuzzing) and real processes use the defaults.
@@ -13,6 +14,7 @@ in-process with a stub runtime (fuzzing) and real processes use the defaults.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
@@ -23,6 +25,7 @@ from ..ipc.limits import (
     MAX_PROCESS_IDENTIFIER,
     MAX_PROMPT_PREVIEW_CHARS,
     MAX_REASON_CHARS,
+    SESSION_JOURNAL_FILE_NAME,
 )
 from ..providers import AgentProvider, agent_process_word, provider_display
 from .eventlog import HookEventLog, hook_log_path
@@ -86,6 +89,28 @@ class HookEnvironment:
 
         return send_request(self.paths.socket_file, message, auto_start=auto_start, reply_timeout=reply_timeout)
 
+    def sessions_to_bring_back(self) -> bool:
+        """The runtime's journal holds something (a runtime that died left sessions behind): then any
+        hook event may launch the runtime, which replays the journal before it answers. One ``stat``."""
+        if self._send is not None:
+            return False
+        try:
+            return os.stat(self.paths.data_dir / SESSION_JOURNAL_FILE_NAME).st_size > 0
+        except (OSError, ValueError):
+            return False
+
+    def launch_if_dead(self) -> None:
+        """Launches the runtime at once when no runtime holds the lock (a crashed one left sessions):
+        the client would otherwise spend its whole connect window on a socket nobody serves."""
+        if self._send is not None:
+            return
+        from ..platform.locking import held_by_another_process
+
+        if not held_by_another_process(self.paths.lock_file):
+            from ..ipc.client import launch_runtime
+
+            launch_runtime()
+
     def agent_process(self, provider: AgentProvider, hint: int = 0) -> int:
         """The agent above this hook (0: none). ``hint`` (the OpenCode plugin's ``pid``) wins only when it
         is one of this hook's own ancestors: a payload never makes the runtime watch a stranger."""
@@ -148,6 +173,9 @@ class _Run:
 
     def request(self, command: str, fields: dict[str, Any], *, auto_start: bool = False,
                 reply_timeout: float = REPLY_TIMEOUT_SECONDS) -> dict[str, Any]:
+        if not auto_start and self.environment.sessions_to_bring_back():
+            auto_start = True
+            self.environment.launch_if_dead()
         reply = self.environment.send({"Command": command, **fields}, auto_start=auto_start,
                                       reply_timeout=reply_timeout)
         if not isinstance(reply, dict):

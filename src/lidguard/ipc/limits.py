@@ -14,6 +14,7 @@ __all__ = [
     "MAX_REASON_CHARS",
     "MAX_SESSION_IDENTIFIER_CHARS",
     "MAX_PATH_CHARS",
+    "SESSION_JOURNAL_FILE_NAME",
 ]
 
 # Process identifiers are C ints on every OS we support (Linux pid_max is at most 2^22).
@@ -24,3 +25,7 @@ MAX_PATH_CHARS = 4096  # working directory, transcript path (PATH_MAX)
 MAX_REASON_CHARS = 512  # session end reason, soft-lock reason
 MAX_PROMPT_PREVIEW_CHARS = 2048  # the turn's prompt preview carried to webhooks (senders truncate)
 MAX_ASSISTANT_MESSAGE_CHARS = 16384  # the last assistant message carried to webhooks (senders truncate)
+
+# The runtime's session journal in the data folder (``runtime/journal_file.py``). The hook side only
+# asks whether it holds anything: then any hook event brings a dead runtime back to replay it.
+SESSION_JOURNAL_FILE_NAME = "session-journal.jsonl"

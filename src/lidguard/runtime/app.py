@@ -26,6 +26,7 @@ from .clock import Clock, WallClock
 from .components import Component
 from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
+from .components.journal import JournalComponent
 from .components.protection import ProtectionComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
@@ -79,10 +80,11 @@ class Runtime:
         self.emergency = EmergencyComponent(self)
         self.watchers = WatcherComponent(self)
         self.timers = TimerComponent(self)
+        self.journal = JournalComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
-                                             self.watchers, TranscriptComponent(self), self.timers]
+                                             self.watchers, TranscriptComponent(self), self.journal, self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():
@@ -142,9 +144,12 @@ class Runtime:
 
     # -- lifecycle --------------------------------------------------------------------------------------
     async def run(self, task_group: TaskGroup) -> None:
-        """Binds the runtime to a task group; the caller owns the group and the exit."""
+        """Binds the runtime to a task group and replays the session journal (before any request is
+        accepted: the server calls this first); the caller owns the group and the exit."""
         self._task_group = task_group
-        self.timers.started()
+        self.timers.started()  # first: the boot grace stands unless replayed sessions make the runtime busy
+        await self.journal.replay()
+        await self.protection.reconcile()
 
     async def begin_shutdown(self, reason: str) -> None:
         """Stops wanting protection, releases it and asks the server to exit."""
@@ -162,6 +167,7 @@ class Runtime:
                 self.stopping = True
                 self.suspend.cancel("runtime-exiting", fallback=False)
             await self.protection.release_all()
+            self.journal.closed()
             await self.webhooks.close()
             self.platform.close()
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
+from typing import Any
 
 from ..providers import AgentProvider, parse_provider  # the one providers module; re-exported here
 
@@ -65,6 +66,14 @@ class Session:
 
     def with_soft_lock(self, reason: str, now: datetime) -> Session:
         return replace(self, soft_lock_reason=reason, soft_locked_at=now)
+
+    def journal_extras(self) -> dict[str, Any]:
+        """The journal fields beyond the original tool's (``journal_file.session_to_json``)."""
+        return {}
+
+    def with_journal_extras(self, record: dict[str, Any]) -> Session:
+        """This session with the extra fields of a journal record (``ValueError`` when malformed)."""
+        return self
 
 
 @dataclass(frozen=True, slots=True)
