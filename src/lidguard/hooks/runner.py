@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
@@ -176,8 +177,10 @@ class _Run:
         if not auto_start and self.environment.sessions_to_bring_back():
             auto_start = True
             self.environment.launch_if_dead()
-        reply = self.environment.send({"Command": command, **fields}, auto_start=auto_start,
-                                      reply_timeout=reply_timeout)
+        # Replay-safe events: a resent request is applied once; the time lets the runtime refuse the future.
+        message = {"Command": command, **fields, "RequestId": os.urandom(12).hex(),
+                   "SentAtUnixMilliseconds": time.time_ns() // 1_000_000}
+        reply = self.environment.send(message, auto_start=auto_start, reply_timeout=reply_timeout)
         if not isinstance(reply, dict):
             reply = {"Succeeded": False, "Message": "The runtime sent no reply object."}
         details = [("command", command)]
@@ -203,6 +206,8 @@ class _Run:
         fields["WatchedProcessIdentifier"] = self._watched_process() if watch else 0
         fields["TranscriptPath"] = self.transcript
         fields["InputPromptPreview"] = bounded(action.prompt, MAX_PROMPT_PREVIEW_CHARS)
+        if action.turn_id:
+            fields["TurnId"] = action.turn_id
         self.request("start", fields, auto_start=True, reply_timeout=START_REPLY_TIMEOUT_SECONDS)
 
     def _watched_process(self) -> int:
@@ -215,14 +220,25 @@ class _Run:
                              f"{type(error).__name__}: {error}")
             return 0
 
-    def mark(self, command: str, reason: str) -> dict[str, Any]:
-        return self.request(command, {**self.fields(), "SessionStateReason": bounded(reason, MAX_REASON_CHARS)})
+    def mark(self, command: str, reason: str, action: Action | None = None) -> dict[str, Any]:
+        fields = {**self.fields(), "SessionStateReason": bounded(reason, MAX_REASON_CHARS)}
+        if action is not None:
+            if action.turn_id:
+                fields["TurnId"] = action.turn_id
+            if action.tool_call_id and action.tool_state:
+                fields.update(ToolCallId=action.tool_call_id, ToolCallState=action.tool_state)
+        return self.request(command, fields)
 
     def stop(self, action: Action) -> None:
         fields = {**self.fields(), "IsProviderSessionEnd": action.provider_session_end,
                   "SessionEndReason": bounded(action.reason, MAX_REASON_CHARS),
                   "TranscriptPath": self.transcript, "StopHookActive": action.stop_hook_active,
                   "LastAssistantMessage": bounded(action.last_assistant_message, MAX_ASSISTANT_MESSAGE_CHARS)}
+        if action.turn_id:
+            fields["TurnId"] = action.turn_id
+        if action.pending_work:  # a deferred stop: background tasks still run (Claude background_tasks)
+            fields["HasPendingProviderWork"] = True
+            self.log.message(f"Deferred stop: {action.pending_work} background task(s) still running.")
         wait = self._follow_up_wait() if action.blocking else None
         if wait is None:
             self.request("stop", fields)
@@ -287,9 +303,9 @@ class _Run:
         if kind == "start":
             self.start(action)
         elif kind == "activity":
-            self.mark("mark-session-active", action.reason)
+            self.mark("mark-session-active", action.reason, action)
         elif kind == "softlock":
-            self.mark("mark-session-softlocked", action.reason)
+            self.mark("mark-session-softlocked", action.reason, action)
         elif kind == "stop":
             self.stop(action)
         elif kind == "permission":

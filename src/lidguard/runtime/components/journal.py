@@ -71,12 +71,18 @@ class JournalComponent(ComponentBase):
         self._offload = runtime.offload or isinstance(runtime.clock, WallClock)
 
     # -- what other parts of the runtime journal along with the sessions ----------------------------
+    def note_request_id(self, request_id: str) -> None:
+        """An applied request id (replay-safe events); compaction keeps the runtime's recent ones."""
+        self._queue.append(_line({"op": "id", "id": request_id}))
+        self._wake.set()
+        self._start_writer()
+
     def record(self, kind: str, record: dict[str, Any]) -> None:
-        """Queues a non-session record (``ids``, ``suspend``); only the latest of a kind is kept on
-        compaction. Gate held or not: it only queues."""
+        """Queues a record of its own kind (``suspend``); compaction keeps the latest of each kind."""
         self._extra_records[kind] = record
         self._queue.append(_line(record))
         self._wake.set()
+        self._start_writer()
 
     # -- the registry -> records ------------------------------------------------------------------
     def state_changed(self) -> None:
@@ -109,6 +115,9 @@ class JournalComponent(ComponentBase):
         lines = [_line({"op": "put", "session": session_to_json(session)})
                  for session in self._runtime.state.sessions.values()]
         lines += [_line(record) for record in self._extra_records.values()]
+        ids = self._runtime.recent_requests.latest()
+        if ids:
+            lines.append(_line({"op": "ids", "ids": ids}))
         return b"".join(lines)
 
     async def _write_loop(self, scope: anyio.CancelScope) -> None:
@@ -175,7 +184,8 @@ class JournalComponent(ComponentBase):
             runtime.log("session-journal-set-aside", "session-journal",
                         f"Set aside the session journal: {read.problem}{where}; kept what could be read.",
                         succeeded=False)
-        sessions, extras = self._fold(read.records)
+        sessions, extras, ids = self._fold(read.records)
+        runtime.recent_requests.extend(ids)
         restored: list[Session] = []
         effects: list[policy.Effect] = []
         for session in sorted(sessions.values(), key=lambda item: (item.started_at, item.key)):
@@ -200,14 +210,16 @@ class JournalComponent(ComponentBase):
             runtime.apply_effects(effects)
             self._compact = True  # compaction on start
             runtime.state_changed()
-        self._extra_records = {kind: record for kind, record in extras.items() if kind not in ("suspend",)}
+        self._extra_records = {}  # the parts that journal their own records write them afresh
         self._wake.set()
         self._start_writer()
         return list(extras.values())
 
-    def _fold(self, records: Iterable[dict[str, Any]]) -> tuple[dict[SessionKey, Session], dict[str, dict[str, Any]]]:
+    def _fold(self, records: Iterable[dict[str, Any]],
+              ) -> tuple[dict[SessionKey, Session], dict[str, dict[str, Any]], list[Any]]:
         sessions: dict[SessionKey, Session] = {}
         extras: dict[str, dict[str, Any]] = {}
+        ids: list[Any] = []
         skipped = 0
         for record in records:
             op = record["op"]
@@ -217,6 +229,10 @@ class JournalComponent(ComponentBase):
                     sessions[session.key] = session
                 elif op == "del":
                     sessions.pop(key_from_json(record.get("key")), None)
+                elif op == "id":
+                    ids.append(record.get("id"))
+                elif op == "ids":
+                    ids.extend(record["ids"] if isinstance(record.get("ids"), list) else ())
                 else:
                     extras[op] = record
             except (ValueError, TypeError, OverflowError):
@@ -224,7 +240,7 @@ class JournalComponent(ComponentBase):
         if skipped:
             self._runtime.log("session-journal-records-skipped", "session-journal",
                               f"Skipped {skipped} journal record(s) that do not describe a session.", succeeded=False)
-        return sessions, extras
+        return sessions, extras, ids
 
     async def _alive(self, pid: int) -> bool | None:
         runtime = self._runtime
