@@ -279,3 +279,60 @@ def test_writes_are_batched_not_one_per_request(monkeypatch: pytest.MonkeyPatch)
 def test_the_journal_module_never_fsyncs():
     source = Path(journal_file.__file__).read_text() + Path(journal_component.__file__).read_text()
     assert "fsync" not in source.replace("no fsync", "").replace("without fsync", "")
+
+
+# -- the pending suspend (issue 17) ------------------------------------------------------------------
+async def _crash_after(harness: Harness, body: Any) -> None:
+    """Runs ``body`` and then stops the runtime the way a crash does (no shutdown, journal as it is)."""
+    async with anyio.create_task_group() as group:
+        await harness.runtime.run(group)
+        await body(harness)
+        group.cancel_scope.cancel()
+
+
+def test_a_runtime_restarted_during_the_post_stop_delay_suspends_once():
+    from lidguard_runtime_harness import closed_lid_machine
+
+    first = Harness(with_settings(PostStopSuspendDelaySeconds=10), machine=closed_lid_machine())
+
+    async def stop_then_crash(h: Harness) -> None:
+        await h.start("s1")
+        await h.stop("s1")
+        assert h.runtime.suspend.pending is not None
+        await anyio.sleep(5)  # in the delay
+
+    run_mock(lambda: _crash_after(first, stop_then_crash))
+    assert "suspend-requested" not in first.actions()
+    second = Harness(with_settings(PostStopSuspendDelaySeconds=10), machine=closed_lid_machine())
+
+    async def body(h: Harness) -> None:
+        assert h.runtime.suspend.pending is not None
+        assert h.log_entries("pending-suspend-restored")
+        assert h.actions()[:1] == ["protection-applied"]  # kept awake through the delay again
+        await anyio.sleep(11)
+        assert h.actions().count("suspend-requested") == 1
+
+    run_mock(lambda: with_runtime(second, body))
+
+
+def test_a_restored_active_session_drops_the_journaled_pending_suspend():
+    from lidguard_runtime_harness import closed_lid_machine
+
+    first = Harness(with_settings(PostStopSuspendDelaySeconds=10), machine=closed_lid_machine())
+
+    async def stop_then_crash(h: Harness) -> None:
+        await h.start("s1")
+        await h.stop("s1")
+        await anyio.sleep(1)
+        _write(h, _journal(h).read_text() + _put(_session("busy", pid=os.getpid())))
+
+    run_mock(lambda: _crash_after(first, stop_then_crash))
+    second = Harness(with_settings(PostStopSuspendDelaySeconds=10), machine=closed_lid_machine())
+
+    async def body(h: Harness) -> None:
+        assert h.runtime.suspend.pending is None
+        assert h.log_entries("pending-suspend-dropped")
+        await anyio.sleep(30)
+        assert "suspend-requested" not in h.actions()
+
+    run_mock(lambda: with_runtime(second, body))

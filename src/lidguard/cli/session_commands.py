@@ -52,12 +52,16 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "settingsProblems": list(report.problems),
             "settings": settings.to_camel_json(),
             "sessions": [session_json(session) for session in response.get("Sessions", [])],
+            "sessionJournal": response.get("SessionJournal"),
         })
         return 0
     lines = ["LidGuard runtime is running." if running else "LidGuard runtime is not running."]
     lines += response_block({**response, "PendingSuspend": None}, with_message=False)
     pending = pending_suspend_line(response.get("PendingSuspend"))
     lines.append(pending or "Pending suspend: none")
+    journal = response.get("SessionJournal")
+    if isinstance(journal, dict) and journal.get("Degraded"):
+        lines.append(f"Session journal degraded (a runtime crash would forget sessions): {journal['Degraded']}")
     if power_source is not None:
         lines.append(f"Power source: {power_source.describe()}")
     lines.append(f"Settings file: {context.paths.settings_file}")

@@ -150,7 +150,7 @@ async def handle_remove(runtime: Runtime, request: RuntimeRequest) -> dict[str, 
 
 
 async def handle_status(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
-    return runtime.reply(True, "LidGuard runtime is running.")
+    return runtime.reply(True, "LidGuard runtime is running.", {"SessionJournal": runtime.journal.describe()})
 
 
 async def _is_alive(runtime: Runtime, pid: int) -> bool | None:

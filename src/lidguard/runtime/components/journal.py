@@ -60,6 +60,7 @@ class JournalComponent(ComponentBase):
         self.path: Path = runtime.paths.data_dir / SESSION_JOURNAL_FILE_NAME
         self._journaled_state: RegistryState | None = None  # the registry the queued records describe
         self._journaled: dict[SessionKey, Session] = {}
+        self._journaled_suspend: object | None = None
         self._queue: list[bytes] = []
         self._extra_records: dict[str, dict[str, Any]] = {}  # latest record per kind (ids, suspend)
         self._wake = anyio.Event()
@@ -86,6 +87,7 @@ class JournalComponent(ComponentBase):
 
     # -- the registry -> records ------------------------------------------------------------------
     def state_changed(self) -> None:
+        self._journal_pending_suspend()
         state = self._runtime.state
         if state is self._journaled_state:
             return
@@ -106,6 +108,22 @@ class JournalComponent(ComponentBase):
         if queued:
             self._wake.set()
             self._start_writer()
+
+    def _journal_pending_suspend(self) -> None:
+        """The pending suspend (issue 17): a runtime restarted during its delay or its PreSuspend
+        webhook re-evaluates it instead of leaving a closed laptop awake with nothing scheduled."""
+        pending = self._runtime.suspend.pending
+        if pending is self._journaled_suspend:
+            return
+        self._journaled_suspend = pending
+        record: dict[str, Any] | None = None
+        if pending is not None:
+            trigger = pending.trigger
+            session = trigger.trigger_session
+            record = {"reason": trigger.reason, "command": trigger.command, "cancel_path": trigger.cancel_path,
+                      "stop_hook_active": trigger.stop_hook_active, "deadline": pending.deadline.isoformat(),
+                      "session": key_to_json(session.key) if session is not None else None}
+        self.record("suspend", {"op": "suspend", "suspend": record})
 
     def _start_writer(self) -> None:
         if self._writer is None and self._runtime.running:
@@ -213,7 +231,36 @@ class JournalComponent(ComponentBase):
         self._extra_records = {}  # the parts that journal their own records write them afresh
         self._wake.set()
         self._start_writer()
+        suspend = extras.get("suspend", {}).get("suspend")
+        if isinstance(suspend, dict):
+            await self._re_evaluate_suspend(suspend)
         return list(extras.values())
+
+    async def _re_evaluate_suspend(self, record: dict[str, Any]) -> None:
+        """A suspend was pending when the runtime died: evaluate it again (afresh: delay, webhook,
+        re-check), unless a restored session wants protection now."""
+        runtime = self._runtime
+        reason, command = record.get("reason"), record.get("command")
+        if reason not in ("Completed", "SoftLocked") or not isinstance(command, str) or len(command) > 64:
+            return
+        await runtime.machine.fresh()
+        async with runtime.gate:
+            if runtime.state.protection_wanted or runtime.suspend.pending is not None:
+                runtime.log("pending-suspend-dropped", "session-journal",
+                            "Dropped the suspend that was pending when the runtime stopped: a session is active.")
+                return
+            trigger_session = None
+            try:
+                trigger_session = runtime.state.sessions.get(key_from_json(record.get("session")))
+            except ValueError:
+                pass
+            runtime.log("pending-suspend-restored", "session-journal",
+                        "Evaluating again the suspend that was pending when the runtime stopped.")
+            runtime.apply_effects([policy.EvaluateSuspend(
+                "SoftLocked" if runtime.state.sessions else reason, command, trigger_session,
+                len(runtime.state.sessions), cancel_path=record.get("cancel_path") is True,
+                stop_hook_active=record.get("stop_hook_active") is True)])
+            runtime.state_changed()
 
     def _fold(self, records: Iterable[dict[str, Any]],
               ) -> tuple[dict[SessionKey, Session], dict[str, dict[str, Any]], list[Any]]:
