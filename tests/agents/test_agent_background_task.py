@@ -28,7 +28,7 @@ def test_a_background_task_defers_the_stop_until_it_ends_then_one_suspend(agent:
     run.prepare_machine(lid="closed")
     run.lidguard_run("settings", "--session-timeout-minutes", "1")
     run.lidguard_run("settings", "--closed-lid-permission-request-decision", "allow")  # the TUI may ask
-    run.start_interactive([str(run.cli), "--allowedTools", "Bash", "start the background job"])
+    run.start_interactive([str(run.cli), "start the background job", "--allowedTools", "Bash"])
     assert run.wait_screen("All done: started", timeout=120), f"{run.screen()}\n{run.describe()}"
     assert run.wait_until(lambda: run.events("session-stop-deferred"), timeout=30), (
         f"the Stop was not deferred:\n{run.screen()}\n{run.describe()}")
@@ -53,4 +53,5 @@ def test_a_background_task_defers_the_stop_until_it_ends_then_one_suspend(agent:
     time.sleep(2.0)
     assert len(run.suspend_requests()) == 1, run.lidguard.actions()
     names = [entry["EventName"] for entry in run.session_log()]
+    print("session log:", names)
     assert "session-pending-provider-work-abandoned" in names or names.count("session-stopped") >= 1, names

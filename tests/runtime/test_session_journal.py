@@ -336,3 +336,55 @@ def test_a_restored_active_session_drops_the_journaled_pending_suspend():
         assert "suspend-requested" not in h.actions()
 
     run_mock(lambda: with_runtime(second, body))
+
+
+def test_cancelling_at_every_step_of_the_replay_leaves_nothing_applied_and_the_journal_readable(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    import trio
+    from lidguard_runtime_harness import assert_nothing_left_applied, closed_lid_machine
+
+    from lidguard.runtime.journal_file import read_journal
+
+    class CancelAt(trio.abc.Instrument):
+        def __init__(self, target: int | None) -> None:
+            self.target, self.steps, self.scope, self.fired = target, 0, None, False
+
+        def after_task_step(self, task: Any) -> None:
+            if self.scope is None:
+                return
+            self.steps += 1
+            if self.steps == self.target and not self.fired:
+                self.fired = True
+                self.scope.cancel()
+
+    def attempt(target: int | None) -> tuple[Harness, CancelAt]:
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / f"at-{target}"))
+        harness = Harness(machine=closed_lid_machine())
+        _write(harness, _put(_session("alive", pid=os.getpid())) + _put(_session("dead", pid=DEAD_PID)))
+        instrument = CancelAt(target)
+
+        async def scenario() -> None:
+            with anyio.CancelScope() as outer:
+                instrument.scope = outer
+                try:
+                    async with anyio.create_task_group() as group:
+                        await harness.runtime.run(group)
+                        await harness.start("new")
+                        await anyio.sleep(1)
+                        instrument.scope = None
+                        group.cancel_scope.cancel()
+                finally:
+                    await harness.runtime.shutdown()
+
+        run_mock(scenario, instruments=[instrument])
+        return harness, instrument
+
+    complete, counted = attempt(None)
+    assert complete.log_entries("session-restored")
+    for target in range(1, counted.steps + 1):
+        harness, instrument = attempt(target)
+        if not instrument.fired:
+            break
+        assert_nothing_left_applied(harness)
+        read = read_journal(_journal(harness))
+        assert read.problem is None, (target, read.problem)
