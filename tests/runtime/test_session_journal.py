@@ -388,3 +388,20 @@ def test_cancelling_at_every_step_of_the_replay_leaves_nothing_applied_and_the_j
         assert_nothing_left_applied(harness)
         read = read_journal(_journal(harness))
         assert read.problem is None, (target, read.problem)
+
+
+def test_the_journal_is_compacted_when_it_grows_past_its_bound(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(journal_component, "COMPACT_AFTER_LINES", 20)
+    harness = Harness(with_settings(SessionTimeoutMinutes=None))
+
+    async def body(h: Harness) -> None:
+        await h.start("s1")
+        await h.start("s2")
+        for _ in range(200):
+            await h.send("mark-session-active", Provider="Claude", SessionIdentifier="s1")
+            await anyio.sleep(0.1)
+        lines = _journal(h).read_text().count("\n")
+        assert lines <= 20 + 2 * 2 + 2, lines
+        assert _folded(h) == ["s1", "s2"]
+
+    run_mock(lambda: with_runtime(harness, body))
