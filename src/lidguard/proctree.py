@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_PROC_ROOT",
     "NATIVE_ABI_VERSION",
     "Unsupported",
+    "descendant_cpu_seconds",
     "host_os_reader",
     "is_process_alive",
     "native_active",
@@ -96,6 +97,12 @@ def read_ancestry_pure(
 def is_process_alive(pid: int) -> bool:
     """True while ``pid`` runs; a zombie counts as exited where the OS can tell."""
     return _reader.is_process_alive(pid)
+
+
+def descendant_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds the descendants of ``pid`` used (None: ``pid`` is gone); ``Unsupported`` where the OS
+    has no reader. The runtime reads it only when the inactivity timer fires for a running tool."""
+    return _reader.descendant_cpu_seconds(pid)
 
 
 def read_process_state(pid: int, *, proc_root: str = DEFAULT_PROC_ROOT) -> str | None:

@@ -49,6 +49,8 @@ class Script:
     # Codex: ask for escalated permissions, so an on-request approval policy asks the user.
     escalate: bool = False
     description: str = "Print hello"
+    # More arguments of Claude's Bash tool (``timeout`` in ms, ``run_in_background``).
+    extra_arguments: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -140,7 +142,7 @@ class FakeModel:
             return arguments
         if tool == "shell":
             return {"command": ["bash", "-lc", script.command]}
-        return {"command": script.command, "description": script.description}
+        return {"command": script.command, "description": script.description, **script.extra_arguments}
 
 
 def _tool_names(tools: Any) -> list[str]:

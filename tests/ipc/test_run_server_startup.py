@@ -26,6 +26,8 @@ def test_run_server_starts_with_a_pending_lid_backup_and_restores_it(lidguard, s
     lidguard.kill_runtimes()
     assert lidguard.wait_until(lambda: not lidguard.runtime_pids())
     backup.write_bytes(saved)
+    # No session to bring back (the journal would restore s1 and protect it again, lid policy included).
+    (lidguard.data_dir / "session-journal.jsonl").unlink()
     runtime = start_runtime()
     runtime.wait_ready()
     assert not backup.exists()

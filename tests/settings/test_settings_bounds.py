@@ -15,6 +15,7 @@ from lidguard.settings.validation import SETTING_OPTIONS, SettingsInputError
 # (JSON key, CLI option, minimum, maximum, "off" allowed)
 RANGES = [
     ("SessionTimeoutMinutes", "session-timeout-minutes", 1, 10080, True),
+    ("SessionLeaseHours", "session-lease-hours", 1, 168, True),
     ("ServerRuntimeCleanupDelayMinutes", "server-runtime-cleanup-delay-minutes", 1, 10080, True),
     ("PostStopSuspendDelaySeconds", "post-stop-suspend-delay-seconds", 0, 3600, False),
     ("ClosedLidStopFollowUpDelaySeconds", "closed-lid-stop-follow-up-delay-seconds", 0, 3600, False),

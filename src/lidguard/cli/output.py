@@ -62,7 +62,17 @@ def format_local(value: str | None) -> str:
     return moment.astimezone().isoformat(timespec="seconds")
 
 
-def session_line(session: dict[str, Any]) -> str:
+def _lease_end(session: dict[str, Any], lease_hours: Any) -> str | None:
+    """When the session's lease runs out (its start + ``SessionLeaseHours``), in UTC ISO form."""
+    from datetime import timedelta
+
+    started = _parse_utc(session.get("StartedAt"))
+    if started is None or type(lease_hours) is not int or not 0 < lease_hours <= 10_000:
+        return None
+    return (started + timedelta(hours=lease_hours)).isoformat()
+
+
+def session_line(session: dict[str, Any], lease_hours: Any = None) -> str:
     soft_lock = "None"
     if session.get("SoftLockState") == "SoftLocked":
         soft_lock = "SoftLocked"
@@ -75,7 +85,22 @@ def session_line(session: dict[str, Any]) -> str:
     return (f"- {session_label(display, str(session.get('SessionIdentifier', '')))} process={process} "
             f"softLock={soft_lock} cwd=\"{session.get('WorkingDirectory', '')}\" "
             f"started={format_local(session.get('StartedAt'))} "
-            f"lastActivity={format_local(session.get('LastActivityAt'))}")
+            f"lastActivity={format_local(session.get('LastActivityAt'))}"
+            + _work_text(session, lease_hours))
+
+
+def _work_text(session: dict[str, Any], lease_hours: Any) -> str:
+    """`` pendingWork=true runningTools=N leaseEnds=<local>`` (each only when it applies)."""
+    text = ""
+    if session.get("PendingProviderWork") is True:
+        text += " pendingWork=true"
+    tools = session.get("RunningToolCount")
+    if type(tools) is int and tools > 0:
+        text += f" runningTools={tools}"
+    lease_end = _lease_end(session, lease_hours)
+    if lease_end is not None:
+        text += f" leaseEnds={format_local(lease_end)}"
+    return text
 
 
 def response_block(response: dict[str, Any], *, with_message: bool = True) -> list[str]:
@@ -88,7 +113,9 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
         f"Lid state: {response.get('LidSwitchState', 'Unknown')}",
         f"Visible display monitor count: {response.get('VisibleDisplayMonitorCount', 0)}",
     ]
-    lines += [session_line(session) for session in response.get("Sessions", [])]
+    settings = response.get("Settings")
+    lease_hours = settings.get("SessionLeaseHours") if isinstance(settings, dict) else None
+    lines += [session_line(session, lease_hours) for session in response.get("Sessions", [])]
     if isinstance(response.get("SessionsOmitted"), int) and response["SessionsOmitted"] > 0:
         lines.append(f"... and {response['SessionsOmitted']} more session(s) not listed")
     pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))

@@ -55,11 +55,15 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "settingsProblems": list(report.problems),
             "settings": settings.to_camel_json(),
             "sessions": [session_json(session) for session in response.get("Sessions", [])],
+            "sessionJournal": response.get("SessionJournal"),
         })
         return 0
     pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
     tail = [pending or "Pending suspend: none"]
     tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
+    journal = response.get("SessionJournal")
+    if isinstance(journal, dict) and journal.get("Degraded"):
+        tail.append(f"Session journal degraded (a runtime crash would forget sessions): {journal['Degraded']}")
     if power_source is not None:
         tail.append(f"Power source: {power_source.describe()}")
     tail.append(f"Settings file: {context.paths.settings_file}")

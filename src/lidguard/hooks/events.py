@@ -20,6 +20,7 @@ UserPromptSubmit with an empty prompt (sent again for every tool-result turn) is
 
 from __future__ import annotations
 
+from ..ipc.limits import MAX_TOOL_CALL_ID_CHARS, MAX_TURN_ID_CHARS
 from .payload import Payload
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "event_name",
     "log_details",
     "map_event",
+    "running_background_tasks",
 ]
 
 HOOK_PROVIDERS = ("claude", "codex", "copilot", "opencode", "gemini", "qwen")
@@ -50,12 +52,14 @@ class Action:
     """What the runner does for one hook event."""
 
     __slots__ = ("kind", "reason", "provider_session_end", "prompt", "stop_hook_active",
-                 "last_assistant_message", "softlock_without_decision", "blocking", "deny_only", "tool")
+                 "last_assistant_message", "softlock_without_decision", "blocking", "deny_only", "tool",
+                 "turn_id", "tool_call_id", "tool_state", "pending_work")
 
     def __init__(self, kind: str, reason: str = "", *, provider_session_end: bool = False, prompt: str = "",
                  stop_hook_active: bool = False, last_assistant_message: str = "",
                  softlock_without_decision: str = "", blocking: bool = False, deny_only: bool = False,
-                 tool: str = "") -> None:
+                 tool: str = "", turn_id: str = "", tool_call_id: str = "", tool_state: str = "",
+                 pending_work: int = 0) -> None:
         self.kind = kind
         self.reason = reason
         self.provider_session_end = provider_session_end
@@ -66,6 +70,10 @@ class Action:
         self.blocking = blocking  # a Stop the agent waits on: may carry an ask-before-sleep continuation
         self.deny_only = deny_only  # a permission the provider can only deny: otherwise it is activity
         self.tool = tool
+        self.turn_id = turn_id  # the provider's turn id (Codex), "" when it gives none
+        self.tool_call_id = tool_call_id  # the tool call a PreToolUse starts / a PostToolUse finishes
+        self.tool_state = tool_state  # "Running" (started) or "Finished"
+        self.pending_work = pending_work  # background tasks still running at a Stop (a deferred stop)
 
     def __repr__(self) -> str:
         return f"Action({self.kind!r}, {self.reason!r})"
@@ -83,10 +91,42 @@ def event_name(provider: str, option: str, payload: Payload | None) -> str:
     return payload.text("hook_event_name", "hookEventName", "hookName", "event")
 
 
-def _tool_reason(event: str, tool: str, quiet: frozenset[str]) -> Action:
+def _tool_reason(event: str, tool: str, quiet: frozenset[str], payload: Payload | None = None,
+                 call_keys: tuple[str, ...] = (), state: str = "") -> Action:
+    """Tool activity; with ``call_keys``/``state``, the tool call that starts (``Running``) or
+    finishes (``Finished``), by the provider's call id (or the tool name where it gives none)."""
     if tool.lower() in quiet:
         return IGNORE
-    return Action("activity", f"{event}:{tool}")
+    call = ""
+    if payload is not None and state:
+        call = payload.text(*call_keys) if call_keys else f"tool:{tool}"
+    return Action("activity", f"{event}:{tool}", tool_call_id=call[:MAX_TOOL_CALL_ID_CHARS], tool_state=state,
+                  turn_id=_turn(payload))
+
+
+def _turn(payload: Payload | None) -> str:
+    turn = payload.text("turn_id", "turnId") if payload is not None else ""
+    return turn if len(turn) <= MAX_TURN_ID_CHARS else ""
+
+
+_FINISHED_TASK_STATES = frozenset({"completed", "complete", "done", "failed", "killed", "stopped", "cancelled",
+                                   "canceled", "error", "exited", "finished"})
+
+
+def running_background_tasks(payload: Payload) -> int:
+    """Claude's Stop ``background_tasks`` still running (AGENT_CLIS.md: ``status: "running"``); an
+    entry without a known finished status counts as running (never sleep while work may run)."""
+    tasks = payload.data.get("background_tasks")
+    if not isinstance(tasks, list):
+        return 0
+    running = 0
+    for task in tasks[:1000]:
+        if not isinstance(task, dict):
+            continue
+        status = task.get("status")
+        if not (isinstance(status, str) and status.strip().lower() in _FINISHED_TASK_STATES):
+            running += 1
+    return running
 
 
 _LAST_MESSAGE_KEYS = ("last_assistant_message", "lastAssistantMessage")
@@ -96,7 +136,8 @@ def _stop(payload: Payload, reason: str, *, provider_session_end: bool = True, b
           message_keys: tuple[str, ...] = _LAST_MESSAGE_KEYS) -> Action:
     return Action("stop", reason, provider_session_end=provider_session_end, blocking=blocking,
                   stop_hook_active=payload.flag("stop_hook_active", "stopHookActive"),
-                  last_assistant_message=payload.text(*message_keys))
+                  last_assistant_message=payload.text(*message_keys),
+                  turn_id=_turn(payload), pending_work=running_background_tasks(payload))
 
 
 def _claude(event: str, payload: Payload, quiet: frozenset[str] = _CLAUDE_QUIET_TOOLS) -> Action:
@@ -104,11 +145,13 @@ def _claude(event: str, payload: Payload, quiet: frozenset[str] = _CLAUDE_QUIET_
     if name == "userpromptsubmit":
         return Action("start", prompt=payload.text("prompt"))
     if name in ("pretooluse", "posttooluse"):
-        return _tool_reason(event, payload.text("tool_name"), quiet)
+        return _tool_reason(event, payload.text("tool_name"), quiet, payload, ("tool_use_id",),
+                            "Running" if name == "pretooluse" else "Finished")
     if name == "posttoolusefailure":
         if payload.flag("is_interrupt"):
             return Action("stop", f"{event}:interrupt", provider_session_end=False)
-        return _tool_reason(event, payload.text("tool_name"), quiet)
+        return _tool_reason(event, payload.text("tool_name"), quiet, payload, ("tool_use_id",),
+                            "Finished")
     if name == "notification":
         kind = payload.text("notification_type").lower()
         if kind in _SOFT_LOCK_NOTIFICATIONS:
@@ -133,10 +176,11 @@ def _claude(event: str, payload: Payload, quiet: frozenset[str] = _CLAUDE_QUIET_
 def _codex(event: str, payload: Payload) -> Action:
     name = event.lower()
     if name == "userpromptsubmit":
-        return Action("start", prompt=payload.text("prompt"))
+        return Action("start", prompt=payload.text("prompt"), turn_id=_turn(payload))
     if name in ("pretooluse", "posttooluse"):
         # Not in the original tool: Codex reports tool use too, and a tool call is provider activity.
-        return _tool_reason(event, payload.text("tool_name"), _CODEX_QUIET_TOOLS)
+        return _tool_reason(event, payload.text("tool_name"), _CODEX_QUIET_TOOLS, payload, ("tool_use_id",),
+                            "Running" if name == "pretooluse" else "Finished")
     if name == "permissionrequest":
         # Codex has no Notification event: with no decision, the approval dialog is a wait for the user.
         return Action("permission", softlock_without_decision=PERMISSION_PROMPT)
@@ -160,9 +204,11 @@ def _copilot(event: str, payload: Payload) -> Action:
         tool = payload.text("toolName", "tool_name")
         if tool.lower() == "ask_user":
             return Action("ask_user")
-        return _tool_reason(event, tool, _COPILOT_QUIET_TOOLS)
+        # Copilot gives no tool call id (AGENT_CLIS.md): pre and post pair by the tool's name.
+        return _tool_reason(event, tool, _COPILOT_QUIET_TOOLS, payload, (), "Running")
     if name == "posttooluse":
-        return _tool_reason(event, payload.text("toolName", "tool_name"), _COPILOT_QUIET_TOOLS)
+        return _tool_reason(event, payload.text("toolName", "tool_name"), _COPILOT_QUIET_TOOLS, payload, (),
+                            "Finished")
     if name == "permissionrequest":
         return Action("permission")
     if name == "notification":
@@ -194,7 +240,8 @@ def _opencode(event: str, payload: Payload) -> Action:
     if name == "chat.message":
         return Action("start", prompt=_opencode_prompt(payload))
     if name in ("tool.execute.before", "tool.execute.after"):
-        return _tool_reason(event, payload.text("tool", "toolName"), _COPILOT_QUIET_TOOLS)
+        return _tool_reason(event, payload.text("tool", "toolName"), _COPILOT_QUIET_TOOLS, payload,
+                            ("callID", "callId"), "Running" if name == "tool.execute.before" else "Finished")
     if name == "permission.asked":
         # OpenCode has no notification event: an unanswered permission is a wait for the user.
         return Action("permission", softlock_without_decision=PERMISSION_PROMPT)
@@ -222,10 +269,12 @@ def _gemini(event: str, payload: Payload) -> Action:
         if tool.lower() == "ask_user":
             return Action("ask_user")
         if tool in _GEMINI_CONFIRMED_TOOLS or isinstance(payload.data.get("mcp_context"), dict):
-            return Action("permission", f"{event}:{tool}", deny_only=True, tool=tool)
-        return _tool_reason(event, tool, _GEMINI_QUIET_TOOLS)
+            # Gemini gives no call id: the tool name pairs BeforeTool with AfterTool (as for Copilot).
+            return Action("permission", f"{event}:{tool}", deny_only=True, tool=tool,
+                          tool_call_id=f"tool:{tool}"[:MAX_TOOL_CALL_ID_CHARS], tool_state="Running")
+        return _tool_reason(event, tool, _GEMINI_QUIET_TOOLS, payload, (), "Running")
     if name == "aftertool":
-        return _tool_reason(event, payload.text("tool_name"), _GEMINI_QUIET_TOOLS)
+        return _tool_reason(event, payload.text("tool_name"), _GEMINI_QUIET_TOOLS, payload, (), "Finished")
     if name == "notification":
         kind = payload.text("notification_type").lower()
         return Action("softlock", PERMISSION_PROMPT) if kind == "toolpermission" else IGNORE

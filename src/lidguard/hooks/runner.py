@@ -3,8 +3,9 @@
 The hot path: stdlib only, dispatched by ``lidguard.cli.main`` before any parser is built. Every run
 exits 0 (REFERENCE 5 "hooks always exit 0"): garbage stdin, unknown events, a dead or hung runtime
 (short, bounded waits) and internal errors print nothing and leave a line in the provider's hook event
-log. Only start events (the turn's prompt) may launch the runtime; decision events ask ``status`` and
-answer only when the lid is closed and no display is visible.
+log. Start events (the turn's prompt) launch the runtime; any other event launches it only when the
+runtime's session journal holds something (a runtime that died left sessions to bring back). Decision
+events ask ``status`` and answer only when the lid is closed and no display is visible.
 
 Everything the run touches comes through :class:`HookEnvironment`, so tests drive the entry function
 in-process with a stub runtime (fuzzing) and real processes use the defaults.
@@ -13,7 +14,9 @@ in-process with a stub runtime (fuzzing) and real processes use the defaults.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
@@ -23,6 +26,7 @@ from ..ipc.limits import (
     MAX_PROCESS_IDENTIFIER,
     MAX_PROMPT_PREVIEW_CHARS,
     MAX_REASON_CHARS,
+    SESSION_JOURNAL_FILE_NAME,
 )
 from ..providers import AgentProvider, agent_process_word, provider_display
 from .eventlog import HookEventLog, hook_log_path
@@ -87,6 +91,28 @@ class HookEnvironment:
         from ..ipc.client import send_request
 
         return send_request(self.paths.socket_file, message, auto_start=auto_start, reply_timeout=reply_timeout)
+
+    def sessions_to_bring_back(self) -> bool:
+        """The runtime's journal holds something (a runtime that died left sessions behind): then any
+        hook event may launch the runtime, which replays the journal before it answers. One ``stat``."""
+        if self._send is not None:
+            return False
+        try:
+            return os.stat(self.paths.data_dir / SESSION_JOURNAL_FILE_NAME).st_size > 0
+        except (OSError, ValueError):
+            return False
+
+    def launch_if_dead(self) -> None:
+        """Launches the runtime at once when no runtime holds the lock (a crashed one left sessions):
+        the client would otherwise spend its whole connect window on a socket nobody serves."""
+        if self._send is not None:
+            return
+        from ..platform.locking import held_by_another_process
+
+        if not held_by_another_process(self.paths.lock_file):
+            from ..ipc.client import launch_runtime
+
+            launch_runtime()
 
     def agent_process(self, provider: AgentProvider, hint: int = 0) -> int:
         """The agent above this hook (0: none). ``hint`` (the OpenCode plugin's ``pid``) wins only when it
@@ -161,8 +187,13 @@ class _Run:
 
     def request(self, command: str, fields: dict[str, Any], *, auto_start: bool = False,
                 reply_timeout: float = REPLY_TIMEOUT_SECONDS) -> dict[str, Any]:
-        reply = self.environment.send({"Command": command, **fields}, auto_start=auto_start,
-                                      reply_timeout=reply_timeout)
+        if not auto_start and self.environment.sessions_to_bring_back():
+            auto_start = True
+            self.environment.launch_if_dead()
+        # Replay-safe events: a resent request is applied once; the time lets the runtime refuse the future.
+        message = {"Command": command, **fields, "RequestId": os.urandom(12).hex(),
+                   "SentAtUnixMilliseconds": time.time_ns() // 1_000_000}
+        reply = self.environment.send(message, auto_start=auto_start, reply_timeout=reply_timeout)
         if not isinstance(reply, dict):
             reply = {"Succeeded": False, "Message": "The runtime sent no reply object."}
         details = [("command", command)]
@@ -188,6 +219,8 @@ class _Run:
         fields["WatchedProcessIdentifier"] = self._watched_process() if watch else 0
         fields["TranscriptPath"] = self.transcript
         fields["InputPromptPreview"] = bounded(action.prompt, MAX_PROMPT_PREVIEW_CHARS)
+        if action.turn_id:
+            fields["TurnId"] = action.turn_id
         self.request("start", fields, auto_start=True, reply_timeout=START_REPLY_TIMEOUT_SECONDS)
 
     def _watched_process(self) -> int:
@@ -200,14 +233,25 @@ class _Run:
                              f"{type(error).__name__}: {error}")
             return 0
 
-    def mark(self, command: str, reason: str) -> dict[str, Any]:
-        return self.request(command, {**self.fields(), "SessionStateReason": bounded(reason, MAX_REASON_CHARS)})
+    def mark(self, command: str, reason: str, action: Action | None = None) -> dict[str, Any]:
+        fields = {**self.fields(), "SessionStateReason": bounded(reason, MAX_REASON_CHARS)}
+        if action is not None:
+            if action.turn_id:
+                fields["TurnId"] = action.turn_id
+            if action.tool_call_id and action.tool_state:
+                fields.update(ToolCallId=action.tool_call_id, ToolCallState=action.tool_state)
+        return self.request(command, fields)
 
     def stop(self, action: Action) -> None:
         fields = {**self.fields(), "IsProviderSessionEnd": action.provider_session_end,
                   "SessionEndReason": bounded(action.reason, MAX_REASON_CHARS),
                   "TranscriptPath": self.transcript, "StopHookActive": action.stop_hook_active,
                   "LastAssistantMessage": bounded(action.last_assistant_message, MAX_ASSISTANT_MESSAGE_CHARS)}
+        if action.turn_id:
+            fields["TurnId"] = action.turn_id
+        if action.pending_work:  # a deferred stop: background tasks still run (Claude background_tasks)
+            fields["HasPendingProviderWork"] = True
+            self.log.message(f"Deferred stop: {action.pending_work} background task(s) still running.")
         wait = self._follow_up_wait() if action.blocking else None
         if wait is None:
             self.request("stop", fields)
@@ -255,14 +299,14 @@ class _Run:
             if action.softlock_without_decision and self.reachable:
                 self.mark("mark-session-softlocked", action.softlock_without_decision)
             elif action.deny_only and self.reachable:
-                self.mark("mark-session-active", action.reason)
+                self.mark("mark-session-active", action.reason, action)
             return
         decision = _decision(settings.get(DECISION_SETTING))
         self.log.message(f"Closed lid: {DECISION_SETTING} is {decision}.")
         if action.deny_only and (decision != "Deny" or self._approved_without_asking(action)):
             # Nothing can approve here (Gemini BeforeTool): the tool runs, or the CLI's own dialog asks
             # (its Notification soft-locks the session); a tool the agent runs unasked is never denied.
-            self.mark("mark-session-active", action.reason)
+            self.mark("mark-session-active", action.reason, action)
             return
         if decision == "Ask":
             self.mark("mark-session-softlocked", ASK_REASON)
@@ -280,9 +324,9 @@ class _Run:
         if kind == "start":
             self.start(action)
         elif kind == "activity":
-            self.mark("mark-session-active", action.reason)
+            self.mark("mark-session-active", action.reason, action)
         elif kind == "softlock":
-            self.mark("mark-session-softlocked", action.reason)
+            self.mark("mark-session-softlocked", action.reason, action)
         elif kind == "stop":
             self.stop(action)
         elif kind == "permission":

@@ -199,6 +199,10 @@ class ProcessWatcher(Protocol):
 
     async def wait_for_exit(self, pid: int) -> None: ...
 
+    def descendant_cpu_seconds(self, pid: int) -> float | None:
+        """CPU seconds used by ``pid``'s descendants (its tools); None when ``pid`` is gone."""
+        ...
+
 
 @runtime_checkable
 class SoundPlayer(Protocol):

@@ -328,6 +328,11 @@ class _FakeProcess:
 
         return proctree.is_process_alive(pid)
 
+    def descendant_cpu_seconds(self, pid: int) -> float | None:
+        from .. import proctree
+
+        return proctree.descendant_cpu_seconds(pid)
+
     async def wait_for_exit(self, pid: int) -> None:
         import anyio
 

@@ -81,6 +81,9 @@ class _Process(_UnsupportedCapability):
     def is_alive(self, pid: int) -> bool:
         raise self._fail()
 
+    def descendant_cpu_seconds(self, pid: int) -> float | None:
+        raise self._fail()
+
     async def wait_for_exit(self, pid: int) -> None:
         raise self._fail()
 

@@ -27,6 +27,8 @@ from .components import Component
 from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
 from .components.power_policy import PowerPolicyComponent
+from .components.journal import JournalComponent
+from .components.leases import LeaseComponent
 from .components.protection import ProtectionComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
@@ -35,7 +37,8 @@ from .components.watchers import WatcherComponent
 from .components.webhooks import WebhookComponent
 from .logs import ExceptionLog, SessionLog, SuspendHistory
 from .machine import MachineView
-from .requests import RequestError, parse_request
+from .replay_guard import SESSION_COMMANDS, RecentRequests, future_dated
+from .requests import RequestError, RuntimeRequest, parse_request
 from .responses import build_response
 from .sessions import RegistryState, SessionKey
 
@@ -64,6 +67,7 @@ class Runtime:
         self.settings = settings
         self.clock: Clock = clock or WallClock()
         self.state = RegistryState()
+        self.recent_requests = RecentRequests()
         self.gate = anyio.Lock()
         self.exit_requested = anyio.Event()
         self.session_log = SessionLog(paths.session_log_file)
@@ -80,11 +84,12 @@ class Runtime:
         self.emergency = EmergencyComponent(self)
         self.watchers = WatcherComponent(self)
         self.timers = TimerComponent(self)
+        self.journal = JournalComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
-                                             self.timers]
+                                             LeaseComponent(self), self.journal, self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():
@@ -144,9 +149,12 @@ class Runtime:
 
     # -- lifecycle --------------------------------------------------------------------------------------
     async def run(self, task_group: TaskGroup) -> None:
-        """Binds the runtime to a task group; the caller owns the group and the exit."""
+        """Binds the runtime to a task group and replays the session journal (before any request is
+        accepted: the server calls this first); the caller owns the group and the exit."""
         self._task_group = task_group
-        self.timers.started()
+        self.timers.started()  # first: the boot grace stands unless replayed sessions make the runtime busy
+        await self.journal.replay()
+        await self.protection.reconcile()
 
     async def begin_shutdown(self, reason: str) -> None:
         """Stops wanting protection, releases it and asks the server to exit."""
@@ -164,6 +172,7 @@ class Runtime:
                 self.stopping = True
                 self.suspend.cancel("runtime-exiting", fallback=False)
             await self.protection.release_all()
+            self.journal.closed()
             await self.webhooks.close()
             self.platform.close()
 
@@ -244,9 +253,39 @@ class Runtime:
             message = {**message, "HasSettings": False, "Settings": None}
         try:
             request = parse_request(message)
-            return await handler(self, request)
         except RequestError as error:
             return self.reply(False, str(error))
+        refusal = self._refuse_replay(command, request)
+        if refusal is not None:
+            return refusal
+        reply: dict[str, Any] = {}
+        try:
+            reply = await handler(self, request)
+        except RequestError as error:
+            reply = self.reply(False, str(error))
+        finally:
+            if request.request_id and command in SESSION_COMMANDS and reply.get("Succeeded") is not True:
+                self.recent_requests.discard(request.request_id)  # not applied: a resend may try again
+        return reply
+
+    def _refuse_replay(self, command: str, request: RuntimeRequest) -> dict[str, Any] | None:
+        """A reply for a request that must not be applied (already applied, or dated in the future)."""
+        if future_dated(request.sent_at_milliseconds, self.clock.now()):
+            message = f"Rejected {command}: the request is dated more than 5 minutes in the future."
+            self.log("request-future-dated-rejected", command, message, succeeded=False,
+                     extra={"RequestId": request.request_id or None,
+                            "SentAtUnixMilliseconds": request.sent_at_milliseconds})
+            return self.reply(False, message)
+        rid = request.request_id
+        if not rid or command not in SESSION_COMMANDS:
+            return None
+        if rid in self.recent_requests:
+            message = f"Request {_printable(rid, 128)} was already applied; ignored the repeat."
+            self.log("request-repeat-ignored", command, message, extra={"RequestId": rid})
+            return self.reply(True, message, {"RepeatedRequest": True})
+        self.recent_requests.add(rid)
+        self.journal.note_request_id(rid)
+        return None
 
     def reply(self, succeeded: bool, message: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """The standard reply from what the runtime knows now (no platform query)."""

@@ -17,6 +17,7 @@ from ..settings.model import Settings
 from . import policy
 from .bounds import registry_full_message
 from .components.followup import FollowUpComponent, FollowUpWaiter
+from .replay_guard import sent_at
 from .requests import RequestError, RuntimeRequest
 from .sessions import Session, SessionKey
 
@@ -58,7 +59,8 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
         outcome = runtime.apply_event(policy.Start(
             key, request.watched_process_identifier or None, request.working_directory, request.transcript_path,
             watch_parent_process=runtime.settings.watch_parent_process,
-            input_prompt_preview=request.input_prompt_preview,
+            input_prompt_preview=request.input_prompt_preview, turn_id=request.turn_id,
+            sent_at=sent_at(request.sent_at_milliseconds),
         ))
     error = await runtime.protection.reconcile()
     if outcome.succeeded and error is not None and not runtime.protection.applied:
@@ -97,7 +99,8 @@ async def handle_stop(runtime: Runtime, request: RuntimeRequest) -> dict[str, An
         request.session_key(), provider_session_end=request.is_provider_session_end,
         end_reason=request.session_end_reason, pending_provider_work=request.has_pending_provider_work,
         stop_hook_active=request.stop_hook_active, last_assistant_message=request.last_assistant_message,
-        input_prompt_preview=request.input_prompt_preview,
+        input_prompt_preview=request.input_prompt_preview, turn_id=request.turn_id,
+        sent_at=sent_at(request.sent_at_milliseconds),
     )
     follow_up = runtime.suspend.follow_up
     if not request.wait_for_follow_up or follow_up is None:
@@ -141,11 +144,16 @@ async def _wait_while_the_hook_can_listen(runtime: Runtime, waiter: FollowUpWait
 
 
 async def handle_mark_active(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
-    return await _simple(runtime, policy.MarkActive(request.session_key(), request.session_state_reason))
+    return await _simple(runtime, policy.MarkActive(
+        request.session_key(), request.session_state_reason, turn_id=request.turn_id,
+        sent_at=sent_at(request.sent_at_milliseconds), tool_call_id=request.tool_call_id,
+        tool_state=request.tool_call_state))
 
 
 async def handle_mark_soft_locked(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
-    return await _simple(runtime, policy.MarkSoftLocked(request.session_key(), request.session_state_reason))
+    return await _simple(runtime, policy.MarkSoftLocked(request.session_key(), request.session_state_reason,
+                                                        turn_id=request.turn_id,
+                                                        sent_at=sent_at(request.sent_at_milliseconds)))
 
 
 async def handle_remove(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
@@ -163,7 +171,7 @@ async def handle_remove(runtime: Runtime, request: RuntimeRequest) -> dict[str, 
 
 
 async def handle_status(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
-    return runtime.reply(True, "LidGuard runtime is running.")
+    return runtime.reply(True, "LidGuard runtime is running.", {"SessionJournal": runtime.journal.describe()})
 
 
 async def _is_alive(runtime: Runtime, pid: int) -> bool | None:

@@ -19,14 +19,17 @@ No I/O, no clock reads: the caller passes ``now`` (UTC) and applies the effects.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from .sessions import AgentProvider, RegistryState, Session, SessionKey
+from .turns import RUNNING_TOOL_REASON, begin_turn, is_stale, lease_expired, tool_cpu_moved, with_tool
 
 __all__ = [
     "CancelPendingSuspend",
     "EvaluateSuspend",
+    "LeaseCheck",
     "LogEvent",
     "MarkActive",
     "MarkSoftLocked",
@@ -54,6 +57,8 @@ class Start:
     transcript_path: str = ""
     watch_parent_process: bool = True
     input_prompt_preview: str = ""  # the turn's prompt (webhook bodies only)
+    turn_id: str = ""  # the provider's turn id (else one is made)
+    sent_at: datetime | None = None  # when the hook sent it (replay-safe events)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +72,8 @@ class Stop:
     stop_hook_active: bool = False  # a continued Stop (Claude/Codex stop_hook_active)
     last_assistant_message: str = ""
     input_prompt_preview: str = ""
+    turn_id: str = ""
+    sent_at: datetime | None = None
 
     @property
     def normal_end(self) -> bool:
@@ -78,12 +85,18 @@ class Stop:
 class MarkActive:
     key: SessionKey
     reason: str = ""
+    turn_id: str = ""
+    sent_at: datetime | None = None
+    tool_call_id: str = ""  # a tool call that started (``Running``) or finished (``Finished``)
+    tool_state: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class MarkSoftLocked:
     key: SessionKey
     reason: str
+    turn_id: str = ""
+    sent_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +125,18 @@ class RemoveSessions:
 @dataclass(frozen=True, slots=True)
 class TimeoutCheck:
     timeout_minutes: int | None
+    # CPU seconds of the watched agent's descendants, read just before for sessions with a tool in flight.
+    tool_cpu: Mapping[SessionKey, float | None] = field(default_factory=dict)
 
 
-Event = Start | Stop | MarkActive | MarkSoftLocked | RemoveSessions | TimeoutCheck
+@dataclass(frozen=True, slots=True)
+class LeaseCheck:
+    """Ends every session whose hard lease (hours from its latest start) has run out."""
+
+    lease_hours: int | None
+
+
+Event = Start | Stop | MarkActive | MarkSoftLocked | RemoveSessions | TimeoutCheck | LeaseCheck
 
 
 # -- effects ----------------------------------------------------------------------------------
@@ -214,6 +236,8 @@ def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
         return Outcome(state, False, "A session identifier is required.",
                        [LogEvent("session-start-rejected", "start", "A session identifier is required.")])
     existing = state.sessions.get(key)
+    if existing is not None and is_stale(existing, event.turn_id, event.sent_at):
+        return _stale(state, existing, "start")
     watched = event.watched_process_identifier if event.watched_process_identifier else None
     if watched is None and existing is not None and event.watch_parent_process:
         watched = existing.watched_process_identifier
@@ -221,6 +245,7 @@ def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
         watched = event.watched_process_identifier or None
     session = Session(key=key, started_at=now, last_activity_at=now, watched_process_identifier=watched,
                       working_directory=event.working_directory, transcript_path=event.transcript_path)
+    session = begin_turn(session, event.turn_id, event.sent_at, now)
     new_state = state.with_session(session)
     if watched:
         watch_text = f" Watching process {watched}."
@@ -245,6 +270,8 @@ def _stop(state: RegistryState, event: Stop, now: datetime) -> Outcome:
         message = f"Session {key} is already stopped."
         return Outcome(state, True, message, [LogEvent("session-stopped-already-stopped", event.command, message,
                                                         None, stop=event)])
+    if not event.cancel_path and is_stale(existing, event.turn_id, event.sent_at):
+        return _stale(state, existing, event.command)
     if event.pending_provider_work:
         session = replace(existing, pending_provider_work=True, last_activity_at=now)
         message = f"Deferred stop for {key}: provider work is still pending."
@@ -271,7 +298,9 @@ def _mark_active(state: RegistryState, event: MarkActive, now: datetime) -> Outc
         message = f"Session {event.key} is not active; ignored activity signal."
         ignored = LogEvent("session-activity-ignored", "mark-session-active", message, key=event.key)
         return Outcome(state, True, message, [ignored])
-    session = existing.with_activity(now)
+    if is_stale(existing, event.turn_id, event.sent_at):
+        return _stale(state, existing, "mark-session-active")
+    session = with_tool(existing.with_activity(now), event.tool_call_id, event.tool_state)
     if existing.soft_locked:
         message = f"Cleared soft-lock for {event.key} because activity was detected from {event.reason or 'activity'}."
     else:
@@ -290,6 +319,8 @@ def _mark_soft_locked(state: RegistryState, event: MarkSoftLocked, now: datetime
     if existing is None:
         message = f"Session {event.key} is not active; ignored soft-lock signal."
         return Outcome(state, True, message, [LogEvent("session-softlock-ignored", command, message, key=event.key)])
+    if is_stale(existing, event.turn_id, event.sent_at):
+        return _stale(state, existing, command)
     reason = event.reason.strip() or "soft-locked"
     if existing.soft_lock_reason == reason:
         message = f"Session {event.key} is already soft-locked from {reason}."
@@ -331,7 +362,20 @@ def _timeout_check(state: RegistryState, event: TimeoutCheck, now: datetime) -> 
         if not _in_timer(session) or now - session.last_activity_at < limit:
             continue
         updated = session
-        if session.pending_provider_work:
+        if session.tools_in_flight:
+            reading = event.tool_cpu.get(session.key)
+            if tool_cpu_moved(session, reading):
+                updated = replace(session, last_activity_at=now, tool_cpu_seconds=reading)
+                effects.append(LogEvent(RUNNING_TOOL_REASON, "session-timeout",
+                                        f"Kept {session.key} active: its running tool used CPU time "
+                                        f"({RUNNING_TOOL_REASON}).", updated))
+                current = current.with_session(updated)
+                continue
+            updated = replace(session, tools_in_flight=(), tool_cpu_seconds=None)
+            effects.append(LogEvent("session-running-tool-abandoned", "session-timeout",
+                                    f"Abandoned {len(session.tools_in_flight)} running tool(s) of {session.key}: "
+                                    "their processes used no CPU time since the last check.", updated))
+        if updated.pending_provider_work:
             updated = replace(session, pending_provider_work=False)
             message = f"Abandoned pending provider work for {session.key} after {event.timeout_minutes} minutes."
             effects.append(LogEvent("session-pending-provider-work-abandoned", "session-timeout", message, updated))
@@ -343,6 +387,33 @@ def _timeout_check(state: RegistryState, event: TimeoutCheck, now: datetime) -> 
     trigger = effects[-1].session if effects else None  # type: ignore[union-attr]
     effects += _evaluate_after(state, current, "session-timeout", trigger, reason="SoftLocked")
     return Outcome(current, True, f"Checked session timeouts ({reason}).", effects)
+
+
+LEASE_END_REASON = "session-lease-expired"
+
+
+def _lease_check(state: RegistryState, event: LeaseCheck, now: datetime) -> Outcome:
+    """Each session past its lease ends like a watched-process exit (no PostSessionEnd), logged with
+    its own reason; the last one out may trigger the suspend evaluation as any stop does."""
+    current = state
+    effects: list[Effect] = []
+    removed: list[Session] = []
+    for session in state.sorted_sessions():
+        if not lease_expired(session, event.lease_hours, now):
+            continue
+        effects.append(LogEvent("session-lease-expired", "session-lease",
+                                f"Ended {session.key}: its lease of {event.lease_hours} hour(s) ran out.", session))
+        outcome = _stop(current, Stop(session.key, end_reason=LEASE_END_REASON, cancel_path=True,
+                                      command="session-lease"), now)
+        current = outcome.state
+        effects += outcome.effects
+        removed += outcome.removed
+    return Outcome(current, True, f"Checked session leases ({len(removed)} ended).", effects, removed=removed)
+
+
+def _stale(state: RegistryState, session: Session, command: str) -> Outcome:
+    message = f"Ignored {command} for {session.key}: it belongs to a turn older than the current one."
+    return Outcome(state, True, message, [LogEvent("session-stale-turn-event-ignored", command, message, session)])
 
 
 def _in_timer(session: Session) -> bool:
@@ -372,4 +443,6 @@ def transition(state: RegistryState, event: Event, now: datetime) -> Outcome:
         return _remove(state, event)
     if isinstance(event, TimeoutCheck):
         return _timeout_check(state, event, now)
+    if isinstance(event, LeaseCheck):
+        return _lease_check(state, event, now)
     raise TypeError(f"unknown session event {event!r}")

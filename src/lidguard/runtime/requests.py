@@ -20,7 +20,11 @@ from ..ipc.limits import (
     MAX_PROMPT_PREVIEW_CHARS,
     MAX_PROVIDER_NAME_CHARS,
     MAX_REASON_CHARS,
+    MAX_REQUEST_ID_CHARS,
+    MAX_SENT_AT_MILLISECONDS,
     MAX_SESSION_IDENTIFIER_CHARS,
+    MAX_TOOL_CALL_ID_CHARS,
+    MAX_TURN_ID_CHARS,
 )
 from ..settings.model import Settings, validate_raw_settings
 from .sessions import AgentProvider, SessionKey, parse_provider
@@ -38,7 +42,11 @@ _MAX_CHARS = {
     "TranscriptPath": MAX_PATH_CHARS,
     "InputPromptPreview": MAX_PROMPT_PREVIEW_CHARS,
     "LastAssistantMessage": MAX_ASSISTANT_MESSAGE_CHARS,
+    "RequestId": MAX_REQUEST_ID_CHARS,
+    "TurnId": MAX_TURN_ID_CHARS,
+    "ToolCallId": MAX_TOOL_CALL_ID_CHARS,
 }
+TOOL_CALL_STATES = ("", "Running", "Finished")
 _PROCESS_IDENTIFIER_MESSAGE = (f"The request field WatchedProcessIdentifier must be a non-negative integer "
                                f"of at most {MAX_PROCESS_IDENTIFIER}.")
 
@@ -104,10 +112,18 @@ class RuntimeRequest(BaseModel):
     follow_up_wait_seconds: int | None = Field(None, alias="FollowUpWaitSeconds")
     input_prompt_preview: str = Field("", alias="InputPromptPreview", max_length=MAX_PROMPT_PREVIEW_CHARS)
     last_assistant_message: str = Field("", alias="LastAssistantMessage", max_length=MAX_ASSISTANT_MESSAGE_CHARS)
+    # Replay-safe events: the hook's id for this request (applied once) and when the hook sent it.
+    request_id: str = Field("", alias="RequestId", max_length=MAX_REQUEST_ID_CHARS)
+    sent_at_milliseconds: int | None = Field(None, alias="SentAtUnixMilliseconds", ge=0,
+                                             le=MAX_SENT_AT_MILLISECONDS, strict=True)
+    # Turns and tools: the provider's turn id (when it has one) and a tool call that started or finished.
+    turn_id: str = Field("", alias="TurnId", max_length=MAX_TURN_ID_CHARS)
+    tool_call_id: str = Field("", alias="ToolCallId", max_length=MAX_TOOL_CALL_ID_CHARS)
+    tool_call_state: str = Field("", alias="ToolCallState", max_length=16)
 
     @field_validator("provider_name", "session_identifier", "session_end_reason", "session_state_reason",
                      "working_directory", "transcript_path", "input_prompt_preview", "last_assistant_message",
-                     mode="before")
+                     "request_id", "turn_id", "tool_call_id", "tool_call_state", mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return "" if value is None else value
@@ -120,6 +136,13 @@ class RuntimeRequest(BaseModel):
         if type(value) is int and 1 <= value <= MAX_FOLLOW_UP_WAIT_SECONDS:
             return value
         return None
+
+    @field_validator("tool_call_state")
+    @classmethod
+    def _known_tool_call_state(cls, value: str) -> str:
+        if value not in TOOL_CALL_STATES:
+            raise ValueError("must be Running, Finished or empty")
+        return value
 
     def agent_provider(self) -> AgentProvider:
         provider = parse_provider(self.provider)

@@ -43,6 +43,8 @@ def session_to_wire(session: Session) -> dict[str, Any]:
         "WatchedProcessIdentifier": session.watched_process_identifier or 0,
         "WorkingDirectory": session.working_directory,
         "PendingProviderWork": session.pending_provider_work,
+        "RunningToolCount": len(session.tools_in_flight),
+        "TurnId": session.turn_id,
     }
 
 

@@ -6,10 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
+from typing import Any
 
 from ..providers import AgentProvider, parse_provider, session_label  # the one providers module; re-exported here
 
-__all__ = ["AgentProvider", "RegistryState", "Session", "SessionKey", "parse_provider"]
+__all__ = ["MAX_TOOLS_IN_FLIGHT", "AgentProvider", "RegistryState", "Session", "SessionKey", "parse_provider"]
+
+MAX_TOOLS_IN_FLIGHT = 64  # per session; a provider that never finishes its tools cannot grow a session
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -55,6 +58,13 @@ class Session:
     working_directory: str = ""
     transcript_path: str = ""
     pending_provider_work: bool = False
+    # The turn: the provider's turn id or one made at the start, and when it began (the hook's time).
+    turn_id: str = ""
+    turn_started_at: datetime | None = None
+    # Tool calls started (PreToolUse) and not finished yet, and the CPU seconds their processes had
+    # used at the last timeout check (None: not read yet).
+    tools_in_flight: tuple[str, ...] = ()
+    tool_cpu_seconds: float | None = None
 
     @property
     def soft_locked(self) -> bool:
@@ -65,6 +75,31 @@ class Session:
 
     def with_soft_lock(self, reason: str, now: datetime) -> Session:
         return replace(self, soft_lock_reason=reason, soft_locked_at=now)
+
+    def journal_extras(self) -> dict[str, Any]:
+        """The journal fields beyond the original tool's (``journal_file.session_to_json``)."""
+        return {"turn_id": self.turn_id,
+                "turn_started_at": self.turn_started_at.isoformat() if self.turn_started_at else None,
+                "tools_in_flight": list(self.tools_in_flight), "tool_cpu_seconds": self.tool_cpu_seconds}
+
+    def with_journal_extras(self, record: dict[str, Any]) -> Session:
+        """This session with the extra fields of a journal record (``ValueError`` when malformed)."""
+        turn_id = record.get("turn_id", "")
+        started = record.get("turn_started_at")
+        tools = record.get("tools_in_flight", [])
+        cpu = record.get("tool_cpu_seconds")
+        if not isinstance(turn_id, str) or not (started is None or isinstance(started, str)):
+            raise ValueError("not a turn")
+        if not isinstance(tools, list) or len(tools) > MAX_TOOLS_IN_FLIGHT or not all(
+                isinstance(tool, str) for tool in tools):
+            raise ValueError("not a tool list")
+        if cpu is not None and (type(cpu) not in (int, float) or not 0 <= cpu < 1e12):
+            raise ValueError("not a CPU time")
+        turn_started = datetime.fromisoformat(started) if started else None
+        if turn_started is not None and turn_started.tzinfo is None:
+            raise ValueError("time without a zone")
+        return replace(self, turn_id=turn_id, turn_started_at=turn_started, tools_in_flight=tuple(tools),
+                       tool_cpu_seconds=float(cpu) if cpu is not None else None)
 
 
 @dataclass(frozen=True, slots=True)

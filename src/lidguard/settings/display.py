@@ -23,6 +23,7 @@ def format_settings_block(settings: Settings) -> list[str]:
         f"  Power policy: {settings.power_policy.value} (battery floor {settings.battery_floor_percent} %)",
         f"  Watch parent process: {settings.watch_parent_process}",
         f"  Session timeout: {_off(settings.session_timeout_minutes, ' minutes')}",
+        f"  Session lease: {_off(settings.session_lease_hours, ' hours')}",
         f"  Server runtime cleanup delay: {_off(settings.server_runtime_cleanup_delay_minutes, ' minutes')}",
         f"  Emergency hibernation on high temperature: {settings.emergency_hibernation_on_high_temperature}",
         f"  Emergency hibernation temperature mode: {settings.emergency_hibernation_temperature_mode.value}",

@@ -6,6 +6,7 @@ stored as ``null`` for the nullable integers and as ``""`` for sounds and webhoo
 Ranges (``NUMBER_RANGES``; the CLI rejects anything outside them, see ``validation.py``)::
 
     SessionTimeoutMinutes                            off or 1-10080 (one week)
+    SessionLeaseHours                                off or 1-168 (one week; default 8)
     ServerRuntimeCleanupDelayMinutes                 off or 1-10080 (one week)
     PostStopSuspendDelaySeconds                      0-3600 (one hour)
     ClosedLidStopFollowUpDelaySeconds                0-3600 (one hour)
@@ -45,6 +46,7 @@ __all__ = [
     "EMERGENCY_TEMPERATURE_MAX",
     "EMERGENCY_TEMPERATURE_MIN",
     "ENUM_SETTINGS",
+    "LEASE_HOURS_MAX",
     "MINUTES_MAX",
     "NUMBER_RANGES",
     "NumberRange",
@@ -73,6 +75,7 @@ DEFAULT_POWER_REQUEST_REASON = "LidGuard is keeping the system awake while an ag
 EMERGENCY_TEMPERATURE_MIN = 70
 EMERGENCY_TEMPERATURE_MAX = 110
 MINUTES_MAX = 7 * 24 * 60  # one week
+LEASE_HOURS_MAX = 7 * 24  # one week
 DELAY_SECONDS_MAX = 60 * 60  # one hour
 SUSPEND_HISTORY_COUNT_MAX = 1000
 SYSTEM_SOUND_NAMES = ("Asterisk", "Beep", "Exclamation", "Hand", "Question")
@@ -113,6 +116,7 @@ class NumberRange:
 NUMBER_RANGES: dict[str, NumberRange] = {
     "SessionTimeoutMinutes": NumberRange(1, MINUTES_MAX, 12, True),
     "ServerRuntimeCleanupDelayMinutes": NumberRange(1, MINUTES_MAX, 10, True),
+    "SessionLeaseHours": NumberRange(1, LEASE_HOURS_MAX, 8, True),
     "PostStopSuspendDelaySeconds": NumberRange(0, DELAY_SECONDS_MAX, 10, False),
     "ClosedLidStopFollowUpDelaySeconds": NumberRange(0, DELAY_SECONDS_MAX, 120, False),
     "SuspendHistoryEntryCount": NumberRange(1, SUSPEND_HISTORY_COUNT_MAX, 10, True),
@@ -242,6 +246,8 @@ class Settings(BaseModel):
     )
     watch_parent_process: bool = Field(True, alias="WatchParentProcess")
     session_timeout_minutes: int | None = Field(12, alias="SessionTimeoutMinutes")
+    # A session's hard lease from its latest start: past it the session ends (reason session-lease-expired).
+    session_lease_hours: int | None = Field(8, alias="SessionLeaseHours")
     server_runtime_cleanup_delay_minutes: int | None = Field(10, alias="ServerRuntimeCleanupDelayMinutes")
     emergency_hibernation_on_high_temperature: bool = Field(True, alias="EmergencyHibernationOnHighTemperature")
     emergency_hibernation_temperature_mode: TemperatureModeSetting = Field(
@@ -284,7 +290,8 @@ class Settings(BaseModel):
         return normalize_enum(_alias(info.field_name), value)[0]
 
     @field_validator(
-        "session_timeout_minutes", "server_runtime_cleanup_delay_minutes", "post_stop_suspend_delay_seconds",
+        "session_timeout_minutes", "session_lease_hours", "server_runtime_cleanup_delay_minutes",
+        "post_stop_suspend_delay_seconds",
         "closed_lid_stop_follow_up_delay_seconds", "suspend_history_entry_count",
         "emergency_hibernation_temperature_celsius", "post_stop_suspend_sound_volume_override_percent",
         "closed_lid_stop_follow_up_sound_volume_override_percent", "battery_floor_percent",

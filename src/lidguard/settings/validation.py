@@ -199,6 +199,8 @@ SETTING_OPTIONS: tuple[SettingOption, ...] = (
                  "End a session when its agent process exits."),
     _number_option(("session-timeout-minutes",), "SessionTimeoutMinutes",
                    "Soft-lock a session after N minutes without activity (at most one week)."),
+    _number_option(("session-lease-hours",), "SessionLeaseHours",
+                   "End a session N hours after its latest start, whatever happens (off = never; at most one week)."),
     _number_option(("server-runtime-cleanup-delay-minutes",), "ServerRuntimeCleanupDelayMinutes",
                    "Stop the idle runtime after N minutes (off = at once; at most one week)."),
     _bool_option(("emergency-hibernation-on-high-temperature",), ("EmergencyHibernationOnHighTemperature",),

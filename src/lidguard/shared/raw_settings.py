@@ -44,6 +44,7 @@ def headless_defaults_json() -> dict[str, Any]:
         "ClosedLidPermissionRequestDecision": "Deny",
         "WatchParentProcess": True,
         "SessionTimeoutMinutes": 12,
+        "SessionLeaseHours": 8,
         "ServerRuntimeCleanupDelayMinutes": 10,
         "EmergencyHibernationOnHighTemperature": True,
         "EmergencyHibernationTemperatureMode": "Average",

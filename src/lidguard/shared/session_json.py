@@ -21,4 +21,5 @@ def session_json(session: dict[str, Any]) -> dict[str, Any]:
         "startedAtUtc": session.get("StartedAt"),
         "lastActivityAtUtc": session.get("LastActivityAt"),
         "pendingProviderWork": bool(session.get("PendingProviderWork", False)),
+        "runningToolCount": session.get("RunningToolCount") if type(session.get("RunningToolCount")) is int else 0,
     }

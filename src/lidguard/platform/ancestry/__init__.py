@@ -8,7 +8,9 @@ Every reader module offers the same names (checked by mypy through ``AncestryRea
 * ``read_ancestry(pid, *, max_depth)``: ``pid`` and its parents, closest first, ``[]`` when it is gone;
   raises ``Unsupported`` with a reason on an OS whose reader is not written yet;
 * ``read_process_state(pid)``: a one-letter state (``R``, ``S``, ``Z``...) or None when unknown;
-* ``is_process_alive(pid)``: True while it runs (a zombie counts as exited where the OS can tell).
+* ``is_process_alive(pid)``: True while it runs (a zombie counts as exited where the OS can tell);
+* ``descendant_cpu_seconds(pid)``: CPU seconds its descendants used (None: it is gone; ``Unsupported``
+  where the OS has no reader), read by the runtime only when the inactivity timer fires.
 
 The readers import only the standard library: the hook path (``lidguard start --parent-pid auto``)
 reads the ancestry before any backend is loaded. ``host_reader`` is the only place that looks at
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
         def read_process_state(self, pid: int) -> str | None: ...
 
         def is_process_alive(self, pid: int) -> bool: ...
+
+        def descendant_cpu_seconds(self, pid: int) -> float | None: ...
 
 
 __all__ = ["host_reader"]

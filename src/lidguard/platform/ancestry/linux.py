@@ -15,11 +15,14 @@ from __future__ import annotations
 import os
 
 from ..process_info import ProcessInfo
+from .cputime import sum_descendants
 from .posix import pid_exists
 
 __all__ = [
     "DEFAULT_PROC_ROOT",
     "NATIVE_ABI_VERSION",
+    "descendant_cpu_seconds",
+    "read_cpu_table",
     "NATIVE_MODULE",
     "OS_NAME",
     "is_process_alive",
@@ -130,3 +133,44 @@ def _read_cmdline(base: str) -> tuple[str, ...]:
     if raw.endswith(b"\0"):
         raw = raw[:-1]  # the terminator of the last argument, not an empty argument
     return tuple(_decode(argument) for argument in raw.split(b"\0"))
+
+
+def descendant_cpu_seconds(pid: int, *, proc_root: str = DEFAULT_PROC_ROOT) -> float | None:
+    """CPU seconds used by the descendants of ``pid`` (None: ``pid`` is gone). One pass over /proc."""
+    return sum_descendants(read_cpu_table(proc_root), pid)
+
+
+def read_cpu_table(proc_root: str = DEFAULT_PROC_ROOT) -> dict[int, tuple[int, float]]:
+    """pid -> (ppid, CPU seconds) from every ``<proc_root>/<pid>/stat``: utime + stime plus the
+    cutime + cstime of children it has reaped (a finished compiler's time stays in its make)."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    table: dict[int, tuple[int, float]] = {}
+    try:
+        names = os.listdir(proc_root)
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            stat = _read_bytes(f"{proc_root}/{name}/stat")
+        except OSError:
+            continue  # exited meanwhile, or hidden
+        parsed = _parse_stat_times(stat)
+        if parsed is not None:
+            table[int(name)] = (parsed[0], parsed[1] / ticks)
+    return table
+
+
+def _parse_stat_times(stat: bytes) -> tuple[int, int] | None:
+    """(ppid, utime + stime + cutime + cstime in clock ticks) from a stat line (proc(5) fields 4, 14-17)."""
+    last_close = stat.rfind(b")")
+    if last_close < 0:
+        return None
+    fields = stat[last_close + 1 :].split()
+    if len(fields) < 15:
+        return None
+    try:
+        return int(fields[1]), sum(int(field) for field in fields[11:15])
+    except ValueError:
+        return None

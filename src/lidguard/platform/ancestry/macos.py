@@ -11,8 +11,8 @@ from ..errors import Unsupported
 from ..process_info import ProcessInfo
 from .posix import pid_exists
 
-__all__ = ["NATIVE_ABI_VERSION", "NATIVE_MODULE", "OS_NAME", "is_process_alive", "read_ancestry",
-           "read_process_state"]
+__all__ = ["NATIVE_ABI_VERSION", "NATIVE_MODULE", "OS_NAME", "descendant_cpu_seconds", "is_process_alive",
+           "read_ancestry", "read_process_state"]
 
 OS_NAME = "macos"
 NATIVE_MODULE: str | None = None
@@ -38,3 +38,21 @@ def read_process_state(pid: int) -> str | None:
 
 def is_process_alive(pid: int) -> bool:
     return pid_exists(pid)
+
+
+def descendant_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds of ``pid``'s descendants from one ``ps -axo pid=,ppid=,time=`` (None: ``pid`` is gone)."""
+    import subprocess
+
+    from ..macos.commands import RealToolRefused, run_tool
+    from .cputime import parse_ps_cpu_table, sum_descendants
+
+    try:
+        result = run_tool("ps", ["-axo", "pid=,ppid=,time="], capability="process", timeout=5.0)
+    except RealToolRefused as error:
+        raise Unsupported("process", str(error)) from error
+    except subprocess.TimeoutExpired as error:
+        raise OSError("ps did not finish within 5 s") from error
+    if not result.ok:
+        raise OSError(result.failure_text())
+    return sum_descendants(parse_ps_cpu_table(result.stdout), pid)

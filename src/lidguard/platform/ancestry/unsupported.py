@@ -8,8 +8,8 @@ from ..errors import Unsupported
 from ..process_info import ProcessInfo
 from .posix import pid_exists
 
-__all__ = ["NATIVE_ABI_VERSION", "NATIVE_MODULE", "OS_NAME", "is_process_alive", "read_ancestry",
-           "read_process_state"]
+__all__ = ["NATIVE_ABI_VERSION", "NATIVE_MODULE", "OS_NAME", "descendant_cpu_seconds", "is_process_alive",
+           "read_ancestry", "read_process_state"]
 
 OS_NAME = "unsupported"
 NATIVE_MODULE: str | None = None
@@ -26,3 +26,7 @@ def read_process_state(pid: int) -> str | None:
 
 def is_process_alive(pid: int) -> bool:
     return pid_exists(pid)
+
+
+def descendant_cpu_seconds(pid: int) -> float | None:
+    raise Unsupported("process", f"no process CPU reader for {sys.platform}")

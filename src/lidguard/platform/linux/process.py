@@ -46,6 +46,9 @@ class LinuxProcessWatcher:
     def is_alive(self, pid: int) -> bool:
         return proctree.is_process_alive(pid)
 
+    def descendant_cpu_seconds(self, pid: int) -> float | None:
+        return proctree.descendant_cpu_seconds(pid)
+
     async def wait_for_exit(self, pid: int) -> None:
         """Returns once ``pid`` has exited (a zombie counts as exited); at once if it is gone."""
         if pid <= 0:

@@ -55,6 +55,11 @@ class MacProcessWatcher:
             return not _binding.active_binding().is_zombie(pid)
         return True
 
+    def descendant_cpu_seconds(self, pid: int) -> float | None:
+        from ..ancestry import macos as ancestry
+
+        return ancestry.descendant_cpu_seconds(pid)
+
     async def wait_for_exit(self, pid: int) -> None:
         """Returns once ``pid`` has exited; at once if it is gone."""
         if pid <= 0:

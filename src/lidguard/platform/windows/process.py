@@ -33,6 +33,9 @@ class WindowsProcessWatcher:
     def is_alive(self, pid: int) -> bool:
         return ancestry.is_process_alive_with(self._api, pid)
 
+    def descendant_cpu_seconds(self, pid: int) -> float | None:
+        return ancestry.descendant_cpu_seconds(pid)
+
     async def wait_for_exit(self, pid: int) -> None:
         if pid <= 0:
             return

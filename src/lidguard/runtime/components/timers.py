@@ -14,6 +14,7 @@ import anyio
 from ...settings.model import Settings
 from .. import policy
 from ..clock import sleep_until
+from ..sessions import SessionKey
 from . import ComponentBase
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class TimerComponent(ComponentBase):
         self._timeout_deadline: datetime | None = None
         self._timeout_sleep: anyio.CancelScope | None = None
         self._cleanup_scope: anyio.CancelScope | None = None
+        self._cpu_unreadable_logged = False
 
     def state_changed(self) -> None:
         self._reschedule_timeout()
@@ -77,7 +79,34 @@ class TimerComponent(ComponentBase):
             self._timeout_sleep = None
             if sleep.cancelled_caught or deadline is None or self._timeout_deadline != deadline:
                 continue  # the deadline moved while this task slept: wait for the new one
-            await runtime.run_event(policy.TimeoutCheck(runtime.settings.session_timeout_minutes))
+            minutes = runtime.settings.session_timeout_minutes
+            tool_cpu = await self._read_tool_cpu(minutes)
+            await runtime.run_event(policy.TimeoutCheck(minutes, tool_cpu))
+
+    async def _read_tool_cpu(self, minutes: int | None) -> dict[SessionKey, float | None]:
+        """The CPU seconds of the watched agent's descendants, for each due session with a tool in
+        flight (off the gate; read only now, when the timer fired). None where it cannot be read."""
+        runtime = self._runtime
+        if minutes is None:
+            return {}
+        limit = timedelta(minutes=minutes)
+        now = runtime.clock.now()
+        due = [(session.key, session.watched_process_identifier) for session in runtime.state.sessions.values()
+               if session.tools_in_flight and now - session.last_activity_at >= limit]
+        readings: dict[SessionKey, float | None] = {}
+        for key, pid in due:
+            readings[key] = None
+            if not pid:
+                continue
+            try:
+                readings[key] = await runtime.call_platform(runtime.platform.process.descendant_cpu_seconds, pid)
+            except Exception as error:  # noqa: BLE001 - Unsupported, OSError: the seeds' path applies
+                if not self._cpu_unreadable_logged:
+                    self._cpu_unreadable_logged = True
+                    runtime.log("running-tool-cpu-unreadable", "session-timeout",
+                                f"The CPU time of running tools cannot be read ({error}); the timeout applies "
+                                "to sessions with running tools as to any other.", succeeded=False)
+        return readings
 
     # -- cleanup: exit once nothing is left to do ---------------------------------------------------------
     def _reevaluate_cleanup(self, *, minimum_seconds: float = 0.0) -> None:

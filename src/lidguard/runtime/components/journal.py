@@ -1,0 +1,312 @@
+"""The journaled session registry: no session is lost when the runtime dies.
+
+After every event the component compares the registry with what the journal holds (sessions are
+immutable, so an unchanged one is the same object) and queues one record per changed session. A
+background task writes the queued records in batches, off the event loop (a worker thread on real
+runtimes) and without fsync; when the file has grown past a bound it is compacted to one snapshot.
+A runtime that starts again replays the journal before it accepts requests (``replay``): sessions
+whose watched process is alive are protected again with the same identity, timestamps and pending
+work; sessions whose process is gone end as orphans (logged, no webhook); sessions with no watched
+process come back and obey their timeout. A clean exit empties the journal.
+
+Protection never depends on the file (``journal_file.py``): a journal that cannot be read is set
+aside with a warning, and one that cannot be written (full disk, a directory in its place) makes the
+journal *degraded*: counted, logged once, reported in ``status``; sessions are protected all the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ...ipc.limits import SESSION_JOURNAL_FILE_NAME
+from .. import policy
+from ..clock import WallClock
+from ..journal_file import (
+    JournalUnusable,
+    append_to_journal,
+    key_from_json,
+    key_to_json,
+    read_journal,
+    session_from_json,
+    session_to_json,
+    set_aside,
+    write_snapshot,
+)
+from ..sessions import RegistryState, Session, SessionKey
+from . import ComponentBase
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..app import Runtime
+
+__all__ = ["BATCH_SECONDS", "COMPACT_AFTER_LINES", "JournalComponent"]
+
+COMPACT_AFTER_LINES = 2048  # plus twice the registry: compaction stays rare whatever the count
+BATCH_SECONDS = 0.05  # records of a burst of requests go out in one write (a crash loses at most this)
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    return (json.dumps({"v": 1, **record}, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+
+
+class JournalComponent(ComponentBase):
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self.path: Path = runtime.paths.data_dir / SESSION_JOURNAL_FILE_NAME
+        self._journaled_state: RegistryState | None = None  # the registry the queued records describe
+        self._journaled: dict[SessionKey, Session] = {}
+        self._journaled_suspend: object | None = None
+        self._queue: list[bytes] = []
+        self._extra_records: dict[str, dict[str, Any]] = {}  # latest record per kind (ids, suspend)
+        self._wake = anyio.Event()
+        self._lines = 0
+        self._compact = True  # the first write is a snapshot (compaction on start)
+        self._writer: anyio.CancelScope | None = None
+        self.failures = 0
+        self.degraded: str | None = None  # the reason writes fail now (reported in status)
+        self._offload = runtime.offload or isinstance(runtime.clock, WallClock)
+
+    # -- what other parts of the runtime journal along with the sessions ----------------------------
+    def note_request_id(self, request_id: str) -> None:
+        """An applied request id (replay-safe events); compaction keeps the runtime's recent ones."""
+        self._queue.append(_line({"op": "id", "id": request_id}))
+        self._wake.set()
+        self._start_writer()
+
+    def record(self, kind: str, record: dict[str, Any]) -> None:
+        """Queues a record of its own kind (``suspend``); compaction keeps the latest of each kind."""
+        self._extra_records[kind] = record
+        self._queue.append(_line(record))
+        self._wake.set()
+        self._start_writer()
+
+    # -- the registry -> records ------------------------------------------------------------------
+    def state_changed(self) -> None:
+        self._journal_pending_suspend()
+        state = self._runtime.state
+        if state is self._journaled_state:
+            return
+        self._journaled_state = state
+        sessions = state.sessions
+        journaled = self._journaled
+        queued = False
+        for key, session in sessions.items():
+            if journaled.get(key) is not session:
+                self._queue.append(_line({"op": "put", "session": session_to_json(session)}))
+                journaled[key] = session
+                queued = True
+        if len(journaled) != len(sessions) or queued:
+            for key in [key for key in journaled if key not in sessions]:
+                del journaled[key]
+                self._queue.append(_line({"op": "del", "key": key_to_json(key)}))
+                queued = True
+        if queued:
+            self._wake.set()
+            self._start_writer()
+
+    def _journal_pending_suspend(self) -> None:
+        """The pending suspend (issue 17): a runtime restarted during its delay or its PreSuspend
+        webhook re-evaluates it instead of leaving a closed laptop awake with nothing scheduled."""
+        pending = self._runtime.suspend.pending
+        if pending is self._journaled_suspend:
+            return
+        self._journaled_suspend = pending
+        record: dict[str, Any] | None = None
+        if pending is not None:
+            trigger = pending.trigger
+            session = trigger.trigger_session
+            record = {"reason": trigger.reason, "command": trigger.command, "cancel_path": trigger.cancel_path,
+                      "stop_hook_active": trigger.stop_hook_active, "deadline": pending.deadline.isoformat(),
+                      "session": key_to_json(session.key) if session is not None else None}
+        self.record("suspend", {"op": "suspend", "suspend": record})
+
+    def _start_writer(self) -> None:
+        if self._writer is None and self._runtime.running:
+            self._writer = self._runtime.spawn(self._write_loop)
+
+    def _snapshot(self) -> bytes:
+        lines = [_line({"op": "put", "session": session_to_json(session)})
+                 for session in self._runtime.state.sessions.values()]
+        lines += [_line(record) for record in self._extra_records.values()]
+        ids = self._runtime.recent_requests.latest()
+        if ids:
+            lines.append(_line({"op": "ids", "ids": ids}))
+        return b"".join(lines)
+
+    async def _write_loop(self, scope: anyio.CancelScope) -> None:
+        while True:
+            await self._wake.wait()
+            await anyio.sleep(BATCH_SECONDS)
+            self._wake = anyio.Event()
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Writes what is queued (one batch); compacts instead when the file has grown enough."""
+        if not self._queue and not self._compact:
+            return
+        limit = COMPACT_AFTER_LINES + 2 * len(self._runtime.state.sessions)
+        if self._compact or self._lines + len(self._queue) > limit:
+            data, count, compact = self._snapshot(), len(self._runtime.state.sessions), True
+        else:
+            data, count, compact = b"".join(self._queue), len(self._queue), False
+        self._queue = []  # taken with nothing awaited since the snapshot: nothing is lost in between
+        self._compact = False
+        error = await self._write(write_snapshot if compact else append_to_journal, data)
+        if error is None:
+            self._lines = count if compact else self._lines + count
+            if self.degraded is not None:
+                self.degraded = None
+                self._runtime.log("session-journal-recovered", "session-journal",
+                                  "The session journal is written again.")
+            return
+        self.failures += 1
+        self._compact = True  # the file misses these records: the next write is a whole snapshot
+        if isinstance(error, JournalUnusable) and set_aside(self.path) is not None:
+            error = await self._write(write_snapshot, self._snapshot())
+            if error is None:
+                self._compact, self._lines = False, len(self._runtime.state.sessions)
+                self._runtime.log("session-journal-set-aside", "session-journal",
+                                  "Set aside what was at the session journal's path and wrote a new journal.",
+                                  succeeded=False)
+                return
+        reason = f"{type(error).__name__}: {error}"
+        if self.degraded is None:  # reported once until it works again
+            self._runtime.log("session-journal-degraded", "session-journal",
+                              f"The session journal cannot be written ({reason}); sessions stay protected, "
+                              "but a runtime crash would forget them.", succeeded=False)
+        self.degraded = reason
+
+    async def _write(self, function: Any, data: bytes) -> Exception | None:
+        try:
+            if self._offload:
+                await anyio.to_thread.run_sync(function, self.path, data)
+            else:
+                function(self.path, data)
+        except Exception as error:  # noqa: BLE001 - a journal write never costs protection
+            return error
+        return None
+
+    # -- start and exit ----------------------------------------------------------------------------
+    async def replay(self) -> list[dict[str, Any]]:
+        """Brings the journaled sessions back (before any request). Returns the non-session records
+        (latest per kind) for the parts that journal their own (request ids, the pending suspend)."""
+        runtime = self._runtime
+        read = await anyio.to_thread.run_sync(read_journal, self.path) if self._offload else read_journal(self.path)
+        if read.problem is not None:
+            where = f" (moved to {read.set_aside_to})" if read.set_aside_to else " (it could not be moved)"
+            runtime.log("session-journal-set-aside", "session-journal",
+                        f"Set aside the session journal: {read.problem}{where}; kept what could be read.",
+                        succeeded=False)
+        sessions, extras, ids = self._fold(read.records)
+        runtime.recent_requests.extend(ids)
+        restored: list[Session] = []
+        effects: list[policy.Effect] = []
+        for session in sorted(sessions.values(), key=lambda item: (item.started_at, item.key)):
+            pid = session.watched_process_identifier
+            alive = await self._alive(pid) if pid else None
+            if alive is False:
+                runtime.log("journal-session-orphaned", "session-journal",
+                            f"Ended {session.key} from the journal because its process {pid} is gone.",
+                            session=session)
+                continue
+            restored.append(session)
+            if pid:
+                effects.append(policy.WatchProcess(session.key, pid))
+        async with runtime.gate:
+            state = runtime.state
+            for session in restored:
+                if session.key not in state.sessions:
+                    state = state.with_session(session)
+                    runtime.log("session-restored", "session-journal",
+                                f"Restored {session.key} from the journal.", session=session)
+            runtime.state = state
+            runtime.apply_effects(effects)
+            self._compact = True  # compaction on start
+            runtime.state_changed()
+        self._extra_records = {}  # the parts that journal their own records write them afresh
+        self._wake.set()
+        self._start_writer()
+        suspend = extras.get("suspend", {}).get("suspend")
+        if isinstance(suspend, dict):
+            await self._re_evaluate_suspend(suspend)
+        return list(extras.values())
+
+    async def _re_evaluate_suspend(self, record: dict[str, Any]) -> None:
+        """A suspend was pending when the runtime died: evaluate it again (afresh: delay, webhook,
+        re-check), unless a restored session wants protection now."""
+        runtime = self._runtime
+        reason, command = record.get("reason"), record.get("command")
+        if reason not in ("Completed", "SoftLocked") or not isinstance(command, str) or len(command) > 64:
+            return
+        await runtime.machine.fresh()
+        async with runtime.gate:
+            if runtime.state.protection_wanted or runtime.suspend.pending is not None:
+                runtime.log("pending-suspend-dropped", "session-journal",
+                            "Dropped the suspend that was pending when the runtime stopped: a session is active.")
+                return
+            trigger_session = None
+            try:
+                trigger_session = runtime.state.sessions.get(key_from_json(record.get("session")))
+            except ValueError:
+                pass
+            runtime.log("pending-suspend-restored", "session-journal",
+                        "Evaluating again the suspend that was pending when the runtime stopped.")
+            runtime.apply_effects([policy.EvaluateSuspend(
+                "SoftLocked" if runtime.state.sessions else reason, command, trigger_session,
+                len(runtime.state.sessions), cancel_path=record.get("cancel_path") is True,
+                stop_hook_active=record.get("stop_hook_active") is True)])
+            runtime.state_changed()
+
+    def _fold(self, records: Iterable[dict[str, Any]],
+              ) -> tuple[dict[SessionKey, Session], dict[str, dict[str, Any]], list[Any]]:
+        sessions: dict[SessionKey, Session] = {}
+        extras: dict[str, dict[str, Any]] = {}
+        ids: list[Any] = []
+        skipped = 0
+        for record in records:
+            op = record["op"]
+            try:
+                if op == "put":
+                    session = session_from_json(record.get("session"))
+                    sessions[session.key] = session
+                elif op == "del":
+                    sessions.pop(key_from_json(record.get("key")), None)
+                elif op == "id":
+                    ids.append(record.get("id"))
+                elif op == "ids":
+                    ids.extend(record["ids"] if isinstance(record.get("ids"), list) else ())
+                else:
+                    extras[op] = record
+            except (ValueError, TypeError, OverflowError):
+                skipped += 1
+        if skipped:
+            self._runtime.log("session-journal-records-skipped", "session-journal",
+                              f"Skipped {skipped} journal record(s) that do not describe a session.", succeeded=False)
+        return sessions, extras, ids
+
+    async def _alive(self, pid: int) -> bool | None:
+        runtime = self._runtime
+        try:
+            return bool(await runtime.call_platform(runtime.platform.process.is_alive, pid))
+        except (ValueError, OverflowError):
+            return False
+        except Exception:  # noqa: BLE001 - Unsupported and friends: cannot tell, keep the session
+            return None
+
+    def closed(self) -> None:
+        """A clean exit: nothing is left to bring back (synchronous; the runtime is stopping)."""
+        if self._writer is not None:
+            self._writer.cancel()
+        self._queue = []
+        try:
+            write_snapshot(self.path, b"")
+        except Exception:  # noqa: BLE001 - the next start sets a bad journal aside
+            self.failures += 1
+
+    def describe(self) -> dict[str, Any]:
+        return {"Path": str(self.path), "Degraded": self.degraded, "WriteFailures": self.failures}

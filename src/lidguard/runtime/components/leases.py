@@ -1,0 +1,70 @@
+"""Session leases: past ``SessionLeaseHours`` from its latest start a session ends, whatever happens.
+
+The hard bound on a session that never stops (a lost Stop hook, a tool that never finishes, a
+pending work that never ends): it ends with the reason ``session-lease-expired`` and no
+PostSessionEnd (like a watched-process exit). One task waits for the earliest lease deadline on the
+wall clock (a resume past it fires within one check interval); ``null`` turns leases off.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ...settings.model import Settings
+from .. import policy
+from ..clock import sleep_until
+from ..turns import next_lease_deadline
+from . import ComponentBase
+
+if TYPE_CHECKING:
+    from ..app import Runtime
+
+__all__ = ["LeaseComponent"]
+
+
+class LeaseComponent(ComponentBase):
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._deadline: datetime | None = None
+        self._task: anyio.CancelScope | None = None
+        self._sleep: anyio.CancelScope | None = None
+
+    def state_changed(self) -> None:
+        self._reschedule()
+
+    def settings_changed(self, old: Settings, new: Settings) -> None:
+        self._reschedule()
+
+    def _reschedule(self) -> None:
+        runtime = self._runtime
+        if not runtime.running:
+            return
+        deadline = next_lease_deadline(list(runtime.state.sessions.values()), runtime.settings.session_lease_hours)
+        previous, self._deadline = self._deadline, deadline
+        if deadline == previous:
+            return
+        if self._task is None:
+            if deadline is not None:
+                self._task = runtime.spawn(self._wait)
+        elif self._sleep is not None:
+            self._sleep.cancel()  # wake up and wait for the new deadline
+
+    async def _wait(self, scope: anyio.CancelScope) -> None:
+        runtime = self._runtime
+        while True:
+            deadline = self._deadline
+            with anyio.CancelScope() as sleep:
+                self._sleep = sleep
+                if deadline is None:
+                    await anyio.sleep_forever()
+                else:
+                    await sleep_until(runtime.clock, deadline)
+            self._sleep = None
+            if sleep.cancelled_caught or deadline is None or self._deadline != deadline:
+                continue
+            await runtime.run_event(policy.LeaseCheck(runtime.settings.session_lease_hours))
+            if self._deadline == deadline:  # nothing changed (cannot happen: an expired session ended)
+                self._deadline = None

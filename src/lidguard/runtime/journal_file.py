@@ -1,0 +1,263 @@
+"""The session journal on disk: JSON lines, user-only, never followed through a symlink.
+
+Protection never depends on this file. Reading it never blocks (O_NONBLOCK: a FIFO answers at once),
+never follows a symlink (O_NOFOLLOW), and takes only a regular file of bounded size; anything else
+(a directory, a FIFO, a symlink, a huge or unreadable file, lines that are not records) is set aside
+(renamed next to it) and reported, and the runtime starts with what could be read. A torn last line
+(a crash in the middle of a write) is ignored silently. Writes append whole batches with one
+``write`` each (O_APPEND, no fsync); compaction writes a snapshot to a temporary file and renames it.
+
+Records (one JSON object per line, ``"v": 1``):
+
+* ``{"v":1,"op":"put","session":{...}}`` a session as it is now (``session_to_json``);
+* ``{"v":1,"op":"del","key":[provider, provider_name, session_identifier]}`` a session left;
+* ``{"v":1,"op":"ids","ids":[...]}`` request ids already applied (replay-safe events);
+* ``{"v":1,"op":"suspend","suspend":{...}|null}`` the pending suspend (or none any more).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .sessions import Session, SessionKey, parse_provider
+
+__all__ = [
+    "MAX_JOURNAL_BYTES",
+    "JournalRead",
+    "JournalUnusable",
+    "append_to_journal",
+    "key_from_json",
+    "key_to_json",
+    "read_journal",
+    "session_from_json",
+    "session_to_json",
+    "set_aside",
+    "write_snapshot",
+]
+
+MAX_JOURNAL_BYTES = 32 * 1024 * 1024  # far beyond any real registry (compaction keeps it small)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class JournalUnusable(OSError):
+    """The journal path holds something that is not a journal (directory, FIFO, symlink, ...)."""
+
+
+def _utc(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(timezone.utc).isoformat()
+
+
+def _time(value: Any, *, optional: bool = False) -> datetime | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValueError("not a time")
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        raise ValueError("time without a zone")
+    return moment.astimezone(timezone.utc)
+
+
+def key_to_json(key: SessionKey) -> list[str]:
+    return [key.provider.value, key.provider_name, key.session_identifier]
+
+
+def key_from_json(value: Any) -> SessionKey:
+    if not (isinstance(value, list) and len(value) == 3 and all(isinstance(part, str) for part in value)):
+        raise ValueError("not a session key")
+    provider = parse_provider(value[0])
+    if provider is None or not value[2].strip():
+        raise ValueError("not a session key")
+    return SessionKey.create(provider, value[2], value[1])
+
+
+def session_to_json(session: Session) -> dict[str, Any]:
+    return {
+        "key": key_to_json(session.key),
+        "started_at": _utc(session.started_at),
+        "last_activity_at": _utc(session.last_activity_at),
+        "soft_lock_reason": session.soft_lock_reason,
+        "soft_locked_at": _utc(session.soft_locked_at),
+        "watched_process_identifier": session.watched_process_identifier,
+        "working_directory": session.working_directory,
+        "transcript_path": session.transcript_path,
+        "pending_provider_work": session.pending_provider_work,
+        **session.journal_extras(),
+    }
+
+
+def _text(value: Any, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValueError("not text")
+    return value
+
+
+def session_from_json(value: Any) -> Session:
+    """A session from its record; ``ValueError`` for anything that is not exactly one."""
+    if not isinstance(value, dict):
+        raise ValueError("not a session")
+    pid = value.get("watched_process_identifier")
+    if pid is not None and (type(pid) is not int or not 0 < pid <= 2**31 - 1):
+        raise ValueError("not a process identifier")
+    pending = value.get("pending_provider_work", False)
+    if type(pending) is not bool:
+        raise ValueError("not a flag")
+    started = _time(value.get("started_at"))
+    activity = _time(value.get("last_activity_at"))
+    assert started is not None and activity is not None
+    session = Session(
+        key=key_from_json(value.get("key")), started_at=started, last_activity_at=activity,
+        soft_lock_reason=_text(value.get("soft_lock_reason"), optional=True),
+        soft_locked_at=_time(value.get("soft_locked_at"), optional=True),
+        watched_process_identifier=pid, working_directory=_text(value.get("working_directory", "")),
+        transcript_path=_text(value.get("transcript_path", "")), pending_provider_work=pending,
+    )
+    return session.with_journal_extras(value)
+
+
+@dataclass
+class JournalRead:
+    """What a journal held: the records that could be read and what was wrong with the file."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    problem: str | None = None  # set: the file was set aside (or could not be)
+    set_aside_to: Path | None = None
+    torn_tail: bool = False
+
+
+def _open_regular(path: Path, flags: int) -> int:
+    """A descriptor of ``path`` only when it is a regular file; ``JournalUnusable`` otherwise."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o600)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW on a symlink (EMLINK: FreeBSD)
+            raise JournalUnusable(error.errno, "the journal path is a symlink") from error
+        if error.errno == errno.EISDIR:
+            raise JournalUnusable(error.errno, "the journal path is a directory") from error
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise JournalUnusable(errno.EINVAL, "the journal path is not a regular file")
+    return fd
+
+
+def read_journal(path: Path) -> JournalRead:
+    """Reads the journal; never raises. A file that cannot be used is set aside (``problem``)."""
+    result = JournalRead()
+    try:
+        fd = _open_regular(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return result
+    except OSError as error:
+        return _give_up(path, result, f"the journal cannot be opened ({error.strerror or error})")
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_JOURNAL_BYTES:
+            return _give_up(path, result, f"the journal is larger than {MAX_JOURNAL_BYTES} bytes")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size -= len(chunk)
+            if size < -MAX_JOURNAL_BYTES:  # grew while being read
+                return _give_up(path, result, "the journal grows while it is read")
+    except OSError as error:
+        return _give_up(path, result, f"the journal cannot be read ({error.strerror or error})")
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline; else a torn last line
+    result.torn_tail = bool(tail.strip())
+    bad = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            bad += 1
+            continue
+        if not isinstance(record, dict) or record.get("v") != 1 or not isinstance(record.get("op"), str):
+            bad += 1
+            continue
+        result.records.append(record)
+    if bad:
+        return _give_up(path, result, f"{bad} journal line(s) are not records")
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _give_up(path: Path, result: JournalRead, problem: str) -> JournalRead:
+    result.problem = problem
+    result.set_aside_to = set_aside(path)
+    return result
+
+
+def set_aside(path: Path) -> Path | None:
+    """Renames whatever is at ``path`` (never following it) to a free ``<name>.bad-N``; None if it can't."""
+    for number in range(1, 100):
+        target = path.with_name(f"{path.name}.bad-{number}")
+        if os.path.lexists(target):
+            continue
+        try:
+            os.rename(path, target)
+        except OSError:
+            return None
+        return target
+    return None
+
+
+def append_to_journal(path: Path, data: bytes) -> None:
+    """Appends ``data`` (whole lines) with one write; raises ``OSError`` (ENOSPC, ...) to the caller."""
+    fd = _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def write_snapshot(path: Path, data: bytes) -> None:
+    """Replaces the journal with ``data``: a new 0600 file renamed over it (readers never see half)."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temp)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        finally:
+            os.close(fd)
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise JournalUnusable(errno.EISDIR, "the journal path is a directory")
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

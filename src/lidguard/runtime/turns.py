@@ -1,0 +1,66 @@
+"""Pure helpers of the session policy for turns, running tools and leases.
+
+Turns: each start begins a turn, identified by the provider's turn id (Codex ``turn_id``) or one
+made from the start's time. An event sent before the session's current turn began, and not carrying
+that turn's id, belongs to an older turn: it must not undo newer state (a late PostToolUse of turn 3
+does not reactivate a session that turn 4 stopped). Times are the hook's (``SentAtUnixMilliseconds``)
+where it gave one: the same machine's clock, so they order events whatever order they arrive in.
+
+Tools: a PreToolUse adds its tool call id to the session's tools in flight, its PostToolUse removes
+it. When the inactivity timeout is due for a session with a tool in flight, the CPU time the watched
+agent's descendants used (read by the timer just before, off the gate) decides: more than at the last
+check -> the tool is working and the session active (``running-tool-activity``); otherwise the tools
+are abandoned and the seeds' timeout path applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from .sessions import MAX_TOOLS_IN_FLIGHT, Session
+
+__all__ = ["RUNNING_TOOL_REASON", "begin_turn", "is_stale", "lease_expired", "next_lease_deadline",
+           "tool_cpu_moved", "with_tool"]
+
+RUNNING_TOOL_REASON = "running-tool-activity"
+
+
+def begin_turn(session: Session, turn_id: str, sent_at: datetime | None, now: datetime) -> Session:
+    started = min(sent_at, now) if sent_at is not None else now
+    return replace(session, turn_id=turn_id or f"lidguard:{started.isoformat()}", turn_started_at=started)
+
+
+def is_stale(session: Session, turn_id: str, sent_at: datetime | None) -> bool:
+    """The event (its turn id, when the hook sent it) belongs to a turn older than the session's."""
+    if sent_at is None or session.turn_started_at is None:
+        return False
+    if turn_id and turn_id == session.turn_id:
+        return False
+    return sent_at < session.turn_started_at
+
+
+def with_tool(session: Session, tool_call_id: str, state: str) -> Session:
+    """The session after a tool call started (``Running``) or finished (``Finished``)."""
+    if not tool_call_id or state not in ("Running", "Finished"):
+        return session
+    tools = tuple(tool for tool in session.tools_in_flight if tool != tool_call_id)
+    if state == "Running":
+        tools = (tools + (tool_call_id,))[-MAX_TOOLS_IN_FLIGHT:]
+    cpu = session.tool_cpu_seconds if tools else None
+    return replace(session, tools_in_flight=tools, tool_cpu_seconds=cpu)
+
+
+def tool_cpu_moved(session: Session, reading: float | None) -> bool:
+    """The tools' processes used CPU since the last check (the first check: since they started)."""
+    return reading is not None and reading > (session.tool_cpu_seconds or 0.0)
+
+
+def lease_expired(session: Session, hours: int | None, now: datetime) -> bool:
+    return hours is not None and now - session.started_at >= timedelta(hours=hours)
+
+
+def next_lease_deadline(sessions: list[Session], hours: int | None) -> datetime | None:
+    if hours is None or not sessions:
+        return None
+    return min(session.started_at for session in sessions) + timedelta(hours=hours)
