@@ -26,9 +26,9 @@ from .clock import Clock, WallClock
 from .components import Component
 from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
-from .components.power_policy import PowerPolicyComponent
 from .components.journal import JournalComponent
 from .components.leases import LeaseComponent
+from .components.power_policy import PowerPolicyComponent
 from .components.protection import ProtectionComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
