@@ -1,25 +1,168 @@
-"""Atomic, user-only file writes (temp + fsync + rename) and JSON-lines helpers (append, trim, read)."""
+"""Atomic, user-only file writes (temp + fsync + rename), bounded reads and JSON-lines helpers.
+
+Stdlib only and cheap to import (the hook path reads settings.json through ``read_json_object``).
+Every file lidguard reads is opened non-blocking, must be a regular file and is read up to a bound:
+a FIFO, a device or a directory at a file's name is refused at once, never waited on. Appended
+logs and journals never follow a symlink (``O_NOFOLLOW``); ``write_atomic`` replaces a symlink
+itself unless ``follow_symlinks`` asks to write through it (a user's symlinked settings.json).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import math
 import os
-import tempfile
+import stat
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "AppendOnlyFile",
+    "NumberText",
+    "UnusableFileError",
     "append_line",
+    "append_problem",
     "count_lines",
     "ensure_private_dir",
     "json_line",
     "keep_latest_lines",
+    "loads_json_leniently",
     "open_append",
     "read_json_lines",
+    "read_json_object",
+    "read_regular_file",
     "write_atomic",
 ]
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# Logs are read from their tail: a huge log costs one bounded read, never the whole file.
+LOG_READ_LIMIT_BYTES = 8 * 1024 * 1024
+
+
+class UnusableFileError(OSError):
+    """A file exists but cannot be used; ``reason`` is a short phrase ("it is a directory")."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "it is a directory"
+    if stat.S_ISFIFO(mode):
+        return "it is a FIFO (named pipe), not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "it is a socket, not a regular file"
+    return "it is not a regular file"
+
+
+def _reason(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "it is a symbolic link (not followed)"
+    if error.errno == errno.EISDIR:
+        return "it is a directory"
+    if error.errno == errno.ENXIO:
+        return "it is a FIFO (named pipe) or a device, not a regular file"
+    return str(error.strerror or error).rstrip(".")
+
+
+def _open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` non-blocking; anything but a regular file raises UnusableFileError (fd closed)."""
+    try:
+        fd = os.open(path, flags | _NONBLOCK | _CLOEXEC, mode)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise UnusableFileError(path, _reason(error)) from error
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnusableFileError(path, _kind(info.st_mode))
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular_file(path: Path, *, limit: int, follow_symlinks: bool = True, tail: bool = False) -> bytes:
+    """At most ``limit`` bytes of a regular file; FileNotFoundError when missing, UnusableFileError
+    for a directory, FIFO, device, unreadable or (``follow_symlinks=False``) symlinked file, and one
+    larger than ``limit`` (``tail=True``: its last ``limit`` bytes instead)."""
+    fd = _open_regular(path, os.O_RDONLY | (0 if follow_symlinks else _NOFOLLOW))
+    try:
+        if tail:
+            size = os.fstat(fd).st_size
+            if size > limit:
+                os.lseek(fd, size - limit, os.SEEK_SET)
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError as error:
+        raise UnusableFileError(path, _reason(error)) from error
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        if tail:
+            return data[-limit:]
+        raise UnusableFileError(path, f"it is larger than {limit} bytes")
+    return data
+
+
+class NumberText(str):
+    """A JSON number Python cannot hold as it is (``NaN``, ``Infinity``, ``1e400``, a 5,000-digit
+    integer), kept as its text: it stays plain JSON on the wire and a setting reads it as "not an
+    integer", never as a float that breaks every JSON encoder downstream."""
+
+
+def _parse_float(text: str) -> float | NumberText:
+    value = float(text)
+    return value if math.isfinite(value) else NumberText(text)
+
+
+def _parse_int(text: str) -> int | NumberText:
+    try:
+        return int(text)
+    except ValueError:  # more digits than int() accepts from text
+        return NumberText(text)
+
+
+def loads_json_leniently(text: str) -> Any:
+    """``json.loads`` where every non-finite or oversized number becomes a ``NumberText``."""
+    return json.loads(text, parse_constant=NumberText, parse_float=_parse_float, parse_int=_parse_int)
+
+
+def read_json_object(path: Path, *, limit: int) -> dict[str, Any] | None:
+    """The JSON object a small file holds (None when it is missing); UnusableFileError otherwise."""
+    try:
+        data = read_regular_file(path, limit=limit)
+    except FileNotFoundError:
+        return None
+    try:
+        value = loads_json_leniently(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as error:
+        raise UnusableFileError(path, "it is not valid UTF-8") from error
+    except RecursionError as error:
+        raise UnusableFileError(path, "it is not valid JSON (nested too deeply)") from error
+    except ValueError as error:
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise UnusableFileError(path, f"it is not valid JSON ({detail})") from error
+    if not isinstance(value, dict):
+        raise UnusableFileError(path, "it does not hold a JSON object")
+    return value
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -30,23 +173,37 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600, durable: bool = True) -> None:
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600, durable: bool = True,
+                 follow_symlinks: bool = False) -> None:
     """Writes ``data`` so that readers see the old or the new file, never a torn one.
 
     ``durable`` (the default) also flushes the file and its folder to the disk before returning, so
     the new content survives a power loss; ``durable=False`` skips the two fsyncs (each can take tens
-    of milliseconds on a busy disk) for files that need only survive the process, not the machine."""
+    of milliseconds on a busy disk) for files that need only survive the process, not the machine.
+    A symlink at ``path`` is replaced by the new file, unless ``follow_symlinks``: then the file it
+    points to is replaced atomically (temp file next to the target) and the link stays."""
+    import tempfile  # not free to import: only writers pay for it
+
     if isinstance(data, str):
         data = data.encode("utf-8")
+    if follow_symlinks and os.path.islink(path):
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, mode) if hasattr(os, "fchmod") else None
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        try:
+            os.fchmod(fd, mode) if hasattr(os, "fchmod") else None
+            _write_all(fd, data)
             if durable:
-                os.fsync(handle.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(temp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -62,18 +219,20 @@ def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600, durable: b
 
 
 def read_json_lines(path: Path) -> list[dict[str, Any]]:
-    """Every well-formed JSON object line of ``path``; a missing file is empty; bad lines are skipped."""
+    """Every well-formed JSON object line of ``path`` (its last ``LOG_READ_LIMIT_BYTES``); a missing or
+    unusable file (a symlink, a FIFO, a directory) is empty; bad lines are skipped."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+        data = read_regular_file(path, limit=LOG_READ_LIMIT_BYTES, follow_symlinks=False, tail=True)
+    except (FileNotFoundError, UnusableFileError):
         return []
+    text = data.decode("utf-8", errors="replace")
     entries = []
     for line in text.splitlines():
         line = line.strip()
         if not line:
             continue
         try:
-            value = json.loads(line)
+            value = loads_json_leniently(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -88,13 +247,16 @@ def json_line(entry: dict[str, Any]) -> bytes:
 
 
 def open_append(path: Path) -> int:
-    """A descriptor that appends to ``path`` (created 0600, folder 0700), not inherited by children."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+    """A descriptor that appends to ``path`` (created 0600, folder 0700), not inherited by children.
+
+    Never follows a symlink and never waits: a symlink, FIFO or directory at ``path`` raises
+    UnusableFileError (an ``OSError``; callers that must not raise count it as a lost line)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW
     try:
-        return os.open(path, flags, 0o600)
+        return _open_regular(path, flags)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return os.open(path, flags, 0o600)
+        return _open_regular(path, flags)
 
 
 def append_line(path: Path, line: bytes) -> None:
@@ -144,21 +306,45 @@ class AppendOnlyFile:
 
 
 def count_lines(path: Path) -> int:
+    """Lines of a log (a log past ``LOG_READ_LIMIT_BYTES`` counts as "very many": it gets trimmed)."""
     try:
-        with open(path, "rb") as handle:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b""))
+        fd = _open_regular(path, os.O_RDONLY | _NOFOLLOW)
     except FileNotFoundError:
         return 0
+    try:
+        if os.fstat(fd).st_size > LOG_READ_LIMIT_BYTES:
+            return 1 << 40
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b""))
+    finally:
+        os.close(fd)
 
 
 def keep_latest_lines(path: Path, keep: int) -> int:
     """Rewrites ``path`` atomically with its latest ``keep`` non-empty lines; returns how many remain.
 
-    Not flushed to the disk (the lines it keeps were appended without a flush either)."""
+    Reads at most the last ``LOG_READ_LIMIT_BYTES``. Not flushed to the disk (the lines it keeps
+    were appended without a flush either)."""
     try:
-        lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
+        data = read_regular_file(path, limit=LOG_READ_LIMIT_BYTES, follow_symlinks=False, tail=True)
     except FileNotFoundError:
         return 0
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if len(data) >= LOG_READ_LIMIT_BYTES and lines:
+        lines = lines[1:]  # the first line of a tail may be cut
     lines = lines[-keep:] if keep > 0 else []
     write_atomic(path, b"".join(line + b"\n" for line in lines), durable=False)
     return len(lines)
+
+
+def append_problem(path: Path) -> str | None:
+    """Why ``open_append`` would refuse ``path`` (a symlink, a FIFO, a directory), None when it would not."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None  # missing (created on the first line) or an unreadable folder (reported elsewhere)
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link (logs never follow one)"
+    if not stat.S_ISREG(info.st_mode):
+        return _kind(info.st_mode)
+    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from functools import cached_property
 from typing import Any
 
@@ -10,7 +11,7 @@ from ..platform import load_platform
 from ..platform.api import Platform
 from ..platform.locking import InstanceLock
 from ..platform.paths import LidGuardPaths, RuntimeDirError, resolve_paths
-from .output import CliError
+from .output import CliError, escape_control
 
 __all__ = ["CliContext"]
 
@@ -56,10 +57,12 @@ class CliContext:
 
     def _restore_pending_backups(self) -> None:
         """Lock held: the lid policy first, then what the platform itself left (macOS hibernatemode)."""
-        from ..runtime.protection import restore_pending_lid_backup
+        from ..runtime.protection import LidBackupSetAside, restore_pending_lid_backup
 
         try:
             restore_pending_lid_backup(self.platform, self.paths.lid_backup_file)
+        except LidBackupSetAside as error:  # nothing to restore from: warn, never block the command
+            sys.stderr.write(f"lidguard: warning: {escape_control(str(error))}\n")
         except Exception as error:  # a backup or platform error must still be one readable line
             raise CliError(f"Failed to restore the lid policy from the pending backup: {error}") from error
         try:

@@ -14,6 +14,7 @@ from typing import Any
 from ..platform.api import NativeModuleStatus, Platform, Unsupported
 from ..settings import load_settings_report
 from .context import CliContext
+from .file_health import file_problems
 
 __all__ = ["collect_doctor_report", "format_doctor_report"]
 
@@ -64,6 +65,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "powerSource": power_source,
         "powerSourceText": power_source_text,
         "settings": _settings(context),
+        "fileProblems": file_problems(paths),
         "paths": {
             "dataDir": str(paths.data_dir),
             "settingsFile": str(paths.settings_file),
@@ -105,6 +107,7 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
         lines.append(f"  {capability}: {text}")
     lines.append(f"Power source: {report['powerSourceText']}")
     lines += _settings_lines(report["settings"])
+    lines += [f"File problem: {problem}" for problem in report["fileProblems"]]
     lines.append("Paths:")
     for name, path in report["paths"].items():
         lines.append(f"  {name}: {path}")

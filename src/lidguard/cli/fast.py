@@ -252,14 +252,17 @@ def _print_response(response: dict[str, Any]) -> int:
 
 def _start(session: _Session, values: dict[str, Any]) -> int:
     fields = _session_fields(values)
-    from .raw_settings import read_settings_for_start
+    from .raw_settings import first_warning_for_runtime, read_settings_for_start
 
-    raw = read_settings_for_start(session.paths.settings_file)
-    if raw.warning:
-        sys.stderr.write(f"lidguard: warning: {escape_control(raw.warning)}\n")
+    paths = session.paths
+    raw = read_settings_for_start(paths.settings_file)
     if raw.settings is not None:
         fields.update(HasSettings=True, Settings=raw.settings)
-    return _print_response(session.request("start", auto_start=True, **fields))
+    response = session.request("start", auto_start=True, **fields)
+    if raw.warning and (raw.problem is None or not response.get("Succeeded") or first_warning_for_runtime(
+            paths.runtime_dir, paths.socket_file, paths.settings_file, raw.problem)):
+        sys.stderr.write(f"lidguard: warning: {escape_control(raw.warning)}\n")
+    return _print_response(response)
 
 
 def _stop(session: _Session, values: dict[str, Any]) -> int:

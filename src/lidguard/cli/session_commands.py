@@ -26,8 +26,10 @@ __all__ = ["add_session_commands"]
 def _status(context: CliContext, args: argparse.Namespace) -> int:
     from ..settings.display import format_settings_block
     from ..settings.store import load_settings_report
+    from .file_health import file_problems
 
     report = load_settings_report(context.paths.settings_file)  # never raises, never writes
+    files = file_problems(context.paths)
     response = context.request("status")
     running = bool(response.get("Succeeded"))
     settings = report.settings
@@ -50,6 +52,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "settingsFile": str(context.paths.settings_file),
             "settingsError": report.error,
             "settingsProblems": list(report.problems),
+            "fileProblems": files,
             "settings": settings.to_camel_json(),
             "sessions": [session_json(session) for session in response.get("Sessions", [])],
         })
@@ -64,6 +67,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
     if report.error:
         lines.append(f"Settings file error: {report.error}")
     lines += [f"Settings problem: {problem}" for problem in report.problems]
+    lines += [f"File problem: {problem}" for problem in files]
     lines += format_settings_block(settings)
     print("\n".join(escape_control(line) for line in lines))
     return 0

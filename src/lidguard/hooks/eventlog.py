@@ -85,12 +85,9 @@ class HookEventLog:
 
     def _append(self, data: bytes) -> None:
         assert self.path is not None
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(self.path, flags, 0o600)
-        except FileNotFoundError:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.path, flags, 0o600)
+        from ..fileio import open_append  # never through a symlink, never waiting on a FIFO
+
+        fd = open_append(self.path)
         try:
             os.write(fd, data)
             size = os.fstat(fd).st_size
