@@ -283,7 +283,7 @@ class AppendOnlyFile:
     def write(self, line: bytes) -> None:
         if self._fd is not None:
             try:
-                info = os.stat(self.path)
+                info = os.lstat(self.path)
                 if (info.st_dev, info.st_ino) != self._identity:
                     self.close()
             except OSError:

@@ -244,6 +244,8 @@ def test_a_real_full_tmpfs_never_vetoes_protection(lidguard):
                 assert error.errno == 28
         assert os.statvfs(data_home).f_bavail == 0
         _full_disk_checks(lidguard, lidguard.env)
+        for command in ("status", "doctor"):
+            assert f"File problem: The disk holding {lidguard.data_dir} is full" in lidguard.run(command).stdout
     finally:
         lidguard.kill_runtimes()
         lidguard.wait_until(lambda: not lidguard.runtime_pids(), timeout=10)

@@ -1,8 +1,10 @@
 """Files that need the user's hand, for ``status`` and ``doctor``: lid-action backups set aside as
-unusable and logs lidguard cannot append to. None of them takes protection away; each is one line."""
+unusable, logs lidguard cannot append to, a full disk under the data folder. None of them takes
+protection away (it lives in memory and in the OS); each is one line."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from ..fileio import append_problem
@@ -21,4 +23,21 @@ def file_problems(paths: LidGuardPaths) -> list[str]:
         if problem is not None:
             lines.append(f"Log {log} cannot be written: {problem}; its new lines are lost until it is fixed "
                          "(protection is not affected).")
+    if _disk_full(paths.data_dir):
+        lines.append(f"The disk holding {paths.data_dir} is full: settings cannot be saved and logs lose their "
+                     "new lines (protection is not affected).")
     return lines
+
+
+def _disk_full(folder: os.PathLike[str]) -> bool:
+    statvfs = getattr(os, "statvfs", None)  # not on Windows
+    if statvfs is None:
+        return False
+    try:
+        info = statvfs(folder)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < _FULL_BELOW_BYTES
+
+
+_FULL_BELOW_BYTES = 64 * 1024

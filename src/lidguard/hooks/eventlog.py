@@ -109,12 +109,11 @@ class HookEventLog:
 
 def latest_lines(path: Path, count: int) -> list[str]:
     """The last ``count`` lines of a hook event log ([] when it does not exist)."""
+    from ..fileio import UnusableFileError, read_regular_file  # a FIFO or symlink here never hangs or leads away
+
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(max(0, size - TRIM_AT_BYTES * 2))
-            data = handle.read()
-    except FileNotFoundError:
+        data = read_regular_file(path, limit=TRIM_AT_BYTES * 2, follow_symlinks=False, tail=True)
+    except (FileNotFoundError, UnusableFileError):
         return []
     lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-count:] if count > 0 else []
