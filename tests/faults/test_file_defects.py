@@ -232,8 +232,7 @@ def test_a_real_full_tmpfs_never_vetoes_protection(lidguard):
         if os.environ.get("CI") == "true" and os.geteuid() == 0:
             pytest.fail("root under CI=true must be able to mount a tmpfs")
         pytest.skip("mounting a tmpfs is not possible here")
-    try:
-        lidguard.data_dir.mkdir(mode=0o700)
+    try:  # the first start ever: not even the data folder exists yet
         with open(data_home / "filler", "wb", buffering=0) as filler:  # fill it to the last block
             chunk = b"\0" * 4096
             try:
@@ -338,7 +337,10 @@ def test_start_warns_once_per_runtime(lidguard):
     path = settings_path(lidguard)
     path.write_bytes(b"{broken")
     first = lidguard.run("start", "--provider", "custom", "--session", "s1")
-    assert first.returncode == 0 and len(first.stderr.splitlines()) == 1 and str(path) in first.stderr
+    problem = (f"The settings file {path} cannot be used: it is not valid JSON "
+               "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1)).")
+    assert first.returncode == 0 and len(first.stderr.splitlines()) == 1
+    assert first.stderr.startswith(f"lidguard: warning: {problem} "), "the words status and doctor use"
     second = lidguard.run("start", "--provider", "custom", "--session", "s2")
     assert (second.returncode, second.stderr) == (0, "")
     path.write_bytes(b"[1]")  # another problem: said again
@@ -348,3 +350,27 @@ def test_start_warns_once_per_runtime(lidguard):
     assert lidguard.wait_until(lambda: not lidguard.runtime_pids(), timeout=20)
     fourth = lidguard.run("start", "--provider", "custom", "--session", "s4")
     assert fourth.returncode == 0 and "does not hold a JSON object" in fourth.stderr, "a new runtime: once more"
+
+
+def test_an_unreadable_settings_file_gives_start_and_status_the_same_line(tmp_path, monkeypatch):
+    """Root reads a mode-000 file, so the fault matrix cannot make one unreadable for root: here the
+    open itself is refused, as it is for any other user."""
+    from lidguard.cli.raw_settings import read_settings_for_start
+    from lidguard.settings.store import load_settings_report
+
+    path = tmp_path / "settings.json"
+    path.write_text("{}")
+    real_open = os.open
+
+    def refuse(target, flags, *args, **kwargs):
+        if Path(target) == path:
+            raise PermissionError(13, "Permission denied", str(target))
+        return real_open(target, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    raw = read_settings_for_start(path)
+    report = load_settings_report(path)
+    problem = f"The settings file {path} cannot be used: Permission denied."
+    assert raw.settings is None and raw.problem == problem and raw.warning is not None
+    assert report.error is not None and report.error.startswith(problem)
+    assert path.read_text() == "{}"
