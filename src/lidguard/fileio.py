@@ -145,10 +145,10 @@ def loads_json_leniently(text: str) -> Any:
     return json.loads(text, parse_constant=NumberText, parse_float=_parse_float, parse_int=_parse_int)
 
 
-def read_json_object(path: Path, *, limit: int) -> dict[str, Any] | None:
+def read_json_object(path: Path, *, limit: int, follow_symlinks: bool = True) -> dict[str, Any] | None:
     """The JSON object a small file holds (None when it is missing); UnusableFileError otherwise."""
     try:
-        data = read_regular_file(path, limit=limit)
+        data = read_regular_file(path, limit=limit, follow_symlinks=follow_symlinks)
     except FileNotFoundError:
         return None
     try:

@@ -65,7 +65,8 @@ class LidBackupSetAside(LidBackupError):
 def read_lid_backup(path: Path) -> LidActionSnapshot | None:
     """The backed-up lid actions, None when there is no backup, LidBackupError when it is unusable."""
     try:
-        data = read_json_object(path, limit=LID_BACKUP_LIMIT_BYTES)
+        # A journal of lidguard's own: never read through a symlink (set aside like any unusable file).
+        data = read_json_object(path, limit=LID_BACKUP_LIMIT_BYTES, follow_symlinks=False)
     except UnusableFileError as error:
         raise LidBackupError(f"The lid-action backup {path} cannot be used: {error.reason}.") from error
     except OSError as error:
