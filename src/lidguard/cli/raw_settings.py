@@ -6,7 +6,7 @@ caller warns (naming the file, the same words as ``status`` and ``doctor``) and 
 ``HasSettings: false`` so the session is still protected with the runtime's current settings.
 
 What is sent is plain JSON whatever the file holds: only the keys the model knows (an unknown key
-changes nothing), ``NaN``/``Infinity``/``1e400`` as their text (``fileio.NumberText``: the model reads
+changes nothing), ``NaN``/``Infinity``/``1e400`` as their text (``fileio_open.NumberText``: the model reads
 them as "not an integer", as it reads the float), a nested array or object in place of a setting's
 value as a placeholder text the model treats the same way. The file is read non-blocking, must be a
 regular file (a FIFO never hangs a hook) and at most ``MAX_SETTINGS_FILE_BYTES``.
@@ -129,7 +129,7 @@ def _unusable(path: Path, reason: str) -> RawSettings:
 
 def read_settings_for_start(path: Path) -> RawSettings:
     """Never raises, never blocks and never rewrites an existing file."""
-    from ..fileio import UnusableFileError, read_json_object
+    from ..fileio_open import UnusableFileError, read_json_object
 
     try:
         value = read_json_object(path, limit=MAX_SETTINGS_FILE_BYTES)
@@ -170,13 +170,15 @@ def first_warning_for_runtime(runtime_dir: Path, socket_file: Path, settings_fil
         return True
     seen = {"runtime": runtime, "file": _identity(settings_file), "problem": problem}
     marker = runtime_dir / "settings-warning.json"
-    from ..fileio import UnusableFileError, read_json_object, write_atomic
+    from ..fileio_open import UnusableFileError, read_json_object
 
     try:
         if read_json_object(marker, limit=64 * 1024) == json.loads(json.dumps(seen)):
             return False
     except (OSError, UnusableFileError):
         pass
+    from ..fileio import write_atomic
+
     try:
         write_atomic(marker, json.dumps(seen), durable=False)
     except OSError:

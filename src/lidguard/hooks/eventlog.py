@@ -85,7 +85,7 @@ class HookEventLog:
 
     def _append(self, data: bytes) -> None:
         assert self.path is not None
-        from ..fileio import open_append  # never through a symlink, never waiting on a FIFO
+        from ..fileio_open import open_append  # never through a symlink, never waiting on a FIFO
 
         fd = open_append(self.path)
         try:
@@ -109,7 +109,7 @@ class HookEventLog:
 
 def latest_lines(path: Path, count: int) -> list[str]:
     """The last ``count`` lines of a hook event log ([] when it does not exist)."""
-    from ..fileio import UnusableFileError, read_regular_file  # a FIFO or symlink here never hangs or leads away
+    from ..fileio_open import UnusableFileError, read_regular_file  # a FIFO or symlink here never hangs or leads away
 
     try:
         data = read_regular_file(path, limit=TRIM_AT_BYTES * 2, follow_symlinks=False, tail=True)
