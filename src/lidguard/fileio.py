@@ -1,26 +1,51 @@
-"""Atomic, user-only file writes (temp + fsync + rename) and JSON-lines helpers (append, trim, read)."""
+"""Atomic, user-only file writes (temp + fsync + rename), bounded reads and JSON-lines helpers.
+
+Stdlib only. The readers and the appending open live in ``fileio_open`` (small: the hook path
+imports it) and are re-exported here: every file lidguard reads is opened non-blocking, must be a
+regular file and is read up to a bound; appended logs and journals never follow a symlink.
+``write_atomic`` replaces a symlink itself unless ``follow_symlinks`` asks to write through it (a
+user's symlinked settings.json).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from .fileio_open import (
+    _NOFOLLOW,
+    LOG_READ_LIMIT_BYTES,
+    NumberText,
+    UnusableFileError,
+    _open_regular,
+    append_problem,
+    loads_json_leniently,
+    open_append,
+    read_json_object,
+    read_regular_file,
+)
+
 __all__ = [
+    "LOG_READ_LIMIT_BYTES",
     "AppendOnlyFile",
+    "NumberText",
+    "UnusableFileError",
     "append_line",
+    "append_problem",
     "count_lines",
     "ensure_private_dir",
     "json_line",
     "keep_latest_lines",
+    "loads_json_leniently",
     "open_append",
     "read_json_lines",
+    "read_json_object",
+    "read_regular_file",
     "write_atomic",
 ]
-
 
 def ensure_private_dir(path: Path) -> Path:
     """Creates ``path`` (and parents) with mode 0700 for the last component."""
@@ -30,23 +55,37 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600, durable: bool = True) -> None:
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600, durable: bool = True,
+                 follow_symlinks: bool = False) -> None:
     """Writes ``data`` so that readers see the old or the new file, never a torn one.
 
     ``durable`` (the default) also flushes the file and its folder to the disk before returning, so
     the new content survives a power loss; ``durable=False`` skips the two fsyncs (each can take tens
-    of milliseconds on a busy disk) for files that need only survive the process, not the machine."""
+    of milliseconds on a busy disk) for files that need only survive the process, not the machine.
+    A symlink at ``path`` is replaced by the new file, unless ``follow_symlinks``: then the file it
+    points to is replaced atomically (temp file next to the target) and the link stays."""
+    import tempfile  # not free to import: only writers pay for it
+
     if isinstance(data, str):
         data = data.encode("utf-8")
+    if follow_symlinks and os.path.islink(path):
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, mode) if hasattr(os, "fchmod") else None
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        try:
+            os.fchmod(fd, mode) if hasattr(os, "fchmod") else None
+            _write_all(fd, data)
             if durable:
-                os.fsync(handle.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(temp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -62,18 +101,20 @@ def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o600, durable: b
 
 
 def read_json_lines(path: Path) -> list[dict[str, Any]]:
-    """Every well-formed JSON object line of ``path``; a missing file is empty; bad lines are skipped."""
+    """Every well-formed JSON object line of ``path`` (its last ``LOG_READ_LIMIT_BYTES``); a missing or
+    unusable file (a symlink, a FIFO, a directory) is empty; bad lines are skipped."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+        data = read_regular_file(path, limit=LOG_READ_LIMIT_BYTES, follow_symlinks=False, tail=True)
+    except (FileNotFoundError, UnusableFileError):
         return []
+    text = data.decode("utf-8", errors="replace")
     entries = []
     for line in text.splitlines():
         line = line.strip()
         if not line:
             continue
         try:
-            value = json.loads(line)
+            value = loads_json_leniently(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -85,16 +126,6 @@ def json_line(entry: dict[str, Any]) -> bytes:
     """One compact JSON line as UTF-8; text that UTF-8 cannot hold (a lone surrogate) is escaped."""
     text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
     return text.encode("utf-8", "backslashreplace") + b"\n"
-
-
-def open_append(path: Path) -> int:
-    """A descriptor that appends to ``path`` (created 0600, folder 0700), not inherited by children."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-    try:
-        return os.open(path, flags, 0o600)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return os.open(path, flags, 0o600)
 
 
 def append_line(path: Path, line: bytes) -> None:
@@ -121,7 +152,7 @@ class AppendOnlyFile:
     def write(self, line: bytes) -> None:
         if self._fd is not None:
             try:
-                info = os.stat(self.path)
+                info = os.lstat(self.path)
                 if (info.st_dev, info.st_ino) != self._identity:
                     self.close()
             except OSError:
@@ -144,21 +175,32 @@ class AppendOnlyFile:
 
 
 def count_lines(path: Path) -> int:
+    """Lines of a log (a log past ``LOG_READ_LIMIT_BYTES`` counts as "very many": it gets trimmed)."""
     try:
-        with open(path, "rb") as handle:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b""))
+        fd = _open_regular(path, os.O_RDONLY | _NOFOLLOW)
     except FileNotFoundError:
         return 0
+    try:
+        if os.fstat(fd).st_size > LOG_READ_LIMIT_BYTES:
+            return 1 << 40
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b""))
+    finally:
+        os.close(fd)
 
 
 def keep_latest_lines(path: Path, keep: int) -> int:
     """Rewrites ``path`` atomically with its latest ``keep`` non-empty lines; returns how many remain.
 
-    Not flushed to the disk (the lines it keeps were appended without a flush either)."""
+    Reads at most the last ``LOG_READ_LIMIT_BYTES``. Not flushed to the disk (the lines it keeps
+    were appended without a flush either)."""
     try:
-        lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
+        data = read_regular_file(path, limit=LOG_READ_LIMIT_BYTES, follow_symlinks=False, tail=True)
     except FileNotFoundError:
         return 0
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if len(data) >= LOG_READ_LIMIT_BYTES and lines:
+        lines = lines[1:]  # the first line of a tail may be cut
     lines = lines[-keep:] if keep > 0 else []
     write_atomic(path, b"".join(line + b"\n" for line in lines), durable=False)
     return len(lines)

@@ -181,7 +181,7 @@ def test_status_with_a_corrupt_settings_file_reports_and_carries_on(lidguard, ru
     path.write_bytes(b"{broken")
     result = lidguard.run("status")
     assert result.returncode == 0, result.stderr
-    assert f"Settings file error: The settings file {path} is not valid JSON" in result.stdout
+    assert f"Settings file error: The settings file {path} cannot be used: it is not valid JSON" in result.stdout
     assert ("LidGuard runtime is running." if running else "LidGuard runtime is not running.") in result.stdout
     assert f"Active sessions: {1 if running else 0}" in result.stdout
     assert "Settings:" in result.stdout
@@ -195,7 +195,7 @@ def test_status_with_an_unreadable_settings_file(lidguard):
     path.mkdir(parents=True)  # unreadable even for root
     result = lidguard.run("status")
     assert result.returncode == 0, result.stderr
-    assert f"Settings file error: Cannot read the settings file {path}" in result.stdout
+    assert f"Settings file error: The settings file {path} cannot be used: it is a directory." in result.stdout
     assert path.is_dir()
 
 

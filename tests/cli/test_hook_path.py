@@ -96,7 +96,8 @@ def test_start_sends_the_hand_edited_settings_to_a_running_runtime(lidguard):
     assert status["settings"]["sessionTimeoutMinutes"] == 33
 
 
-@pytest.mark.parametrize("content", [b"{not json", b"[1, 2]", b"\xff\xfe garbage", b'{"Reason": "\\ud800"}'])
+@pytest.mark.parametrize("content", [b"{not json", b"[1, 2]", b"\xff\xfe garbage",
+                                     b'{"PowerRequest": {"Reason": "\\ud800"}}'])
 def test_start_with_a_corrupt_settings_file_still_protects_and_warns_once(lidguard, content):
     path = settings_file(lidguard)
     path.parent.mkdir(parents=True)

@@ -286,7 +286,7 @@ def test_doctor_reports_a_corrupt_settings_file_and_carries_on(lidguard):
     path.parent.mkdir(parents=True)
     path.write_text("{ corrupt")
     result = lidguard.run("doctor", check=True)
-    assert f"The settings file {path} is not valid JSON" in result.stdout
+    assert f"The settings file {path} cannot be used: it is not valid JSON" in result.stdout
     assert "Capabilities:" in result.stdout and "Paths:" in result.stdout
     report = lidguard.json("doctor")["settings"]
     assert report["file"] == str(path) and report["exists"] and str(path) in report["error"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from functools import cached_property
 from typing import Any
 
@@ -10,7 +11,7 @@ from ..platform import load_platform
 from ..platform.api import Platform
 from ..platform.paths import LidGuardPaths, RuntimeDirError, resolve_paths
 from ..shared.recovery import RecoveryError, recover_if_no_runtime
-from .output import CliError
+from .output import CliError, escape_control
 
 __all__ = ["CliContext"]
 
@@ -36,6 +37,10 @@ class CliContext:
     def recover_if_no_runtime(self) -> None:
         """REFERENCE 1.1: with no runtime alive (its lock free), restore a lid policy left by a crash."""
         try:
-            recover_if_no_runtime(self.paths, lambda: self.platform)
+            recover_if_no_runtime(self.paths, lambda: self.platform, _warn)
         except RecoveryError as error:
             raise CliError(str(error)) from error
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(f"lidguard: warning: {escape_control(text)}\n")

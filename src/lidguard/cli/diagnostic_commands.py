@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
@@ -14,10 +15,10 @@ from ..platform.api import (
     aggregate_temperature,
     count_visible_displays,
 )
-from ..settings import SettingsFileError, load_settings
+from ..settings import Settings, load_settings_report
 from ..settings.model import SUSPEND_HISTORY_COUNT_MAX
 from .context import CliContext
-from .output import CliError, format_local, print_json
+from .output import CliError, escape_control, format_local, print_json
 
 __all__ = ["add_diagnostic_commands"]
 
@@ -53,16 +54,19 @@ def _current_monitor_count(context: CliContext, args: argparse.Namespace) -> int
     return 0
 
 
+def _stored_settings(context: CliContext) -> Settings:
+    """A read-only command works with an unusable settings file: the defaults, and the same warning
+    ``start``, ``status`` and ``doctor`` give (the file is left as it is)."""
+    report = load_settings_report(context.paths.settings_file)
+    if report.error:
+        sys.stderr.write(f"lidguard: warning: {escape_control(report.error)} Using the defaults.\n")
+    return report.settings
+
+
 def _temperature_mode(context: CliContext, text: str | None) -> TemperatureMode:
     value = (text or "").strip().lower()
     if value in ("", "default"):
-        try:
-            stored = load_settings(context.paths.settings_file)
-        except SettingsFileError as error:
-            raise CliError(str(error)) from error
-        if stored is None:
-            return TemperatureMode.AVERAGE
-        return stored.emergency_hibernation_temperature_mode
+        return _stored_settings(context).emergency_hibernation_temperature_mode
     for mode in TemperatureMode:
         if mode.value.lower() == value:
             return mode
@@ -89,11 +93,7 @@ def _current_temperature(context: CliContext, args: argparse.Namespace) -> int:
 def _suspend_history(context: CliContext, args: argparse.Namespace) -> int:
     from ..runtime.logs import SuspendHistory
 
-    try:
-        stored = load_settings(context.paths.settings_file)
-    except SettingsFileError as error:
-        raise CliError(str(error)) from error
-    retention = stored.suspend_history_entry_count if stored else 10
+    retention = _stored_settings(context).suspend_history_entry_count
     count = args.count if args.count is not None else (retention or 10)
     entries = SuspendHistory(context.paths.suspend_history_file).newest_first(count)
     if args.json:

@@ -16,6 +16,7 @@ from typing import Any
 from ..platform.api import NativeModuleStatus, Platform, Unsupported
 from ..settings import load_settings_report
 from .context import CliContext
+from .file_health import file_problems
 
 __all__ = ["capability_objects", "collect_doctor_report", "doctor_exit_code", "format_doctor_report"]
 
@@ -149,6 +150,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "settings": settings,
         "hooks": hooks,
         "copilotStopWarnings": _copilot_stop_warnings(),
+        "fileProblems": file_problems(paths),
         "paths": {
             "dataDir": str(paths.data_dir),
             "settingsFile": str(paths.settings_file),
@@ -205,6 +207,7 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
             state = f"broken: {hook['problem']}"
         lines.append(f"  {hook['provider']} hooks: {state}")
     lines += report.get("copilotStopWarnings", [])
+    lines += [f"File problem: {problem}" for problem in report["fileProblems"]]
     lines.append("Paths:")
     for name, path in report["paths"].items():
         lines.append(f"  {name}: {path}")

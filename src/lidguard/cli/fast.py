@@ -295,14 +295,17 @@ def _print_response(response: dict[str, Any]) -> int:
 
 def _start(session: _Session, values: dict[str, Any]) -> int:
     fields = _session_fields(values)
-    from ..shared.raw_settings import read_settings_for_start
+    from ..shared.raw_settings import first_warning_for_runtime, read_settings_for_start
 
-    raw = read_settings_for_start(session.paths.settings_file)
-    if raw.warning:
-        sys.stderr.write(f"lidguard: warning: {escape_control(raw.warning)}\n")
+    paths = session.paths
+    raw = read_settings_for_start(paths.settings_file)
     if raw.settings is not None:
         fields.update(HasSettings=True, Settings=raw.settings)
-    code = _print_response(session.request("start", auto_start=True, **fields))
+    response = session.request("start", auto_start=True, **fields)
+    if raw.warning and (raw.problem is None or not response.get("Succeeded") or first_warning_for_runtime(
+            paths.runtime_dir, paths.socket_file, paths.settings_file, raw.problem)):
+        sys.stderr.write(f"lidguard: warning: {escape_control(raw.warning)}\n")
+    code = _print_response(response)
     if fields["Provider"] in (AgentProvider.CUSTOM.value, AgentProvider.UNKNOWN.value):
         note = caller_note(fields["Provider"], fields["WatchedProcessIdentifier"],
                            fields["SessionIdentifier"] if values.get("session") else None)

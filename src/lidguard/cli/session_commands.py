@@ -27,8 +27,10 @@ __all__ = ["add_session_commands"]
 def _status(context: CliContext, args: argparse.Namespace) -> int:
     from ..settings.display import format_settings_block
     from ..settings.store import load_settings_report
+    from .file_health import file_problems
 
     report = load_settings_report(context.paths.settings_file)  # never raises, never writes
+    files = file_problems(context.paths)
     response = context.request("status")
     running = bool(response.get("Succeeded"))
     settings = report.settings
@@ -53,6 +55,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "settingsFile": str(context.paths.settings_file),
             "settingsError": report.error,
             "settingsProblems": list(report.problems),
+            "fileProblems": files,
             "settings": settings.to_camel_json(),
             "sessions": [session_json(session) for session in response.get("Sessions", [])],
             "sessionJournal": response.get("SessionJournal"),
@@ -70,6 +73,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
     if report.error:
         tail.append(f"Settings file error: {report.error}")
     tail += [f"Settings problem: {problem}" for problem in report.problems]
+    tail += [f"File problem: {problem}" for problem in files]
     tail += format_settings_block(settings)
     if sys.stdout.isatty():
         from .status_view import colour_wanted, terminal_status_lines

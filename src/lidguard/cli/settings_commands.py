@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..settings import (
@@ -53,8 +55,20 @@ def _load(context: CliContext) -> tuple[Settings, list[str]]:
     if report.error is not None:
         raise CliError(report.error)
     if not report.exists:
-        save_settings(path, report.settings)
+        _save(path, report.settings)
     return report.settings, report.problems
+
+
+def _save(path: Path, settings: Settings) -> None:
+    """``save_settings`` with one readable line for what stops it (a directory, a full disk)."""
+    try:
+        save_settings(path, settings)
+    except OSError as error:
+        if os.path.isdir(path):
+            reason = "it is a directory; move it away first"
+        else:
+            reason = str(error.strerror or error).rstrip(".")
+        raise CliError(f"Cannot save the settings file {path}: {reason}.") from error
 
 
 def problem_lines(problems: list[str], *, saved: bool) -> list[str]:
@@ -94,7 +108,7 @@ def changed_lines(before: Settings, after: Settings) -> list[str]:
 
 def _save_and_sync(context: CliContext, settings: Settings, lines: list[str],
                    problems: list[str] | None = None, *, before: Settings | None = None) -> int:
-    save_settings(context.paths.settings_file, settings)
+    _save(context.paths.settings_file, settings)
     block = format_settings_block(settings) if before is None else changed_lines(before, settings)
     lines = [f"Settings file: {context.paths.settings_file}", *problem_lines(problems or [], saved=True),
              *block, *lines]

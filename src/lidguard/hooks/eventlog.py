@@ -85,12 +85,9 @@ class HookEventLog:
 
     def _append(self, data: bytes) -> None:
         assert self.path is not None
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(self.path, flags, 0o600)
-        except FileNotFoundError:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.path, flags, 0o600)
+        from ..fileio_open import open_append  # never through a symlink, never waiting on a FIFO
+
+        fd = open_append(self.path)
         try:
             os.write(fd, data)
             size = os.fstat(fd).st_size
@@ -112,12 +109,11 @@ class HookEventLog:
 
 def latest_lines(path: Path, count: int) -> list[str]:
     """The last ``count`` lines of a hook event log ([] when it does not exist)."""
+    from ..fileio_open import UnusableFileError, read_regular_file  # a FIFO or symlink here never hangs or leads away
+
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(max(0, size - TRIM_AT_BYTES * 2))
-            data = handle.read()
-    except FileNotFoundError:
+        data = read_regular_file(path, limit=TRIM_AT_BYTES * 2, follow_symlinks=False, tail=True)
+    except (FileNotFoundError, UnusableFileError):
         return []
     lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-count:] if count > 0 else []

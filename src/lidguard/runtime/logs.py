@@ -4,7 +4,9 @@ Session log and suspend history are JSON lines with PascalCase fields (REFERENCE
 appends one line (O_APPEND, one write, no fsync), so logging stays cheap on the event loop; the file
 is trimmed to its retention (rewritten atomically) only once it holds twice as many lines. Readers
 take the latest entries, so they see the retention whatever the file holds. A log write never raises
-(disk full, a lone surrogate, anything): losing a line must not lose a session.
+(disk full, a lone surrogate, anything): losing a line must not lose a session. Lost lines are
+counted (``failures``) and the first reason is kept (``first_failure``) for one report. Logs never
+follow a symlink and never wait on a FIFO (``fileio.open_append``); a huge log is read from its tail.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..fileio import AppendOnlyFile, count_lines, json_line, keep_latest_lines, read_json_lines
+from ..fileio import AppendOnlyFile, count_lines, json_line, keep_latest_lines, open_append, read_json_lines
 from .sessions import Session, SessionKey
 
 __all__ = [
@@ -46,6 +48,7 @@ class RetainedJsonLines:
         self._file = AppendOnlyFile(path)
         self._lines: int | None = None  # counted once, then tracked
         self.failures = 0
+        self.first_failure: str | None = None
 
     def append(self, entry: dict[str, Any], *, keep: int) -> None:
         try:
@@ -56,9 +59,14 @@ class RetainedJsonLines:
             if keep > 0 and self._lines > 2 * keep:
                 self._file.close()
                 self._lines = keep_latest_lines(self.path, keep)
-        except Exception:  # noqa: BLE001 - a log write never raises out of an event
-            self.failures += 1
+        except Exception as error:  # noqa: BLE001 - a log write never raises out of an event
+            self.failed(error)
             self._lines = None
+
+    def failed(self, error: BaseException) -> None:
+        self.failures += 1
+        if self.first_failure is None:
+            self.first_failure = f"{self.path}: {getattr(error, 'strerror', None) or error}"
 
     def latest(self, keep: int | None) -> list[dict[str, Any]]:
         entries = read_json_lines(self.path)
@@ -80,8 +88,8 @@ class SessionLog:
                                 session=session, key=key, now=now, active_session_count=active_session_count,
                                 provider_session_end=provider_session_end, session_end_reason=session_end_reason,
                                 extra=extra)
-        except Exception:  # noqa: BLE001 - a log write never raises out of an event
-            self._file.failures += 1
+        except Exception as error:  # noqa: BLE001 - a log write never raises out of an event
+            self._file.failed(error)
             return
         self._file.append(entry, keep=SESSION_LOG_KEEP)
 
@@ -171,8 +179,8 @@ class SuspendHistory:
         self._keep = keep
         try:
             line = entry.to_json()
-        except Exception:  # noqa: BLE001 - a log write never raises out of an event
-            self._file.failures += 1
+        except Exception as error:  # noqa: BLE001 - a log write never raises out of an event
+            self._file.failed(error)
             return
         self._file.append(line, keep=keep)
 
@@ -213,8 +221,7 @@ class ExceptionLog:
         trace = self._text(lambda: "".join(traceback.format_exception(error)))
         lines += ["  " + line for line in trace.splitlines()]
         with contextlib.suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = open_append(self.path)  # never through a symlink, never waiting on a FIFO
             try:
                 os.write(fd, ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
             finally:

@@ -4,55 +4,122 @@ The lid-action change is backed up ONCE to ``pending-lid-action-backup.json`` (P
 original tool's format): an existing file is never overwritten, restore reads only from it, and a
 missing file when a restore is expected skips the lid write and logs a failure (seed 001).
 The same file lets the next ``lidguard`` command restore the policy after a crash.
+
+Keep-awake never depends on that file. A backup that cannot be used (not JSON, the wrong shape, a
+number out of range, a directory, a FIFO) is set aside - renamed to
+``pending-lid-action-backup.unusable-<UTC>.json``, its values never guessed - and ``status`` and
+``doctor`` name it. Keep-awake is applied anyway; the lid policy is changed again only once the
+backup question is settled: the set-aside file is gone (the user checked the lid-close setting and
+deleted it), or the platform's lid hold cannot outlive its process (a logind inhibitor, the fake:
+what the machine does now is the user's own setting). A backup that cannot be written (a full disk)
+leaves the lid policy alone too, never keep-awake.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..fileio import write_atomic
+from ..fileio import UnusableFileError, read_json_object, write_atomic
 from ..platform.api import LidActionSnapshot, Platform, PowerHandle, ProtectionRequest
 from ..settings.model import Settings
 
 __all__ = [
     "LidBackupError",
+    "LidBackupSetAside",
     "ProtectionCoordinator",
     "ProtectionTarget",
     "protection_target",
     "read_lid_backup",
     "restore_pending_lid_backup",
+    "set_aside_lid_backup",
+    "set_aside_lid_backups",
+    "set_aside_message",
 ]
 
 logger = logging.getLogger(__name__)
+
+
+LID_BACKUP_LIMIT_BYTES = 64 * 1024  # a backup is a few hundred bytes
+_SET_ASIDE_MARK = ".unusable-"
+_LID_ACTION_MAX = 1 << 31
 
 
 class LidBackupError(Exception):
     """The pending lid-action backup file exists but cannot be used."""
 
 
+class LidBackupSetAside(LidBackupError):
+    """An unusable backup was renamed aside (``aside``; None when even that failed)."""
+
+    def __init__(self, message: str, aside: Path | None) -> None:
+        super().__init__(message)
+        self.aside = aside
+
+
 def read_lid_backup(path: Path) -> LidActionSnapshot | None:
+    """The backed-up lid actions, None when there is no backup, LidBackupError when it is unusable."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        # A journal of lidguard's own: never read through a symlink (set aside like any unusable file).
+        data = read_json_object(path, limit=LID_BACKUP_LIMIT_BYTES, follow_symlinks=False)
+    except UnusableFileError as error:
+        raise LidBackupError(f"The lid-action backup {path} cannot be used: {error.reason}.") from error
+    except OSError as error:
+        raise LidBackupError(f"The lid-action backup {path} cannot be read: {error.strerror or error}.") from error
+    if data is None:
         return None
-    except (OSError, ValueError) as error:
-        raise LidBackupError(f"The lid-action backup {path} cannot be read: {error}") from error
-    if not isinstance(data, dict) or not isinstance(data.get("PowerSchemeIdentifier"), str):
+    if not isinstance(data.get("PowerSchemeIdentifier"), str):
         raise LidBackupError(f"The lid-action backup {path} is not a lidguard backup.")
 
     def action(included: str, value: str) -> int | None:
-        return int(data[value]) if data.get(included) and data.get(value) is not None else None
+        if data.get(included) is not True:
+            return None
+        number = data.get(value)
+        if type(number) is not int or not 0 <= number < _LID_ACTION_MAX:
+            raise LidBackupError(f"The lid-action backup {path} holds an unusable {value}.")
+        return number
 
     return LidActionSnapshot(
         power_scheme_identifier=data["PowerSchemeIdentifier"],
         alternating_current_action=action("IncludesAlternatingCurrent", "AlternatingCurrentAction"),
         direct_current_action=action("IncludesDirectCurrent", "DirectCurrentAction"),
     )
+
+
+def set_aside_lid_backup(path: Path) -> Path | None:
+    """Renames an unusable backup to ``<stem>.unusable-<UTC>.json`` beside it (None if that fails)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    aside = path.with_name(f"{path.stem}{_SET_ASIDE_MARK}{stamp}{path.suffix}")
+    try:
+        os.rename(path, aside)
+    except OSError:
+        return None
+    return aside
+
+
+def set_aside_lid_backups(path: Path) -> list[Path]:
+    """The backups set aside so far (each waits for the user to check the lid setting and delete it)."""
+    try:
+        return sorted(path.parent.glob(f"{path.stem}{_SET_ASIDE_MARK}*{path.suffix}"))
+    except OSError:
+        return []
+
+
+def set_aside_message(aside: Path) -> str:
+    """The line ``status`` and ``doctor`` print for one set-aside backup."""
+    return (f"Lid-action backup set aside as {aside}: it could not be used and its values were not "
+            "restored. Check the lid-close action in your system settings, then delete that file.")
+
+
+def _set_aside(path: Path, error: LidBackupError) -> LidBackupSetAside:
+    aside = set_aside_lid_backup(path)
+    where = f"it was set aside as {aside}" if aside else "it could not even be renamed aside"
+    return LidBackupSetAside(f"{error} Its values were not used; {where}.", aside)
 
 
 def _write_lid_backup(path: Path, snapshot: LidActionSnapshot, *, durable: bool = True) -> None:
@@ -68,8 +135,13 @@ def _write_lid_backup(path: Path, snapshot: LidActionSnapshot, *, durable: bool 
 
 
 def restore_pending_lid_backup(platform: Platform, path: Path) -> bool:
-    """Crash recovery: restores the policy from a pending backup and deletes it. True if it did."""
-    snapshot = read_lid_backup(path)
+    """Crash recovery: restores the policy from a pending backup and deletes it. True if it did.
+
+    An unusable backup is set aside and raises LidBackupSetAside (a warning: nothing was restored)."""
+    try:
+        snapshot = read_lid_backup(path)
+    except LidBackupError as error:
+        raise _set_aside(path, error) from error
     if snapshot is None:
         return False
     platform.lid_policy.restore_lid_actions(snapshot)
@@ -123,6 +195,8 @@ class ProtectionCoordinator:
         self._power: PowerHandle | None = None
         self._request: ProtectionRequest | None = None
         self._lid_changed = False
+        self._lid_declined = False  # the lid policy was wanted but left alone (see _hold_lid_policy)
+        self._lid_note: str | None = None
         self._durable_backup = not _hold_ends_with_process(platform)
 
     @property
@@ -133,7 +207,7 @@ class ProtectionCoordinator:
     def current(self) -> ProtectionTarget | None:
         if not self.applied:
             return None
-        return ProtectionTarget(self._request or ProtectionRequest(), self._lid_changed)
+        return ProtectionTarget(self._request or ProtectionRequest(), self._lid_changed or self._lid_declined)
 
     def converge(self, target: ProtectionTarget | None) -> None:
         """Moves to ``target`` (None: release everything). On a failure from nothing applied, rolls
@@ -150,9 +224,11 @@ class ProtectionCoordinator:
                     old.release()
             if target.change_lid_action and not self._lid_changed:
                 self._hold_lid_policy()
-            elif not target.change_lid_action and self._lid_changed:
-                self._lid_changed = False
-                self._restore_lid_policy()
+            elif not target.change_lid_action:
+                self._lid_declined = False
+                if self._lid_changed:
+                    self._lid_changed = False
+                    self._restore_lid_policy()
         except Exception:
             if from_nothing:
                 self.release()
@@ -163,16 +239,52 @@ class ProtectionCoordinator:
         if not self.applied:
             self.converge(protection_target(settings))
 
+    def _decline_lid(self, event_name: str, message: str) -> None:
+        """Keep-awake stays; the lid policy is left as it is (logged once per distinct reason)."""
+        self._lid_declined = True
+        if message != self._lid_note:
+            self._lid_note = message
+            self._log_failure(event_name, message)
+
+    def _backup_unsettled(self) -> list[Path]:
+        if _hold_ends_with_process(self._platform):
+            return []
+        return set_aside_lid_backups(self._backup_path)
+
     def _hold_lid_policy(self) -> None:
-        snapshot = read_lid_backup(self._backup_path)
+        self._lid_declined = False
+        try:
+            snapshot = read_lid_backup(self._backup_path)
+        except LidBackupError as error:
+            set_aside = _set_aside(self._backup_path, error)
+            self._log_failure("lid-action-backup-set-aside", str(set_aside))
+            if set_aside.aside is None:
+                self._decline_lid("lid-action-change-skipped", "Left the lid-close action alone: the unusable "
+                                  f"lid-action backup {self._backup_path} could not be set aside.")
+                return
+            snapshot = None
         if snapshot is None:
+            unsettled = self._backup_unsettled()
+            if unsettled:
+                self._decline_lid("lid-action-change-skipped", "Left the lid-close action alone (keep-awake is "
+                                  f"held): the lid-action backup set aside as {unsettled[0]} is not settled; "
+                                  "check the lid-close setting and delete that file.")
+                return
             snapshot = self._platform.lid_policy.read_lid_actions()
-            _write_lid_backup(self._backup_path, snapshot, durable=self._durable_backup)
+            try:
+                _write_lid_backup(self._backup_path, snapshot, durable=self._durable_backup)
+            except OSError as error:
+                self._decline_lid("lid-action-change-skipped", "Left the lid-close action alone (keep-awake is "
+                                  f"held): the lid-action backup {self._backup_path} cannot be written: "
+                                  f"{error.strerror or error}.")
+                return
+        self._lid_note = None
         self._lid_changed = True
         self._platform.lid_policy.set_do_nothing(snapshot)
 
     def release(self) -> None:
         """Releases everything held; restores the lid policy only from the backup file."""
+        self._lid_declined = False
         errors: list[Exception] = []
         if self._lid_changed:
             self._lid_changed = False
@@ -194,7 +306,7 @@ class ProtectionCoordinator:
             snapshot = read_lid_backup(self._backup_path)
         except LidBackupError as error:
             snapshot = None
-            message = f"Skipped lid policy restore: {error}"
+            message = f"Skipped lid policy restore: {_set_aside(self._backup_path, error)}"
         else:
             message = (f"Skipped lid policy restore because the pending backup {self._backup_path} "
                        "was missing.")

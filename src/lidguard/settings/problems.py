@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..fileio import NumberText
 from .model import (
     ENUM_SETTINGS,
     NUMBER_RANGES,
@@ -29,6 +30,8 @@ __all__ = ["find_problems"]
 
 def _shown(value: Any) -> str:
     """The stored value as it appears in the file (JSON spelling), or "off" for a used None/""."""
+    if isinstance(value, NumberText):  # NaN, Infinity, 1e400: unquoted, as in the file
+        return str(value)[:200]
     try:
         return json.dumps(value, ensure_ascii=True)[:200]
     except (TypeError, ValueError):

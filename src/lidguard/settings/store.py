@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,11 +10,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..fileio import write_atomic
+from ..fileio import UnusableFileError, read_json_object, write_atomic
 from .model import Settings, headless_defaults
 from .problems import find_problems
 
 __all__ = [
+    "MAX_SETTINGS_FILE_BYTES",
     "SettingsFileError",
     "SettingsReport",
     "apply_changes",
@@ -24,27 +26,46 @@ __all__ = [
 ]
 
 
+# settings.json is a few hundred bytes; anything past this bound is not a settings file.
+MAX_SETTINGS_FILE_BYTES = 256 * 1024
+FIX_HINT = "Fix it or run `lidguard settings --reset true` to replace it with defaults."
+
+
 class SettingsFileError(Exception):
-    """The settings file exists but cannot be used; the message names the file."""
+    """The settings file exists but cannot be used; the message names the file.
+
+    ``problem`` is the sentence every command prints for it (``start``'s warning, ``status``,
+    ``doctor``: the same words, see ``shared.raw_settings.settings_file_problem``)."""
+
+    def __init__(self, problem: str, *, hint: str = FIX_HINT) -> None:
+        super().__init__(f"{problem} {hint}" if hint else problem)
+        self.problem = problem
+
+
+def _problem(path: Path, reason: str) -> str:
+    return f"The settings file {path} cannot be used: {reason}."
+
+
+_KEYS = tuple(str(info.alias) for info in Settings.model_fields.values())
 
 
 def _read_raw(path: Path) -> dict[str, Any] | None:
-    """The stored JSON object, None when there is no file, or SettingsFileError naming the file."""
+    """The stored JSON object, None when there is no file, or SettingsFileError naming the file.
+
+    Read like the hook path reads it (``fileio.read_json_object``: non-blocking, regular file,
+    bounded, ``NaN``/``1e400`` kept as ``NumberText``), so both agree on what is unusable."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
+        data = read_json_object(path, limit=MAX_SETTINGS_FILE_BYTES)
+    except UnusableFileError as error:
+        raise SettingsFileError(_problem(path, error.reason)) from error
     except OSError as error:
-        raise SettingsFileError(f"Cannot read the settings file {path}: {error.strerror or error}") from error
+        raise SettingsFileError(_problem(path, str(error.strerror or error).rstrip("."))) from error
+    if data is None:
+        return None
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise SettingsFileError(
-            f"The settings file {path} is not valid JSON ({error}). Fix it or run "
-            "`lidguard settings --reset true` to replace it with defaults."
-        ) from error
-    if not isinstance(data, dict):
-        raise SettingsFileError(f"The settings file {path} must hold a JSON object.")
+        json.dumps({key: data[key] for key in _KEYS if key in data}, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError, ValueError) as error:
+        raise SettingsFileError(_problem(path, "it holds text that is not valid Unicode")) from error
     return data
 
 
@@ -54,7 +75,7 @@ def _validate(path: Path, data: dict[str, Any]) -> Settings:
     except (ValidationError, ValueError, TypeError) as error:
         first = error.errors()[0] if isinstance(error, ValidationError) else {"msg": str(error), "loc": ()}
         where = ".".join(str(part) for part in first.get("loc", ())) or "a value"
-        raise SettingsFileError(f"The settings file {path} has an invalid {where}: {first['msg']}.") from error
+        raise SettingsFileError(_problem(path, f"its {where} is invalid ({first['msg']})")) from error
 
 
 def load_settings(path: Path) -> Settings | None:
@@ -64,16 +85,20 @@ def load_settings(path: Path) -> Settings | None:
 
 
 def save_settings(path: Path, settings: Settings) -> None:
+    """Atomic, 0600; a symlinked settings.json (a user's dotfiles) is written through, the link kept."""
     text = json.dumps(settings.to_file_json(), indent=2) + "\n"
-    write_atomic(path, text)
+    write_atomic(path, text, follow_symlinks=True)
 
 
 def load_or_create_settings(path: Path) -> Settings:
-    """Loads the file, creating it with the headless defaults when missing."""
+    """Loads the file, creating it with the headless defaults when missing. A file that cannot be
+    created (a full disk, a read-only folder) is not an error: the defaults are used in memory and
+    the next ``start`` tries again."""
     settings = load_settings(path)
     if settings is None:
         settings = headless_defaults()
-        save_settings(path, settings)
+        with contextlib.suppress(OSError):
+            save_settings(path, settings)
     return settings
 
 

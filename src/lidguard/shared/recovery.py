@@ -23,7 +23,9 @@ class RecoveryError(Exception):
     """A recovery step failed; the message is one readable line."""
 
 
-def recover_if_no_runtime(paths: LidGuardPaths, platform: Callable[[], Platform]) -> None:
+def recover_if_no_runtime(paths: LidGuardPaths, platform: Callable[[], Platform],
+                          warn: Callable[[str], None] | None = None) -> None:
+    """``warn`` hears of an unusable backup that was set aside (nothing to restore from; never blocks)."""
     if not any(path.exists() for path in paths.pending_backup_files):
         return
     from ..platform.locking import InstanceLock
@@ -36,18 +38,25 @@ def recover_if_no_runtime(paths: LidGuardPaths, platform: Callable[[], Platform]
     if not acquired:
         return
     try:
-        _restore_pending_backups(paths, platform)
+        _restore_pending_backups(paths, platform, warn)
     finally:
         lock.release()
 
 
-def _restore_pending_backups(paths: LidGuardPaths, platform: Callable[[], Platform]) -> None:
+def _restore_pending_backups(paths: LidGuardPaths, platform: Callable[[], Platform],
+                             warn: Callable[[str], None] | None) -> None:
     """Lock held: the lid policy first, then what the platform itself left (macOS hibernatemode)."""
-    from ..runtime.protection import restore_pending_lid_backup
+    from ..runtime.protection import LidBackupSetAside, restore_pending_lid_backup
 
     try:
         machine = platform()
+    except Exception as error:
+        raise RecoveryError(f"Failed to restore the lid policy from the pending backup: {error}") from error
+    try:
         restore_pending_lid_backup(machine, paths.lid_backup_file)
+    except LidBackupSetAside as error:  # nothing to restore from: warn, never block the command
+        if warn is not None:
+            warn(str(error))
     except Exception as error:  # a backup or platform error must still be one readable line
         raise RecoveryError(f"Failed to restore the lid policy from the pending backup: {error}") from error
     try:
