@@ -1,6 +1,6 @@
 """Test-only: a full disk at the file layer, for the processes a fault-injection test starts.
 
-With ``LIDGUARD_TEST_ENOSPC_NAME`` set, ``os.write`` to a regular file under ``$XDG_DATA_HOME`` whose
+With ``LIDGUARD_TEST_ENOSPC_NAME`` set, ``os.write`` and ``os.pwrite`` to a regular file under ``$XDG_DATA_HOME`` whose
 name contains that text (``*``: any file there) fails with ENOSPC, as on a full disk: files can be
 created (an inode), no byte can be written. lidguard writes every file through ``os.write``
 (``fileio.write_atomic``, the logs and journals), so each write meets the fault.
@@ -13,6 +13,7 @@ import stat
 _NAME = os.environ.get("LIDGUARD_TEST_ENOSPC_NAME", "")
 _ROOT = os.path.realpath(os.environ.get("XDG_DATA_HOME", "/nonexistent")) + os.sep
 _real_write = os.write
+_real_pwrite = os.pwrite
 
 
 def _full(fd):
@@ -31,5 +32,12 @@ def _write(fd, data):
     return _real_write(fd, data)
 
 
+def _pwrite(fd, data, offset):
+    if _full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return _real_pwrite(fd, data, offset)
+
+
 if _NAME:
     os.write = _write
+    os.pwrite = _pwrite
