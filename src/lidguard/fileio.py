@@ -44,6 +44,7 @@ __all__ = [
     "read_json_lines",
     "read_json_object",
     "read_regular_file",
+    "set_aside",
     "write_atomic",
 ]
 
@@ -204,3 +205,17 @@ def keep_latest_lines(path: Path, keep: int) -> int:
     lines = lines[-keep:] if keep > 0 else []
     write_atomic(path, b"".join(line + b"\n" for line in lines), durable=False)
     return len(lines)
+
+
+def set_aside(path: Path) -> Path | None:
+    """Renames whatever is at ``path`` (never following it) to a free ``<name>.bad-N``; None if it can't."""
+    for number in range(1, 100):
+        target = path.with_name(f"{path.name}.bad-{number}")
+        if os.path.lexists(target):
+            continue
+        try:
+            os.rename(path, target)
+        except OSError:
+            return None
+        return target
+    return None

@@ -47,11 +47,7 @@ FAULTS = ("missing", "empty", "corrupt", "NaN", "huge", "FIFO", "directory", "sy
 # (file name, fault) -> why it fails today, when the fix belongs to another part of the work.
 _LOCK_AND_SOCKET = ("i17socket's part (issue 17 defect 11): a lock file or socket path that cannot be used "
                     "keeps the runtime from starting")
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("runtime lock", "directory"): _LOCK_AND_SOCKET,
-    ("runtime lock", "symlink"): _LOCK_AND_SOCKET,
-    ("socket path", "directory"): _LOCK_AND_SOCKET,
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 
 def apply_fault(data_dir: Path, fault_file: FaultFile, fault: str, elsewhere: Path) -> Path | None:

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..fileio import set_aside
 from .sessions import Session, SessionKey, parse_provider
 
 __all__ = [
@@ -210,20 +211,6 @@ def _give_up(path: Path, result: JournalRead, problem: str) -> JournalRead:
     result.problem = problem
     result.set_aside_to = set_aside(path)
     return result
-
-
-def set_aside(path: Path) -> Path | None:
-    """Renames whatever is at ``path`` (never following it) to a free ``<name>.bad-N``; None if it can't."""
-    for number in range(1, 100):
-        target = path.with_name(f"{path.name}.bad-{number}")
-        if os.path.lexists(target):
-            continue
-        try:
-            os.rename(path, target)
-        except OSError:
-            return None
-        return target
-    return None
 
 
 def append_to_journal(path: Path, data: bytes) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from ..fileio import ensure_private_dir
+from ..fileio import ensure_private_dir, set_aside
 from ..ipc.transport import EndpointError
 from ..platform import load_platform
 from ..platform.api import Platform
@@ -55,6 +55,8 @@ async def _main(platform: Platform, paths: LidGuardPaths, lock: InstanceLock | N
     if settings_error is not None:
         runtime.log("settings-load-failed", "run-server", f"{settings_error} Using defaults.", succeeded=False)
     _recover_lid_policy(platform, paths, runtime)
+    for note in SET_ASIDE_NOTES:
+        runtime.log("runtime-file-set-aside", "run-server", note, succeeded=False)
     async with anyio.create_task_group() as task_group:
 
         async def watch_signals() -> None:
@@ -106,6 +108,31 @@ def _announce_ready(paths: LidGuardPaths) -> None:
                 os.close(devnull)
 
 
+SET_ASIDE_NOTES: list[str] = []  # what startup moved out of the way, logged once the runtime runs
+
+
+def _set_aside_foreign_entries(paths: LidGuardPaths) -> None:
+    """A folder or symbolic link where the runtime lock or socket belongs is never lidguard's own (both
+    live in its private folders): it is renamed aside (``<name>.bad-N``) and said, so that protection
+    never depends on it. Racing starts are harmless: whoever loses the rename finds the path free."""
+    for path, what, foreign in ((paths.lock_file, "runtime lock", (stat.S_ISDIR, stat.S_ISLNK)),
+                                (paths.socket_file, "runtime socket path", (stat.S_ISDIR,))):
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if not any(test(mode) for test in foreign):
+            continue
+        kind = "a folder" if stat.S_ISDIR(mode) else "a symbolic link"
+        aside = set_aside(path)
+        if aside is not None:
+            note = f"The {what} {path} was {kind}, not lidguard's; it was set aside as {aside}."
+            SET_ASIDE_NOTES.append(note)
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"lidguard: warning: {note}\n")
+                sys.stderr.flush()
+
+
 def _start_up() -> tuple[LidGuardPaths, InstanceLock | None, Platform | None]:
     """Everything that can stop the runtime from starting, each failure as a ``StartupError`` line.
     The lock is None when another runtime holds it."""
@@ -124,6 +151,7 @@ def _start_up() -> tuple[LidGuardPaths, InstanceLock | None, Platform | None]:
     except OSError as error:
         raise StartupError(f"Cannot create the runtime folder {paths.runtime_dir}: "
                            f"{error.strerror or error}.") from error
+    _set_aside_foreign_entries(paths)
     lock = InstanceLock(paths.lock_file, record_pid=True)
     try:
         if not lock.try_acquire(retry_seconds=0.25):
