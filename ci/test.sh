@@ -65,8 +65,8 @@ wait_background() {
     cat "$logs/$name.log"
     if [ "$status" -ne 0 ]; then
         echo "ci/test.sh: $name failed (exit $status)" >&2
-        exit "$status"
     fi
+    return "$status"
 }
 
 # pytest exits 5 when it collected nothing: a wrong path or a broken collection must not pass.
@@ -99,7 +99,7 @@ if [ "$mode" = "quick" ]; then
     echo "== tests without the real-agent end-to-end runs ($workers workers) =="
     status=0
     LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests -m "not slow" "${parallel[@]}" || status=$?
-    wait_background lint
+    wait_background lint || status=$?
     exit "$status"
 fi
 
@@ -107,11 +107,13 @@ start_background wheel bash ci/check-wheel.sh
 start_background pure-axis pure_axis
 echo "== test suite (native modules required, $workers workers) =="
 status=0
-LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests benchmarks "${parallel[@]}" || status=$?
+LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests benchmarks "${parallel[@]}" --durations=15 || status=$?
+# Every step reports before the exit: one run shows every failure.
+for step in lint pure-axis wheel; do
+    [ "$step" = "pure-axis" ] && echo "(pure-Python axis: LIDGUARD_NO_EXTENSIONS=1)"
+    wait_background "$step" || status=$?
+done
 if [ "$status" -ne 0 ]; then
-    exit "$status"
+    echo "ci/test.sh: failed (exit $status)" >&2
 fi
-wait_background lint
-echo "(pure-Python axis: LIDGUARD_NO_EXTENSIONS=1)"
-wait_background pure-axis
-wait_background wheel
+exit "$status"
