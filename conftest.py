@@ -22,6 +22,24 @@ os.environ["LIDGUARD_PLATFORM"] = "fake"
 os.environ["LIDGUARD_TEST_MODE"] = "1"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns xdist_group marks into work units
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (ci/test.sh: ``-n N --dist loadgroup``) the tests of one module that share a
+    module- or class-scoped fixture (a browser, a logind mock, a process chain) run on one worker, so
+    that set-up happens once, as in a serial run. Tests marked ``xdist_group`` keep their own group."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        for name in info.names_closure:
+            definitions = info.name2fixturedefs.get(name) or ()
+            if definitions and definitions[-1].scope in ("module", "class", "package"):
+                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+                break
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(monkeypatch: pytest.MonkeyPatch) -> Path:
     # A short path: Unix socket paths are limited to ~107 bytes.

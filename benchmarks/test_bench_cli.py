@@ -6,8 +6,10 @@ interpreter (a pyenv/asdf shim on PATH would add the version manager's own start
 Installed packages carry compiled bytecode, so both commands run with bytecode caching on (in a
 private PYTHONPYCACHEPREFIX, warmed up before measuring) even where PYTHONDONTWRITEBYTECODE is set.
 
-Target (issue 6): start <= 1.5x the floor. Under `--benchmark-disable` (ci/test.sh runs benchmarks
-once as plain tests) the test still measures a few interleaved rounds and asserts a generous bound.
+Target (issue 6): start <= 1.5x the floor in wall time, asserted with LIDGUARD_BENCH_STRICT=1 (a quiet
+machine). Otherwise (ci/test.sh runs the benchmarks once as plain tests, beside the rest of the suite) it
+asserts what holds under load: the start's CPU time <= SMOKE_RATIO x the floor's (bench_timing.py), which
+catches a return of the 8x full CLI. Both figures are printed.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ import statistics
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
+
+from bench_timing import STRICT, ProcessTime, timed_process
 
 FLOOR = [sys.executable, "-c", "import json, socket, os"]
 TARGET_RATIO = 1.5
-SMOKE_RATIO = 2.5  # a few noisy rounds on a shared CI machine: catches a return of the 8x full CLI
+SMOKE_RATIO = 2.5  # CPU time, not asserted in wall time off STRICT: catches a return of the 8x full CLI
 BENCH_ROUNDS = 30
 SMOKE_ROUNDS = 7
 
@@ -37,10 +40,10 @@ def console_script() -> list[str]:
     return [found] if found else [sys.executable, "-m", "lidguard"]
 
 
-def _timed(command: list[str], env: dict[str, str]) -> float:
-    begin = time.perf_counter()
-    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, timeout=60)
-    return time.perf_counter() - begin
+def _timed(command: list[str], env: dict[str, str]) -> ProcessTime:
+    timing, completed = timed_process(command, env)
+    assert completed.returncode == 0, completed.stderr
+    return timing
 
 
 def _environment(lidguard) -> dict[str, str]:
@@ -59,8 +62,8 @@ def test_start_of_a_live_session_against_bare_python(lidguard, benchmark):
     for _ in range(3):  # warm bytecode caches and the runtime
         _timed(FLOOR, env)
         _timed(start, env)
-    floors: list[float] = []
-    starts: list[float] = []
+    floors: list[ProcessTime] = []
+    starts: list[ProcessTime] = []
 
     def measure_floor() -> None:  # pedantic's setup: runs before each timed start, untimed
         floors.append(_timed(FLOOR, env))
@@ -76,11 +79,13 @@ def test_start_of_a_live_session_against_bare_python(lidguard, benchmark):
             first()
             second()
     # Each pair ran back to back under the same machine load: the median of the pair ratios.
-    ratio = statistics.median(s / f for s, f in zip(starts, floors, strict=True))
-    figure = (f"lidguard start (live session) {statistics.median(starts) * 1000:.1f} ms vs floor "
-              f"{statistics.median(floors) * 1000:.1f} ms: ratio {ratio:.2f} over {len(starts)} interleaved rounds")
-    benchmark.extra_info.update(floor_median_ms=statistics.median(floors) * 1000,
-                                start_median_ms=statistics.median(starts) * 1000, ratio=ratio)
+    ratio = statistics.median(s.wall / f.wall for s, f in zip(starts, floors, strict=True))
+    cpu_ratio = statistics.median(s.cpu / f.cpu for s, f in zip(starts, floors, strict=True))
+    start_ms, floor_ms = (statistics.median(t.wall for t in times) * 1000 for times in (starts, floors))
+    figure = (f"lidguard start (live session) {start_ms:.1f} ms vs floor {floor_ms:.1f} ms: ratio {ratio:.2f} "
+              f"(CPU time {cpu_ratio:.2f}) over {len(starts)} interleaved rounds")
+    benchmark.extra_info.update(floor_median_ms=floor_ms, start_median_ms=start_ms, ratio=ratio, cpu_ratio=cpu_ratio)
     print(figure)
-    bound = SMOKE_RATIO if benchmark.disabled else TARGET_RATIO
-    assert ratio <= bound, figure
+    if STRICT:
+        assert ratio <= TARGET_RATIO, figure
+    assert cpu_ratio <= SMOKE_RATIO, figure

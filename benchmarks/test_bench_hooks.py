@@ -8,8 +8,10 @@ beside this interpreter, reading the event JSON on stdin, telling the runtime (m
 exiting. Both commands run with bytecode caching on (a private PYTHONPYCACHEPREFIX, warmed up first), as
 installed packages do.
 
-Target (issue 7): <= 1.5x the floor. Under `--benchmark-disable` (ci/test.sh runs benchmarks once as
-plain tests) the test still measures a few interleaved rounds and asserts a generous bound.
+Target (issue 7): <= 1.5x the floor in wall time, asserted with LIDGUARD_BENCH_STRICT=1 (a quiet
+machine). Otherwise (ci/test.sh runs the benchmarks once as plain tests, beside the rest of the suite) it
+asserts what holds under load: the hook's CPU time <= SMOKE_RATIO x the floor's (bench_timing.py), which
+catches the full CLI (argparse, pydantic) coming back. Both figures are printed.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ import statistics
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import pytest
+from bench_timing import STRICT, ProcessTime, timed_process
 
 FLOOR = [sys.executable, "-c", "import json, socket, os"]
 TARGET_RATIO = 1.5
-SMOKE_RATIO = 2.5  # a few noisy rounds on a shared CI machine: catches the full CLI (argparse, pydantic) coming back
+SMOKE_RATIO = 2.5  # CPU time, not asserted in wall time off STRICT: catches the full CLI (argparse, pydantic)
 BENCH_ROUNDS = 30
 SMOKE_ROUNDS = 7
 PROMPT = {"session_id": "bench", "cwd": "/w/app", "hook_event_name": "UserPromptSubmit", "prompt": "run the tests"}
@@ -55,11 +57,10 @@ def console_script() -> list[str]:
     return [found] if found else [sys.executable, "-m", "lidguard"]
 
 
-def _timed(command: list[str], env: dict[str, str], stdin: bytes) -> float:
-    begin = time.perf_counter()
-    subprocess.run(command, env=env, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True,
-                   timeout=60)
-    return time.perf_counter() - begin
+def _timed(command: list[str], env: dict[str, str], stdin: bytes) -> ProcessTime:
+    timing, completed = timed_process(command, env, stdin=stdin)
+    assert completed.returncode == 0, completed.stderr
+    return timing
 
 
 def _environment(lidguard) -> dict[str, str]:
@@ -88,8 +89,8 @@ def test_pre_tool_use_of_a_live_session_against_bare_python(lidguard, benchmark,
     for _ in range(3):  # warm bytecode caches and the runtime
         _timed(FLOOR, env, payload)
         _timed(hook, env, payload)
-    floors: list[float] = []
-    hooks: list[float] = []
+    floors: list[ProcessTime] = []
+    hooks: list[ProcessTime] = []
 
     def measure_floor() -> None:  # pedantic's setup: runs before each timed hook, untimed
         floors.append(_timed(FLOOR, env, payload))
@@ -107,12 +108,14 @@ def test_pre_tool_use_of_a_live_session_against_bare_python(lidguard, benchmark,
     log = (lidguard.data_dir / f"{provider}-hook-events.log").read_text()
     assert "command=mark-session-active" in log and "succeeded=true" in log.rsplit("kind=runtime-result", 1)[1]
     # Each pair ran back to back under the same machine load: the median of the pair ratios.
-    ratio = statistics.median(h / f for h, f in zip(hooks, floors, strict=True))
+    ratio = statistics.median(h.wall / f.wall for h, f in zip(hooks, floors, strict=True))
+    cpu_ratio = statistics.median(h.cpu / f.cpu for h, f in zip(hooks, floors, strict=True))
+    hook_ms, floor_ms = (statistics.median(t.wall for t in times) * 1000 for times in (hooks, floors))
     event = EVENTS[provider][1]["hook_event_name"]
-    figure = (f"lidguard {provider}-hook {event} (live session) {statistics.median(hooks) * 1000:.1f} ms vs floor "
-              f"{statistics.median(floors) * 1000:.1f} ms: ratio {ratio:.2f} over {len(hooks)} interleaved rounds")
-    benchmark.extra_info.update(floor_median_ms=statistics.median(floors) * 1000,
-                                hook_median_ms=statistics.median(hooks) * 1000, ratio=ratio)
+    figure = (f"lidguard {provider}-hook {event} (live session) {hook_ms:.1f} ms vs floor {floor_ms:.1f} ms: "
+              f"ratio {ratio:.2f} (CPU time {cpu_ratio:.2f}) over {len(hooks)} interleaved rounds")
+    benchmark.extra_info.update(floor_median_ms=floor_ms, hook_median_ms=hook_ms, ratio=ratio, cpu_ratio=cpu_ratio)
     print(figure)
-    bound = SMOKE_RATIO if benchmark.disabled else TARGET_RATIO
-    assert ratio <= bound, figure
+    if STRICT:
+        assert ratio <= TARGET_RATIO, figure
+    assert cpu_ratio <= SMOKE_RATIO, figure

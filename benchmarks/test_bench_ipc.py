@@ -16,7 +16,11 @@ the floor is on this machine right now (a shared 2-core CI box is slower than a 
 * latency: ``p50 <= TARGET_P50 * CI_MARGIN_LATENCY + echo p50`` (same for p99), the echo's own
   percentile standing for the transport and the machine's scheduling noise.
 
-``LIDGUARD_BENCH_STRICT=1`` drops the margins (the raw targets). The figures are printed either way:
+``LIDGUARD_BENCH_STRICT=1`` drops the margins (the raw targets). Without it (the suite, beside other
+tests on a shared machine) wall-clock figures are printed, not asserted (bench_timing.py); what is
+asserted there holds under load: nothing lost, and the CPU time (user + system) the runtime process
+spends per request, against the echo server's per request in the same run (throughput) and against
+the p50 target (one sequential client). The figures are printed either way:
 ``python -m pytest benchmarks/test_bench_ipc.py -q -s``.
 """
 
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_timing import STRICT, ProcessTime, process_cpu_seconds, timed_process
 
 from lidguard.ipc.client import send_request
 from lidguard.platform.paths import resolve_paths
@@ -47,7 +52,6 @@ TARGET_P99_MS = 5.0
 # The echo floor (100 threads x 30 requests) on the development laptop-class machine the targets
 # were set on; a slower or busier machine scales the throughput target down proportionally.
 ECHO_REFERENCE_RPS = 6000.0
-STRICT = os.environ.get("LIDGUARD_BENCH_STRICT", "") not in ("", "0")
 CI_MARGIN = 1.0 if STRICT else 0.8  # throughput may be 20% under the scaled target on CI
 CI_MARGIN_LATENCY = 1.0 if STRICT else 1.5  # latency may be 50% over the target on CI
 # A cold `lidguard status` process may take this many times a bare `python -c "import json, socket, os"`:
@@ -56,6 +60,12 @@ CI_MARGIN_LATENCY = 1.0 if STRICT else 1.5  # latency may be 50% over the target
 # connect retries or importing the runtime (anyio, the server) instead. Measured: 4.2x on a loaded
 # 2-core box (floor 342 ms, status 1428 ms).
 MAX_COLD_STATUS_RATIO = 4.0 * (1.0 if STRICT else 1.5)
+# Off STRICT, in CPU time (what holds under load): the runtime may spend this many times the echo server's
+# CPU per request of the burst, and this much CPU per request of the sequential client (the p50 target).
+MAX_CPU_PER_REQUEST_VS_ECHO = 12.0
+MAX_SEQUENTIAL_CPU_PER_REQUEST_S = TARGET_P50_MS / 1e3
+# A cold status process in CPU time against the floor's (pydantic for the settings block; measured ~5x).
+MAX_COLD_STATUS_CPU_RATIO = 9.0
 
 ECHO_SERVER = textwrap.dedent("""
     import asyncio, sys
@@ -135,15 +145,20 @@ def runtime(isolated_home: Path) -> Iterator[Runtime]:
         server.stop()
 
 
+ECHO_PIDS: dict[Path, int] = {}  # echo socket -> the echo server's pid (its CPU time is read)
+
+
 @pytest.fixture
 def echo_socket(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "echo.sock"
     process = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(path)], stdout=subprocess.PIPE, text=True,
                                start_new_session=True)
+    ECHO_PIDS[path] = process.pid
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         yield path
     finally:
+        ECHO_PIDS.pop(path, None)
         _stop_process(process)
         if process.stdout is not None:
             process.stdout.close()
@@ -233,13 +248,21 @@ def test_hundred_concurrent_clients_lose_nothing_and_meet_the_throughput_target(
     runtime_rates: list[float] = []
     echo_rates: list[float] = []
     latencies: list[float] = []
+    cpu_ratios: list[float] = []  # runtime CPU per request / echo CPU per request, per run
+    requests = CLIENTS * ROUNDS * 3
 
     def measure() -> None:
+        echo_cpu = process_cpu_seconds(ECHO_PIDS[echo_socket])
         echo_rates.append(concurrent_load(echo_socket)[0])
+        echo_cpu = process_cpu_seconds(ECHO_PIDS[echo_socket]) - echo_cpu
+        runtime_cpu = process_cpu_seconds(runtime.process.pid)
         rate, replies, round_latencies = concurrent_load(runtime.socket)
+        runtime_cpu = process_cpu_seconds(runtime.process.pid) - runtime_cpu
         _assert_nothing_lost(runtime, replies)
         runtime_rates.append(rate)
         latencies.extend(round_latencies)
+        # /proc counts in clock ticks: an echo run under one tick counts as one
+        cpu_ratios.append((runtime_cpu / requests) / (max(echo_cpu, 0.01) / requests))
 
     benchmark.pedantic(measure, rounds=1, iterations=1)
     measure()  # twice in every mode: the better of two runs on both sides
@@ -252,9 +275,13 @@ def test_hundred_concurrent_clients_lose_nothing_and_meet_the_throughput_target(
              f"(runs: {', '.join(f'{rate:.0f}' for rate in runtime_rates)}), echo floor {echo_rps:.0f} req/s, "
              f"required {required:.0f} req/s (target {TARGET_RPS:.0f})",
              f"under load: p50 {percentile(latencies, 0.5) * 1e3:.1f} ms, "
-             f"p99 {percentile(latencies, 0.99) * 1e3:.1f} ms"])
-    assert runtime_rps >= required, (
-        f"runtime {runtime_rps:.0f} req/s < required {required:.0f} req/s (echo floor {echo_rps:.0f} req/s)")
+             f"p99 {percentile(latencies, 0.99) * 1e3:.1f} ms",
+             f"CPU per request, runtime / echo: {', '.join(f'{ratio:.1f}' for ratio in cpu_ratios)} "
+             f"(at most {MAX_CPU_PER_REQUEST_VS_ECHO:.0f})"])
+    if STRICT:
+        assert runtime_rps >= required, (
+            f"runtime {runtime_rps:.0f} req/s < required {required:.0f} req/s (echo floor {echo_rps:.0f} req/s)")
+    assert min(cpu_ratios) <= MAX_CPU_PER_REQUEST_VS_ECHO, cpu_ratios
 
 
 def test_one_sequential_client_meets_the_latency_targets(benchmark: Any, runtime: Runtime,
@@ -266,13 +293,18 @@ def test_one_sequential_client_meets_the_latency_targets(benchmark: Any, runtime
     echo_samples: list[float] = []
     rounds_per_slice = 20
 
+    runtime_cpu: list[float] = []
+
     def measure() -> None:
         # interleaved slices, so noise lands on both sides alike
         for index in range(SEQUENTIAL_ROUNDS // rounds_per_slice):
             echo_samples.extend(sequential_latencies(echo_socket, rounds_per_slice, offset=index))
+            before = process_cpu_seconds(runtime.process.pid)
             runtime_samples.extend(sequential_latencies(runtime.socket, rounds_per_slice, offset=index))
+            runtime_cpu.append(process_cpu_seconds(runtime.process.pid) - before)
 
     benchmark.pedantic(measure, rounds=1, iterations=1)
+    cpu_per_request = sum(runtime_cpu) / len(runtime_samples)
     p50, p99 = percentile(runtime_samples, 0.5), percentile(runtime_samples, 0.99)
     echo_p50, echo_p99 = percentile(echo_samples, 0.5), percentile(echo_samples, 0.99)
     allowed_p50 = TARGET_P50_MS / 1e3 * CI_MARGIN_LATENCY + echo_p50
@@ -281,22 +313,25 @@ def test_one_sequential_client_meets_the_latency_targets(benchmark: Any, runtime
                                 echo_p99_ms=echo_p99 * 1e3)
     _report([f"one client, {len(runtime_samples)} requests: runtime p50 {p50 * 1e3:.2f} ms, p99 {p99 * 1e3:.2f} ms, "
              f"mean {statistics.fmean(runtime_samples) * 1e3:.2f} ms; echo floor p50 {echo_p50 * 1e3:.2f} ms, "
-             f"p99 {echo_p99 * 1e3:.2f} ms; allowed p50 {allowed_p50 * 1e3:.2f} ms, p99 {allowed_p99 * 1e3:.2f} ms"])
+             f"p99 {echo_p99 * 1e3:.2f} ms; allowed p50 {allowed_p50 * 1e3:.2f} ms, p99 {allowed_p99 * 1e3:.2f} ms",
+             f"runtime CPU per request {cpu_per_request * 1e3:.2f} ms "
+             f"(at most {MAX_SEQUENTIAL_CPU_PER_REQUEST_S * 1e3:.2f} ms)"])
     by_command = {command: runtime_samples[index::3]
                   for index, command in enumerate(("start", "mark-session-active", "stop"))}
     _report([f"  {command}: p50 {percentile(samples, 0.5) * 1e3:.2f} ms, p99 {percentile(samples, 0.99) * 1e3:.2f} ms"
              for command, samples in by_command.items()])
     assert runtime.status()["ActiveSessionCount"] == 0
-    assert p50 <= allowed_p50, f"p50 {p50 * 1e3:.2f} ms > {allowed_p50 * 1e3:.2f} ms"
-    assert p99 <= allowed_p99, f"p99 {p99 * 1e3:.2f} ms > {allowed_p99 * 1e3:.2f} ms"
+    if STRICT:
+        assert p50 <= allowed_p50, f"p50 {p50 * 1e3:.2f} ms > {allowed_p50 * 1e3:.2f} ms"
+        assert p99 <= allowed_p99, f"p99 {p99 * 1e3:.2f} ms > {allowed_p99 * 1e3:.2f} ms"
+    assert cpu_per_request <= MAX_SEQUENTIAL_CPU_PER_REQUEST_S, f"{cpu_per_request * 1e3:.2f} ms CPU per request"
 
 
-def _process_seconds(command: list[str], env: dict[str, str], expect: Callable[[str], bool]) -> float:
-    started = time.perf_counter()
-    completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
-    elapsed = time.perf_counter() - started
-    assert completed.returncode == 0 and expect(completed.stdout), (completed.stdout, completed.stderr)
-    return elapsed
+def _process_seconds(command: list[str], env: dict[str, str], expect: Callable[[str], bool]) -> ProcessTime:
+    timing, completed = timed_process(command, env)
+    stdout = completed.stdout.decode()
+    assert completed.returncode == 0 and expect(stdout), (stdout, completed.stderr)
+    return timing
 
 
 def test_cold_status_process_against_the_floor(benchmark: Any, runtime: Runtime) -> None:
@@ -304,8 +339,8 @@ def test_cold_status_process_against_the_floor(benchmark: Any, runtime: Runtime)
     env = {**runtime.env, "PYTHONDONTWRITEBYTECODE": "0"}
     floor_command = [sys.executable, "-c", "import json, socket, os"]
     status_command = [sys.executable, "-m", "lidguard", "status"]
-    floor: list[float] = []
-    status: list[float] = []
+    floor: list[ProcessTime] = []
+    status: list[ProcessTime] = []
 
     def measure() -> None:
         for _ in range(7):  # interleaved pairs; the median of each side
@@ -314,8 +349,12 @@ def test_cold_status_process_against_the_floor(benchmark: Any, runtime: Runtime)
 
     _process_seconds(status_command, env, lambda out: True)  # warm the page cache and the bytecode
     benchmark.pedantic(measure, rounds=1, iterations=1)
-    floor_s, status_s = statistics.median(floor), statistics.median(status)
-    benchmark.extra_info.update(status_ms=status_s * 1e3, floor_ms=floor_s * 1e3)
+    floor_s, status_s = statistics.median(t.wall for t in floor), statistics.median(t.wall for t in status)
+    cpu_ratio = statistics.median(s.cpu / f.cpu for s, f in zip(status, floor, strict=True))
+    benchmark.extra_info.update(status_ms=status_s * 1e3, floor_ms=floor_s * 1e3, cpu_ratio=cpu_ratio)
     _report([f"cold `lidguard status`: {status_s * 1e3:.0f} ms, floor `python -c \"import json, socket, os\"` "
-             f"{floor_s * 1e3:.0f} ms, ratio {status_s / floor_s:.2f}x (max {MAX_COLD_STATUS_RATIO}x)"])
-    assert status_s <= floor_s * MAX_COLD_STATUS_RATIO
+             f"{floor_s * 1e3:.0f} ms, ratio {status_s / floor_s:.2f}x (max {MAX_COLD_STATUS_RATIO}x, asserted with "
+             f"LIDGUARD_BENCH_STRICT=1); CPU time {cpu_ratio:.2f}x (max {MAX_COLD_STATUS_CPU_RATIO}x)"])
+    if STRICT:
+        assert status_s <= floor_s * MAX_COLD_STATUS_RATIO
+    assert cpu_ratio <= MAX_COLD_STATUS_CPU_RATIO

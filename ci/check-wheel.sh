@@ -19,6 +19,8 @@ for module in "_native/_proctree.*\.so" "_native/_thermal.*\.so" "_native/_login
     grep -q "$module" "$work/wheel-files.txt" || { echo "wheel lacks $module"; exit 1; }
 done
 
+# A clean venv: nothing from a development PYTHONPATH (a source tree's egg-info would make pip skip the wheel).
+unset PYTHONPATH
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q "$wheel"
 env -u LIDGUARD_PLATFORM HOME="$work/home" XDG_DATA_HOME="$work/home/data" XDG_RUNTIME_DIR="$work/home/run" \

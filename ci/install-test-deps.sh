@@ -30,6 +30,7 @@ from pathlib import Path
 problems = []
 modules = {
     "pytest": "pytest", "pytest_benchmark": "pytest-benchmark", "pytest_timeout": "pytest-timeout",
+    "xdist": "pytest-xdist",
     "hypothesis": "hypothesis", "trio": "trio", "psutil": "psutil", "httpx": "httpx", "ruff": "ruff",
     "mypy": "mypy", "anyio": "anyio", "pydantic": "pydantic", "cffi": "cffi", "Cython": "cython",
     "setuptools_scm": "setuptools-scm",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents_clis import BIN_DIR, NPM_DIR, agent_cli, require_tmux
+from agents_clis import BIN_DIR, NPM_DIR, PINNED, agent_cli, require_tmux
 from fake_model import FakeModel
 
 HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
@@ -183,6 +183,24 @@ trust_level = "trusted"
         copilot_home = self.home / ".copilot"
         copilot_home.mkdir(exist_ok=True)
         (copilot_home / "settings.json").write_text(json.dumps({"autoUpdate": False, "banner": "never"}))
+        self._unpack_copilot_once()
+
+    def _unpack_copilot_once(self) -> None:
+        """Copilot's first run unpacks its program into the shared cache folder: done once, under a lock,
+        so that tests on parallel pytest-xdist workers never unpack into the same folder at once."""
+        import fcntl
+
+        cache = Path(self.env["XDG_CACHE_HOME"])
+        cache.mkdir(parents=True, exist_ok=True)
+        unpacked = cache / f".lidguard-unpacked-{PINNED['copilot'][1]}"
+        with open(cache / ".lidguard-unpack.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if unpacked.exists():
+                return
+            result = subprocess.run([str(self.cli), "--version"], env=self.env, cwd=self.work, text=True,
+                                    capture_output=True, stdin=subprocess.DEVNULL, timeout=180)
+            assert result.returncode == 0, f"copilot --version: {result.stdout}{result.stderr}"
+            unpacked.touch()
 
     def _configure_opencode(self) -> None:
         folder = self.home / ".config" / "opencode"

@@ -163,14 +163,19 @@ def fake_sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
-def test_install_and_remove_through_the_sudo_script(rule_path: Path, fake_sudo: Path) -> None:
+def test_install_and_remove_through_the_sudo_script(rule_path: Path, fake_sudo: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # A private temp folder: the check below must not see another worker's (or user's) rule file.
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(permission.tempfile, "tempdir", str(private_tmp))
     out, err = io.StringIO(), io.StringIO()
     assert install_rule(rule_path, "carol", use_sudo=True, out=out, err=err) == 0, err.getvalue()
     assert out.getvalue() == f"Installed LidGuard polkit rule for user carol: {rule_path}\n"
     assert rule_path.read_text() == render_rule("carol")
     assert stat.S_IMODE(rule_path.stat().st_mode) == 0o644
     assert fake_sudo.read_text().splitlines() == ["sh -c lidguard-rule-install"]
-    assert not list(Path(permission.tempfile.gettempdir()).glob("lidguard-polkit-*.rules"))
+    assert not list(private_tmp.glob("lidguard-polkit-*.rules"))
 
     out = io.StringIO()
     assert remove_rule(rule_path, use_sudo=True, out=out, err=err) == 0

@@ -150,7 +150,8 @@ def test_without_the_sdk_one_line_says_how_to_get_it(lidguard: Any, tmp_path: An
     # An `mcp` package without the 2.x server API (none, or 1.x) is shadowed in front of the real one.
     (tmp_path / "mcp").mkdir()
     (tmp_path / "mcp" / "__init__.py").write_text("")
-    env = {**lidguard.env, "PYTHONPATH": str(tmp_path)}
+    # In front of, not instead of, the caller's PYTHONPATH: the lidguard under test stays the one imported.
+    env = {**lidguard.env, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), lidguard.env.get("PYTHONPATH")]))}
     for arguments in (["mcp-server"], ["provider-mcp-server", "--provider-name", "pi"]):
         result = _run(env, arguments)
         assert result.returncode == 1

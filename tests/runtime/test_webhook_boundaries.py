@@ -29,10 +29,16 @@ def test_over_long_webhook_fields_are_refused_naming_the_field(field, limit):
     run_on("trio", lambda: with_runtime(harness, body))
 
 
+_HELD_PORTS: list[socket.socket] = []
+
+
 def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A port nobody listens on: bound but never listening (a connect is refused) and held until this
+    process ends, so that no other test or parallel worker can start listening on it meanwhile."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    _HELD_PORTS.append(probe)
+    return probe.getsockname()[1]
 
 
 @pytest.mark.parametrize("backend", ["trio", "asyncio"])
