@@ -4,13 +4,14 @@
   pairs in the same run; target ratio 1.5 (the old client retried the socket for 0.75 s: ~20x).
 * `lidguard status` with no runtime against `lidguard status` with one: no slower.
 
-``LIDGUARD_BENCH_STRICT=1`` asserts the raw targets; otherwise margins that hold on a loaded shared
-machine and still catch a return of the socket retry. The figures are printed either way.
+``LIDGUARD_BENCH_STRICT=1`` asserts the raw targets (ratios, on a quiet machine). Otherwise, run in
+parallel with the whole suite, only what holds under load: the median extra wall time per pair stays
+under WAIT_MARGIN_SECONDS - a return of the old socket retry (0.75 s of waiting, which CPU time would
+not show) still fails it. The figures are printed either way.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import statistics
 import subprocess
@@ -19,12 +20,14 @@ import sysconfig
 import time
 from pathlib import Path
 
+from bench_timing import STRICT
+
 FLOOR = [sys.executable, "-c", "import json, socket, os"]
 
-STRICT = os.environ.get("LIDGUARD_BENCH_STRICT", "") not in ("", "0")
 ROUNDS = 15
-STOP_TARGET, STOP_MARGIN = 1.5, 3.0
-STATUS_TARGET, STATUS_MARGIN = 1.0, 1.4
+STOP_TARGET = 1.5
+STATUS_TARGET = 1.0
+WAIT_MARGIN_SECONDS = 0.6
 
 
 def console_script() -> list[str]:
@@ -74,7 +77,9 @@ def test_stop_with_no_runtime_answers_at_the_speed_of_bare_python(lidguard):
     figure = (f"lidguard stop (no runtime) {statistics.median(stops) * 1000:.1f} ms vs floor "
               f"{statistics.median(floors) * 1000:.1f} ms: ratio {ratio:.2f} over {ROUNDS} interleaved rounds")
     print(figure)
-    assert ratio <= (STOP_TARGET if STRICT else STOP_MARGIN), figure
+    if STRICT:
+        assert ratio <= STOP_TARGET, figure
+    assert statistics.median(s - f for s, f in zip(stops, floors, strict=True)) < WAIT_MARGIN_SECONDS, figure
 
 
 def test_status_is_no_slower_with_no_runtime_than_with_one(lidguard):
@@ -90,4 +95,6 @@ def test_status_is_no_slower_with_no_runtime_than_with_one(lidguard):
     figure = (f"lidguard status: no runtime {statistics.median(without) * 1000:.1f} ms, with a runtime "
               f"{statistics.median(with_runtime) * 1000:.1f} ms: ratio {ratio:.2f} over {ROUNDS} rounds each")
     print(figure)
-    assert ratio <= (STATUS_TARGET if STRICT else STATUS_MARGIN), figure
+    if STRICT:
+        assert ratio <= STATUS_TARGET, figure
+    assert statistics.median(without) - statistics.median(with_runtime) < WAIT_MARGIN_SECONDS, figure
