@@ -94,6 +94,20 @@ pure_axis() {
         -n 3 --dist loadgroup --benchmark-disable -q -p no:cacheprovider
 }
 
+debian_install() {
+    # The README's install command with Debian's own externally-managed Python, both routes (issue 18).
+    local marker
+    marker=$(/usr/bin/python3 -c 'import os, sysconfig; print(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))' 2>/dev/null || true)
+    if [ -n "$marker" ] && [ -f "$marker" ]; then
+        bash ci/check-debian-install.sh
+    elif [ "${CI:-}" = "true" ] && [ -x /usr/bin/apt-get ]; then
+        echo "ci/test.sh: /usr/bin/python3 is not the distribution's externally-managed Python here" >&2
+        return 1
+    else
+        echo "debian-install: skipped (no distribution Python with EXTERNALLY-MANAGED on this machine)"
+    fi
+}
+
 start_background lint lint
 if [ "$mode" = "quick" ]; then
     echo "== tests without the real-agent end-to-end runs ($workers workers) =="
@@ -104,12 +118,13 @@ if [ "$mode" = "quick" ]; then
 fi
 
 start_background wheel bash ci/check-wheel.sh
+start_background debian-install debian_install
 start_background pure-axis pure_axis
 echo "== test suite (native modules required, $workers workers) =="
 status=0
 LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests benchmarks "${parallel[@]}" --durations=15 || status=$?
 # Every step reports before the exit: one run shows every failure.
-for step in lint pure-axis wheel; do
+for step in lint pure-axis wheel debian-install; do
     [ "$step" = "pure-axis" ] && echo "(pure-Python axis: LIDGUARD_NO_EXTENSIONS=1)"
     wait_background "$step" || status=$?
 done
