@@ -21,6 +21,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
 
+from ..shared.text import has_lone_surrogate
+
 __all__ = ["INVALID_REQUEST", "PARSE_ERROR", "error_for_unreadable", "serve_stdio"]
 
 PARSE_ERROR = -32700
@@ -47,21 +49,6 @@ def _whole_input(error: Exception) -> Any:
     return None
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-    return False
 
 
 def _usable_id(message: dict[str, Any]) -> int | str | None:
@@ -89,7 +76,7 @@ def error_for_unreadable(error: Exception) -> JSONRPCError | None:
         request_id = _usable_id(whole)
     else:
         request_id = None
-    if _has_lone_surrogate(whole):
+    if has_lone_surrogate(whole):
         text = ("Invalid Request: the message contains a lone surrogate escape (\\ud800-\\udfff without its "
                 "pair), which is not valid Unicode.")
     else:

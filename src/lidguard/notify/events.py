@@ -8,6 +8,8 @@ from typing import Any
 
 from lidguard.notify.store import iso, parse_iso, utc_now
 
+from ..shared.text import has_lone_surrogate
+
 __all__ = ["EVENT_TYPES", "MAX_BODY_BYTES", "WebhookError", "has_lone_surrogate", "push_payload", "validate_webhook"]
 
 EVENT_TYPES = ("PreSuspend", "PostSessionEnd", "StopFollowUp")
@@ -34,22 +36,6 @@ class WebhookError(ValueError):
     """The webhook body is not acceptable (the message is the 400 answer)."""
 
 
-def has_lone_surrogate(value: Any) -> bool:
-    """A string anywhere in ``value`` (keys too) that is not valid Unicode (``"\\ud800"`` unpaired)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-    return False
 
 
 def _check_text(key: str, value: Any) -> None:

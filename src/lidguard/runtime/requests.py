@@ -27,6 +27,7 @@ from ..ipc.limits import (
     MAX_TURN_ID_CHARS,
 )
 from ..settings.model import Settings, validate_raw_settings
+from ..shared.text import has_lone_surrogate
 from .sessions import AgentProvider, SessionKey, parse_provider
 
 __all__ = ["RequestError", "RuntimeRequest", "check_wire_message", "parse_request"]
@@ -55,18 +56,6 @@ class RequestError(ValueError):
     """A request the runtime answers with a failure (it never dies of one)."""
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(key) or _has_lone_surrogate(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(item) for item in value)
-    return False
 
 
 def _field_name(key: Any) -> str:
@@ -76,7 +65,7 @@ def _field_name(key: Any) -> str:
 def check_wire_message(message: dict[str, Any]) -> None:
     """Raises ``RequestError`` naming the first field a runtime must not accept (cheap: no pydantic)."""
     for key, value in message.items():
-        if _has_lone_surrogate(key) or _has_lone_surrogate(value):
+        if has_lone_surrogate(key) or has_lone_surrogate(value):
             raise RequestError(f"The request field {_field_name(key)} contains a lone UTF-16 surrogate "
                                "(not valid Unicode text).")
         limit = _MAX_CHARS.get(key)
