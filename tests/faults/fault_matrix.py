@@ -38,6 +38,8 @@ FAULT_FILES: list[FaultFile] = [
     FaultFile("session log", "session-execution.log", corrupt=b"\x00\xff{{{\n", nan=b'{"Timestamp": NaN}\n'),
     FaultFile("exception log", "log/exceptions.log"),
     FaultFile("hook event log", "claude-hook-events.log"),
+    FaultFile("session journal", "session-journal.jsonl", corrupt=b"\x00\xff{{{\n",
+              nan=b'{"Kind": "session", "StartedAt": NaN, "Pid": 1e400}\n'),
     FaultFile("runtime lock", "runtime.lock"),
     FaultFile("socket path", "run/runtime.sock"),
 ]
@@ -45,8 +47,6 @@ FAULT_FILES: list[FaultFile] = [
 FAULTS = ("missing", "empty", "corrupt", "NaN", "huge", "FIFO", "directory", "symlink", "unreadable", "ENOSPC")
 
 # (file name, fault) -> why it fails today, when the fix belongs to another part of the work.
-_LOCK_AND_SOCKET = ("i17socket's part (issue 17 defect 11): a lock file or socket path that cannot be used "
-                    "keeps the runtime from starting")
 KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 
