@@ -117,14 +117,19 @@ if [ "$mode" = "quick" ]; then
     exit "$status"
 fi
 
-start_background wheel bash ci/check-wheel.sh
-start_background debian-install debian_install
+# One after the other: both build from this source tree (egg-info, build/), which must not race.
+packaging() {
+    bash ci/check-wheel.sh
+    echo "== debian-install =="
+    debian_install
+}
+start_background packaging packaging
 start_background pure-axis pure_axis
 echo "== test suite (native modules required, $workers workers) =="
 status=0
 LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests benchmarks "${parallel[@]}" --durations=15 || status=$?
 # Every step reports before the exit: one run shows every failure.
-for step in lint pure-axis wheel debian-install; do
+for step in lint pure-axis packaging; do
     [ "$step" = "pure-axis" ] && echo "(pure-Python axis: LIDGUARD_NO_EXTENSIONS=1)"
     wait_background "$step" || status=$?
 done

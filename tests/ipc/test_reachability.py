@@ -236,19 +236,20 @@ def _plant(path: Path, kind: str, home: Path) -> None:
 @pytest.mark.parametrize("where", ["lock", "socket"])
 @pytest.mark.parametrize("kind", ["missing", "empty", "corrupt", "huge", "fifo", "symlink", "dangling-symlink"])
 def test_a_start_is_protected_whatever_was_left_at_the_lock_or_socket_path(lidguard, where, kind):
-    """Issue 17 fault table, for the lock and the socket: a start ends protected, or (a lock that is a
-    symlink: never followed) says why in one line at once."""
+    """Issue 17 fault table, for the lock and the socket: a start ends protected; a lock that is a
+    symlink is never followed (set aside as runtime.lock.bad-1, its target untouched)."""
     path = lidguard.data_dir / "runtime.lock" if where == "lock" else lidguard.socket
     (lidguard.data_dir / "run").mkdir(parents=True, mode=0o700)
     _plant(path, kind, lidguard.home)
     began = time.monotonic()
     result = _start(lidguard)
     elapsed = time.monotonic() - began
-    if where == "lock" and kind in ("symlink", "dangling-symlink"):
-        assert result.returncode == 1 and "is a symbolic link" in result.stderr and elapsed < 5.5
-        assert (lidguard.home / "target").read_text() == "x" if kind == "symlink" else True
-        return
     assert result.returncode == 0, result.stderr
+    assert elapsed < 15, elapsed
+    if where == "lock" and kind in ("symlink", "dangling-symlink"):
+        assert path.with_name("runtime.lock.bad-1").is_symlink()
+        if kind == "symlink":
+            assert (lidguard.home / "target").read_text() == "x"
     assert [action["action"] for action in lidguard.actions()][:1] == ["protection-applied"]
     if where == "socket" and kind == "symlink":
         assert (lidguard.home / "target").read_text() == "x"  # the link is replaced, its target untouched

@@ -151,8 +151,8 @@ def _history_count(text: str) -> int:
 # enough for argparse's help column on an 80-column terminal).
 _PERMISSION_HELP = {
     "status": "Show the rule, the tools and logind's answers.",
-    "check": "Try an inhibitor and logind queries; never suspends.",
-    "install": "Install the polkit rule for this user (uses sudo).",
+    "check": "Try an inhibitor and logind; never suspends.",
+    "install": "Install this user's polkit rule (uses sudo).",
     "remove": "Remove the polkit rule lidguard installed.",
 }
 

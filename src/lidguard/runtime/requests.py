@@ -136,7 +136,8 @@ class RuntimeRequest(BaseModel):
     def agent_provider(self) -> AgentProvider:
         provider = parse_provider(self.provider)
         if provider is None:
-            raise RequestError("A provider is required. Use codex, claude, copilot, opencode, custom, mcp, or unknown.")
+            raise RequestError("A provider is required. Use codex, claude, copilot, opencode, gemini, qwen, custom, "
+                               "mcp, or unknown.")
         return provider
 
     def session_key(self) -> SessionKey:

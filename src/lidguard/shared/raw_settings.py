@@ -69,6 +69,9 @@ def headless_defaults_json() -> dict[str, Any]:
         "RepeatClosedLidStopFollowUp": True,
         "ClosedLidStopFollowUpSound": "",
         "ClosedLidStopFollowUpSoundVolumeOverridePercent": None,
+        "PowerPolicy": "AcOrBattery",
+        "BatteryFloorPercent": 30,
+        "WebhookPreviews": True,
     }
 
 
