@@ -323,10 +323,14 @@ cdef dict read_cpu_table(const char* root_text, char* path, GrowableBuffer* buff
     return table
 
 
-def descendant_cpu(long pid, str proc_root="/proc", bint children_files=True):
+def descendant_cpu(object pid_number, str proc_root="/proc", bint children_files=True):
     """CPU seconds (utime + stime + cutime + cstime) of every descendant of ``pid``, not ``pid`` itself;
-    None when ``pid``'s stat is unreadable or malformed (gone). ``children_files=False`` forces the
-    full scan (tests compare both walks)."""
+    None when ``pid``'s stat is unreadable or malformed (gone), or ``pid`` is no pid at all (<= 0 or
+    past what a C long holds: the pure reader finds no such process either). ``children_files=False``
+    forces the full scan (tests compare both walks)."""
+    if not 0 < pid_number < 2**62:
+        return None
+    cdef long pid = pid_number
     cdef bytes root = proc_root.encode("utf-8", "surrogateescape")
     if len(root) > 4096:
         raise ValueError("proc_root is longer than PATH_MAX")

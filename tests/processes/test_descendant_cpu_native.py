@@ -160,6 +160,8 @@ def test_fake_trees_with_garbage_read_the_same(tmp_path: Path):
     assert_same(read_all(13, str(tmp_path)), None)  # malformed root: unreadable, as gone
     assert_same(read_all(40, str(tmp_path)), None)
     assert_same(read_all(77, str(tmp_path)), None)
+    for no_pid in (0, -1, 2**62, 2**64 + 10):
+        assert_same(read_all(no_pid, str(tmp_path)), None)
     assert_same(read_all(1, str(tmp_path / "missing")), None)
 
 
