@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Linux process ancestry in one native call: ``read_chain(pid)`` walks /proc with libc I/O.
+"""Linux process ancestry in one native call: ``read_chain(pid)`` walks /proc with libc I/O;
+``descendant_cpu(pid)`` sums the CPU time of a process's descendants (the running-tool check).
 
 The pure-Python twin is ``lidguard.proctree.read_ancestry_pure``; both must return the same values
 (the parity tests compare them field by field). This module is a dumb binding: plain values in and
@@ -16,17 +17,33 @@ Files read per process (see proc(5)):
 
 Text is decoded as UTF-8 with ``surrogateescape`` (what ``os.fsdecode`` does on a UTF-8 system),
 so undecodable bytes round-trip through ``os.fsencode``.
+
+``descendant_cpu`` finds descendants through ``<root>/<pid>/task/<tid>/children`` (the children of
+each thread, Linux 4.2+ with CONFIG_PROC_CHILDREN) and reads fields 4 (ppid) and 14-17 (utime,
+stime, cutime, cstime, clock ticks) of each one's stat; where the root's children file is missing
+it scans every ``<root>/<pid>/stat`` once and walks the ppid links instead. Its pure twin is
+``lidguard.platform.ancestry.linux.descendant_cpu_seconds`` (the full scan); the tests compare them.
 """
 
 from libc.stdlib cimport malloc, realloc, free, strtol
 from libc.stdio cimport snprintf
 from libc.string cimport memchr
 from posix.fcntl cimport open as c_open, O_RDONLY, O_CLOEXEC
-from posix.unistd cimport read as c_read, close as c_close, readlink as c_readlink
+from posix.unistd cimport read as c_read, close as c_close, readlink as c_readlink, sysconf, _SC_CLK_TCK
 
-# Bumped whenever read_chain's signature or tuple layout changes; lidguard.proctree refuses a
-# mismatching build (see lidguard._native.load_native_module).
-ABI_VERSION = 1
+# Bumped whenever a function is added or a signature or result layout changes; lidguard.proctree
+# refuses a mismatching build (see lidguard._native.load_native_module). 2: descendant_cpu.
+ABI_VERSION = 2
+
+
+cdef extern from "dirent.h" nogil:
+    ctypedef struct DIR:
+        pass
+    struct dirent:
+        char d_name[256]
+    DIR* opendir(const char* name)
+    dirent* readdir(DIR* directory)
+    int closedir(DIR* directory)
 
 cdef enum:
     PATH_CAPACITY = 4352          # proc_root (<= 4096 bytes) + "/<pid>/cmdline"
@@ -179,3 +196,192 @@ def read_chain(long pid, int max_depth=64, str proc_root="/proc"):
     finally:
         free(buffer.data)
     return chain
+
+
+cdef inline bint is_space(char c) noexcept nogil:
+    # The bytes bytes.split() splits on, so the pure reader and this one read the same fields.
+    return c == b' ' or c == b'\n' or c == b'\t' or c == b'\r' or c == b'\x0b' or c == b'\x0c'
+
+
+cdef int parse_long(const char* data, Py_ssize_t start, Py_ssize_t end, long long* value) noexcept nogil:
+    """An optionally signed decimal integer spanning exactly data[start:end]; 0 on success, -1 if not."""
+    cdef bint negative = False
+    cdef long long result = 0
+    if start < end and (data[start] == b'-' or data[start] == b'+'):
+        negative = data[start] == b'-'
+        start += 1
+    if start >= end or end - start > 18:
+        return -1
+    while start < end:
+        if not (b'0' <= data[start] <= b'9'):
+            return -1
+        result = result * 10 + (data[start] - 48)  # 48: '0'
+        start += 1
+    value[0] = -result if negative else result
+    return 0
+
+
+cdef int parse_stat_times(const char* data, Py_ssize_t length, long* ppid, long long* ticks) noexcept nogil:
+    """ppid and utime + stime + cutime + cstime from a stat line (proc(5) fields 4 and 14-17, counted
+    after the last ')'); 0 on success, -1 when the line is malformed."""
+    cdef Py_ssize_t index = length - 1
+    while index >= 0 and data[index] != b')':
+        index -= 1
+    if index < 0:
+        return -1
+    index += 1
+    cdef int field = 0
+    cdef Py_ssize_t start
+    cdef long long value
+    cdef long long total = 0
+    while field < 15:
+        while index < length and is_space(data[index]):
+            index += 1
+        if index >= length:
+            return -1
+        start = index
+        while index < length and not is_space(data[index]):
+            index += 1
+        if field == 1 or field >= 11:
+            if parse_long(data, start, index, &value) != 0:
+                return -1
+            if field == 1:
+                ppid[0] = <long>value
+            else:
+                total += value
+        field += 1
+    ticks[0] = total
+    return 0
+
+
+cdef int read_times(const char* root_text, long pid, char* path, GrowableBuffer* buffer, long* ppid,
+                    long long* ticks) noexcept nogil:
+    snprintf(path, PATH_CAPACITY, "%s/%ld/stat", root_text, pid)
+    cdef Py_ssize_t length = read_whole_file(path, buffer)
+    if length < 0:
+        return -1
+    return parse_stat_times(buffer.data, length, ppid, ticks)
+
+
+cdef bint append_children(const char* root_text, long pid, char* path, GrowableBuffer* buffer, list out):
+    """Appends the children of every thread of ``pid``; False when ``<pid>/task`` cannot be listed."""
+    snprintf(path, PATH_CAPACITY, "%s/%ld/task", root_text, pid)
+    cdef DIR* tasks = opendir(path)
+    if tasks == NULL:
+        return False
+    cdef dirent* entry
+    cdef Py_ssize_t length, index, start
+    cdef long long child
+    try:
+        while True:
+            entry = readdir(tasks)
+            if entry == NULL:
+                break
+            if entry.d_name[0] == b'.':
+                continue
+            snprintf(path, PATH_CAPACITY, "%s/%ld/task/%s/children", root_text, pid, entry.d_name)
+            length = read_whole_file(path, buffer)
+            index = 0
+            while index < length:
+                while index < length and is_space(buffer.data[index]):
+                    index += 1
+                start = index
+                while index < length and not is_space(buffer.data[index]):
+                    index += 1
+                if index > start and parse_long(buffer.data, start, index, &child) == 0 and child > 0:
+                    out.append(child)
+    finally:
+        closedir(tasks)
+    return True
+
+
+cdef dict read_cpu_table(const char* root_text, char* path, GrowableBuffer* buffer):
+    """pid -> (ppid, ticks) for every numeric entry of the proc root (the fallback scan)."""
+    cdef dict table = {}
+    cdef DIR* directory = opendir(root_text)
+    if directory == NULL:
+        return table
+    cdef dirent* entry
+    cdef long long pid
+    cdef long ppid
+    cdef long long ticks
+    cdef Py_ssize_t name_length
+    try:
+        while True:
+            entry = readdir(directory)
+            if entry == NULL:
+                break
+            name_length = 0
+            while entry.d_name[name_length] != 0:
+                name_length += 1
+            if parse_long(entry.d_name, 0, name_length, &pid) != 0 or not (b'0' <= entry.d_name[0] <= b'9'):
+                continue
+            if read_times(root_text, <long>pid, path, buffer, &ppid, &ticks) == 0:
+                table[pid] = (ppid, ticks)
+    finally:
+        closedir(directory)
+    return table
+
+
+def descendant_cpu(object pid_number, str proc_root="/proc", bint children_files=True):
+    """CPU seconds (utime + stime + cutime + cstime) of every descendant of ``pid``, not ``pid`` itself;
+    None when ``pid``'s stat is unreadable or malformed (gone), or ``pid`` is no pid at all (<= 0 or
+    past what a C long holds: the pure reader finds no such process either). ``children_files=False``
+    forces the full scan (tests compare both walks)."""
+    if not 0 < pid_number < 2**62:
+        return None
+    cdef long pid = pid_number
+    cdef bytes root = proc_root.encode("utf-8", "surrogateescape")
+    if len(root) > 4096:
+        raise ValueError("proc_root is longer than PATH_MAX")
+    cdef const char* root_text = root
+    cdef char path[PATH_CAPACITY]
+    cdef GrowableBuffer buffer
+    cdef long ppid
+    cdef long long ticks
+    cdef long long total = 0
+    cdef long clock_ticks = sysconf(_SC_CLK_TCK)
+    cdef list pending = []
+    cdef set seen = {pid}
+    cdef dict table
+    cdef dict children
+    if clock_ticks <= 0:
+        clock_ticks = 100
+    buffer.capacity = INITIAL_BUFFER
+    buffer.data = <char*>malloc(INITIAL_BUFFER)
+    if buffer.data == NULL:
+        raise MemoryError()
+    try:
+        if children_files and read_times(root_text, pid, path, &buffer, &ppid, &ticks) != 0:
+            return None
+        snprintf(path, PATH_CAPACITY, "%s/%ld/task/%ld/children", root_text, pid, pid)
+        if children_files and read_whole_file(path, &buffer) >= 0:
+            append_children(root_text, pid, path, &buffer, pending)
+            while pending:
+                current = pending.pop()
+                if current in seen:
+                    continue
+                seen.add(current)
+                if read_times(root_text, current, path, &buffer, &ppid, &ticks) != 0:
+                    continue  # exited meanwhile: its children went to a reaper
+                total += ticks
+                append_children(root_text, current, path, &buffer, pending)
+            return total / <double>clock_ticks
+        table = read_cpu_table(root_text, path, &buffer)
+        if pid not in table:
+            return None
+        children = {}
+        for child, entry in table.items():
+            if child != entry[0]:
+                children.setdefault(entry[0], []).append(child)
+        pending.extend(children.get(pid, ()))
+        while pending:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            total += table[current][1]
+            pending.extend(children.get(current, ()))
+        return total / <double>clock_ticks
+    finally:
+        free(buffer.data)

@@ -10,7 +10,7 @@
 
 /* lidguard's own constant, not from any header: bumped whenever a declaration below changes so
  * the binding refuses a stale generated module (read with ffi.integer_const, no dlopen needed). */
-enum { LIDGUARD_WINDOWS_ABI_VERSION = 1 };
+enum { LIDGUARD_WINDOWS_ABI_VERSION = 2 };
 
 /* windef.h / winnt.h / basetsd.h base types. */
 typedef int32_t BOOL;
@@ -107,6 +107,14 @@ DWORD WINAPI WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds);
 HLOCAL WINAPI LocalFree(HLOCAL hMem);
 BOOL WINAPI ReadProcessMemory(HANDLE hProcess, const void *lpBaseAddress, void *lpBuffer, SIZE_T nSize,
                               SIZE_T *lpNumberOfBytesRead);
+
+/* minwinbase.h FILETIME (100 ns units); processthreadsapi.h GetProcessTimes (kernel32). */
+typedef struct {
+    DWORD dwLowDateTime;
+    DWORD dwHighDateTime;
+} FILETIME;
+BOOL WINAPI GetProcessTimes(HANDLE hProcess, FILETIME *lpCreationTime, FILETIME *lpExitTime, FILETIME *lpKernelTime,
+                            FILETIME *lpUserTime);
 
 /* winbase.h: GetSystemPowerStatus (kernel32). */
 typedef struct {

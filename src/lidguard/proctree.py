@@ -5,7 +5,8 @@ A small dispatcher: the per-OS stdlib reader comes from :func:`lidguard.platform
 the reader's compiled accelerator, when it has one, from :mod:`lidguard._native` (this module is its
 only importer besides that loader). No OS check lives here.
 
-``read_ancestry`` uses the compiled reader when it loaded (and its ABI matches), else the pure one;
+``read_ancestry`` and ``descendant_cpu_seconds`` use the compiled reader when it loaded (and its ABI
+matches), else the pure one;
 ``LIDGUARD_NO_EXTENSIONS=1`` forces the pure reader. ``read_ancestry_pure``/``read_process_state``
 take a ``proc_root`` so tests can walk fake /proc trees on any OS.
 """
@@ -101,7 +102,10 @@ def is_process_alive(pid: int) -> bool:
 
 def descendant_cpu_seconds(pid: int) -> float | None:
     """CPU seconds the descendants of ``pid`` used (None: ``pid`` is gone); ``Unsupported`` where the OS
-    has no reader. The runtime reads it only when the inactivity timer fires for a running tool."""
+    has no reader. The runtime reads it only when the inactivity timer fires for a running tool;
+    the compiled reader when it is active, else the OS's pure one."""
+    if _native is not None:
+        return _native.descendant_cpu(pid, DEFAULT_PROC_ROOT)  # type: ignore[no-any-return]
     return _reader.descendant_cpu_seconds(pid)
 
 

@@ -71,8 +71,9 @@ def _runtime_view(value: str | None) -> dict[str, object]:
         "import json\n"
         "from lidguard import switches\n"
         "from lidguard._native import load_native_module\n"
+        "from lidguard.platform.ancestry.linux import NATIVE_ABI_VERSION\n"
         "try:\n"
-        "    module = load_native_module('_proctree', 1)\n"
+        "    module = load_native_module('_proctree', NATIVE_ABI_VERSION)\n"
         "except switches.SwitchError as error:\n"
         "    print(json.dumps({'error': str(error)}))\n"
         "else:\n"
@@ -125,7 +126,9 @@ def test_a_required_stale_module_names_it_and_says_why(monkeypatch):
         pytest.skip("compiled module not built in place")
     monkeypatch.delenv("LIDGUARD_NO_EXTENSIONS", raising=False)
     monkeypatch.setenv("LIDGUARD_REQUIRE_EXTENSIONS", "1")
-    stale = r"lidguard\._native\._proctree .*stale build \(ABI 1, expected 99\)"
+    from lidguard.platform.ancestry import linux as procfs
+
+    stale = rf"lidguard\._native\._proctree .*stale build \(ABI {procfs.NATIVE_ABI_VERSION}, expected 99\)"
     with pytest.raises(_native.RequiredExtensionError, match=stale):
         _native.load_native_module("_proctree", 99)
 

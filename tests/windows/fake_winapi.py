@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lidguard.platform.windows.winapi import (
+    ERROR_ACCESS_DENIED,
     ERROR_FILE_NOT_FOUND,
     ERROR_INVALID_HANDLE,
     ERROR_INVALID_PARAMETER,
@@ -53,6 +54,11 @@ class FakeWindowsApi:
         self.processes: list[tuple[int, int, str]] = []
         self.command_lines: dict[int, str] = {}
         self.alive: set[int] = set()
+        # GetProcessTimes: pid -> (creation, kernel, user) in 100 ns units; a pid missing here cannot be
+        # opened (ERROR_INVALID_PARAMETER: gone); one in times_denied gives ERROR_ACCESS_DENIED
+        self.times: dict[int, tuple[int, int, int]] = {}
+        self.times_denied: set[int] = set()
+        self.on_process_times: Callable[[int], None] | None = None
         self.process_sids: dict[int, str] = {}
         self.wait_handles: dict[int, int] = {}
         self.volume = (0.4, True)
@@ -188,6 +194,16 @@ class FakeWindowsApi:
         handle = self._new_handle()
         self.wait_handles[handle] = pid
         return handle
+
+    def process_times(self, pid: int) -> tuple[int, int, int]:
+        self._call("GetProcessTimes", pid)
+        if self.on_process_times is not None:
+            self.on_process_times(pid)  # lets a test change the machine between two reads
+        if pid in self.times_denied:
+            raise WindowsApiError("OpenProcess", ERROR_ACCESS_DENIED)
+        if pid not in self.times:
+            raise WindowsApiError("OpenProcess", ERROR_INVALID_PARAMETER)
+        return self.times[pid]
 
     def wait_for_single_object(self, handle: int, timeout_ms: int) -> int:
         self._call("WaitForSingleObject", handle, timeout_ms)

@@ -214,3 +214,40 @@ def capability_texts(report):
         else:
             texts[item["name"]] = f"{item['state']}: {item['reason']}"
     return texts
+
+
+def test_a_running_tool_that_uses_cpu_keeps_the_session_then_idle_it_is_abandoned_and_suspends():
+    """Issue 16 item 2 with the Windows backend: the timer reads the agent's descendants through
+    Toolhelp + GetProcessTimes; a busy compiler keeps the session, an idle one lets it go."""
+    api = FakeWindowsApi()
+    api.monitors, api.display_paths = 0, []
+    agent, shell, compiler = 1300, 1400, 1500
+    api.processes = [(900, 4, "explorer.exe"), (agent, 900, "node.exe"), (shell, agent, "cmd.exe"),
+                     (compiler, shell, "cl.exe")]
+    api.alive = {agent, shell, compiler}
+    created = 133_000_000_000_000_000
+    api.times = {agent: (created, 0, 0), shell: (created + 1, 0, 0), compiler: (created + 2, 0, 0)}
+    harness = WindowsHarness(api, settings(SessionTimeoutMinutes=1, PostStopSuspendDelaySeconds=0))
+
+    async def body(h: WindowsHarness) -> None:
+        await h.send("start", WatchedProcessIdentifier=agent)
+        await h.send("mark-session-active", SessionStateReason="PreToolUse:Bash", ToolCallId="toolu_1",
+                     ToolCallState="Running")
+        api.broadcast_lid(0)
+        await anyio.sleep(30)  # act between the timer's checks
+        for minute in range(1, 4):
+            api.times[compiler] = (created + 2, 0, minute * 600_000_000)  # one more CPU minute
+            await anyio.sleep(60)
+            assert not next(iter(h.runtime.state.sessions.values())).soft_locked, minute
+        assert api.suspends == []
+        reads = [call for call in api.calls if call[0] == "GetProcessTimes"]
+        assert len(reads) == 3 * 3  # three timer firings x (agent + shell + compiler), no polling
+        await anyio.sleep(60)  # the compiler went idle
+        with anyio.fail_after(120):
+            while not api.suspends:
+                await anyio.sleep(1)
+        assert api.suspends == [False]
+
+    run(harness, body)
+    logged = [entry["EventName"] for entry in harness.runtime.session_log.read()]
+    assert logged.count("running-tool-activity") == 3 and "session-running-tool-abandoned" in logged

@@ -3,6 +3,7 @@
 The Win32 calls go through the Windows binding (``platform/windows/_binding.py``, loaded on first
 use; this module itself imports only the standard library, as the hook path requires):
 ``snapshot_processes`` is one CreateToolhelp32Snapshot walk giving every pid -> (ppid, exe name);
+``process_times`` is OpenProcess + GetProcessTimes (the CPU time of running tools);
 ``read_command_lines`` reads NtQueryInformationProcess(ProcessBasicInformation) + the PEB's
 ProcessParameters.CommandLine for the whole chain in one call. Command lines are split into argv
 with the rules of CommandLineToArgvW (argv[0] without escapes; ``2n`` backslashes + quote -> ``n``
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from ..windows.winapi import WindowsApi
 
 __all__ = ["DEFAULT_MAX_DEPTH", "NATIVE_ABI_VERSION", "NATIVE_MODULE", "OS_NAME", "descendant_cpu_seconds",
-           "is_process_alive",
+           "descendant_cpu_seconds_with", "is_process_alive",
            "is_process_alive_with", "read_ancestry", "read_ancestry_with", "read_process_state",
            "split_command_line"]
 
@@ -34,6 +35,7 @@ NATIVE_ABI_VERSION = 0
 DEFAULT_MAX_DEPTH = 64
 _ERROR_ACCESS_DENIED = 5
 _WAIT_TIMEOUT = 0x102
+_FILETIME_UNITS_PER_SECOND = 10_000_000  # FILETIME counts 100 ns intervals
 
 
 def _live_api() -> WindowsApi:
@@ -144,6 +146,47 @@ def split_command_line(line: str) -> list[str]:
 
 
 def descendant_cpu_seconds(pid: int) -> float | None:
-    """Not read on Windows yet (it needs GetProcessTimes per process through the binding): the
-    timeout then takes the seeds' path for a running tool, as before."""
-    raise Unsupported("process", "the CPU time of descendant processes is not read on Windows yet")
+    return descendant_cpu_seconds_with(_live_api(), pid)
+
+
+def descendant_cpu_seconds_with(api: WindowsApi, pid: int) -> float | None:
+    """CPU seconds (kernel + user) the descendants of ``pid`` used; None when ``pid`` is gone.
+
+    One Toolhelp snapshot gives the tree, then GetProcessTimes for ``pid`` and each descendant. A
+    process that exited since the snapshot or cannot be opened (another user's) adds nothing, and
+    its children are still walked. Windows keeps a dead parent's pid in its children's entries and
+    reuses pids, so a process created before its supposed parent (or before the nearest ancestor
+    whose creation time is known) is no descendant: it and everything below it are left out.
+    """
+    children: dict[int, list[int]] = {}
+    present: set[int] = set()
+    for entry_pid, parent, _name in api.snapshot_processes():
+        present.add(entry_pid)
+        if entry_pid != parent:
+            children.setdefault(parent, []).append(entry_pid)
+    if pid not in present:
+        return None
+    try:
+        root_created = api.process_times(pid)[0]
+    except OSError as error:
+        if getattr(error, "winerror", None) != _ERROR_ACCESS_DENIED:
+            return None  # exited since the snapshot (ERROR_INVALID_PARAMETER)
+        root_created = 0  # exists but unreadable: no creation time to guard with
+    total = 0
+    seen = {pid}
+    pending = [(child, root_created) for child in children.get(pid, ())]
+    while pending:
+        current, ancestor_created = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            created, kernel, user = api.process_times(current)
+        except OSError:
+            pending.extend((child, ancestor_created) for child in children.get(current, ()))
+            continue
+        if created < ancestor_created:
+            continue  # older than its parent: the parent's pid was reused, this is someone else's tree
+        total += kernel + user
+        pending.extend((child, created) for child in children.get(current, ()))
+    return total / _FILETIME_UNITS_PER_SECOND

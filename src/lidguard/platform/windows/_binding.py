@@ -32,7 +32,7 @@ from .winapi import (
 __all__ = ["EXPECTED_ABI_VERSION", "CffiWindowsApi", "binding_status", "load_windows_api"]
 
 # Must equal LIDGUARD_WINDOWS_ABI_VERSION in native/windows_cdef.h.
-EXPECTED_ABI_VERSION = 1
+EXPECTED_ABI_VERSION = 2
 _INVALID_HANDLE_VALUE = 2**64 - 1 if sys.maxsize > 2**32 else 2**32 - 1
 
 # winnt.h / processthreadsapi.h / winbase.h access rights and flags.
@@ -370,6 +370,20 @@ class CffiWindowsApi:
 
     def wait_for_single_object(self, handle: int, timeout_ms: int) -> int:
         return int(self._kernel32.WaitForSingleObject(self._handle(handle), timeout_ms))
+
+    def process_times(self, pid: int) -> tuple[int, int, int]:
+        ffi = self._ffi
+        process = self._check_handle(self._kernel32.OpenProcess(_PROCESS_QUERY_LIMITED_INFORMATION, 0, pid),
+                                     "OpenProcess")
+        try:
+            times = ffi.new("FILETIME[4]")  # creation, exit, kernel, user
+            self._check_bool(self._kernel32.GetProcessTimes(self._handle(process), times, times + 1, times + 2,
+                                                            times + 3), "GetProcessTimes")
+            creation, _exit, kernel, user = ((int(time.dwHighDateTime) << 32) | int(time.dwLowDateTime)
+                                             for time in times)
+            return creation, kernel, user
+        finally:
+            self._kernel32.CloseHandle(self._handle(process))
 
     # -- users --------------------------------------------------------------------------------------
     def current_user_sid(self) -> str:

@@ -29,7 +29,7 @@ _USES = {
     "lid": "PowerSettingRegisterNotification(GUID_LIDSWITCH_STATE_CHANGE)",
     "display": "GetSystemMetrics(SM_CMONITORS) + QueryDisplayConfig",
     "suspend": "SeShutdownPrivilege + SetSuspendState",
-    "process": "Toolhelp snapshot + NtQueryInformationProcess, SYNCHRONIZE handles",
+    "process": "Toolhelp snapshot + NtQueryInformationProcess, SYNCHRONIZE handles, GetProcessTimes",
     "sound": "PlaySound + IAudioEndpointVolume",
     "permission": "no setup needed",
 }

@@ -34,7 +34,7 @@ class WindowsProcessWatcher:
         return ancestry.is_process_alive_with(self._api, pid)
 
     def descendant_cpu_seconds(self, pid: int) -> float | None:
-        return ancestry.descendant_cpu_seconds(pid)
+        return ancestry.descendant_cpu_seconds_with(self._api, pid)
 
     async def wait_for_exit(self, pid: int) -> None:
         if pid <= 0:
@@ -67,4 +67,4 @@ class WindowsProcessWatcher:
 
     def describe(self) -> str:
         return (f"available (Toolhelp snapshot + PEB command lines; exit waits on a SYNCHRONIZE handle in "
-                f"{WAIT_SLICE_MS} ms slices)")
+                f"{WAIT_SLICE_MS} ms slices; running tools' CPU from GetProcessTimes)")
