@@ -300,3 +300,31 @@ def test_the_source_survives_the_journal() -> None:
     assert Session(KEY, EPOCH, EPOCH).with_journal_extras({}).source == "hook"
     with pytest.raises(ValueError):
         session.with_journal_extras({"source": "elsewhere"})
+
+
+# -- real time: the shared watcher notices rollout changes and new rollouts long before the rescan ---------
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+def test_the_watcher_notices_a_task_complete_and_a_new_rollout(codex_home: Path, backend: str) -> None:
+    path = rollout(codex_home, started())
+    other = "01a2328a-2222-7282-926a-ab41fa4f9bf7"
+    other_key = SessionKey.create(AgentProvider.CODEX, other)
+    harness = Harness()
+    found = next(c for c in harness.runtime.components if isinstance(c, CodexRolloutComponent))
+    found.rescan_seconds = 600.0  # only the watcher can see the changes within the bound
+
+    async def until(predicate: Any) -> None:
+        with anyio.fail_after(15):
+            while not predicate():
+                await anyio.sleep(0.05)
+
+    async def body(h: Harness) -> None:
+        await until(lambda: KEY in h.runtime.state.sessions)
+        await anyio.sleep(0.5)  # the watcher is running
+        with open(path, "a") as handle:
+            handle.write(complete())
+        await until(lambda: KEY not in h.runtime.state.sessions)
+        rollout(codex_home, started(), session=other)  # a new file in the watched folder
+        await until(lambda: other_key in h.runtime.state.sessions)
+        assert found.scans >= 3 and found.watcher.watches_started == 1
+
+    anyio.run(lambda: with_runtime(harness, body), backend=backend)
