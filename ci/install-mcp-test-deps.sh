@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the MCP tests (tests/mcp) need beyond the test group: the `mcp` extra of lidguard and the real
-# Claude Code and Codex CLIs from npm, pinned, in a cache folder the tests find on their own.
+# Claude Code, Codex and Copilot CLIs from npm, pinned, in a cache folder the tests find on their own.
 # Quick and idempotent: prints nothing and installs nothing when everything is there.
 #
 #   bash ci/install-mcp-test-deps.sh           install what is missing
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MCP_REQUIREMENT="mcp>=2.3,<3"        # keep in step with [project.optional-dependencies] mcp in pyproject.toml
-NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0")   # tests/mcp/agent_clis.py
+NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "@github/copilot@1.0.102")   # tests/mcp/agent_clis.py
 NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
 force=0
 [ "${1:-}" = "--force" ] && force=1

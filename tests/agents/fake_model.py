@@ -139,7 +139,7 @@ class FakeModel:
             arguments: dict[str, Any] = {"cmd": script.command}
             if script.escalate:
                 arguments.update(sandbox_permissions="require_escalated", justification=script.description)
-            return arguments
+            return {**arguments, **script.extra_arguments}  # e.g. ``yield_time_ms``
         if tool == "shell":
             return {"command": ["bash", "-lc", script.command]}
         return {"command": script.command, "description": script.description, **script.extra_arguments}

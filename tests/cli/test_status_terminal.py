@@ -3,6 +3,7 @@ piped output stays the plain lines scripts read."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -33,11 +34,11 @@ def test_status_on_a_terminal_has_colour_and_a_table_and_no_color_is_respected(l
     coloured = status_on_a_terminal(lidguard, TERM="xterm", NO_COLOR="")
     assert coloured.startswith("\x1b[1mLidGuard runtime\x1b[0m \x1b[32mrunning\x1b[0m    sessions: 1")
     header, row = coloured.splitlines()[1:3]
-    assert header.split() == ["\x1b[2m", "SESSION", "PROCESS", "STATE", "STARTED", "ACTIVE", "FOLDER\x1b[0m"]
+    assert header.split() == ["\x1b[2m", "SESSION", "PROCESS", "STATE", "SOURCE", "STARTED", "ACTIVE", "FOLDER\x1b[0m"]
     assert row.startswith("  Claude:s1  -        \x1b[32mworking\x1b[0m") and row.endswith("/work/app")
     plain = status_on_a_terminal(lidguard, TERM="xterm", NO_COLOR="1")
     assert "\x1b[" not in plain and plain.splitlines()[1].split()[0] == "SESSION"
-    assert "  Claude:s1  -        working  " in plain
+    assert "  Claude:s1  -        working  hook    " in plain
 
 
 def test_piped_status_stays_plain(lidguard):
@@ -45,4 +46,5 @@ def test_piped_status_stays_plain(lidguard):
     piped = lidguard.run("status", check=True).stdout
     assert "\x1b[" not in piped and "SESSION" not in piped
     assert piped.splitlines()[0] == "LidGuard runtime is running."
-    assert any(line.startswith("- Claude:s1 process=none") for line in piped.splitlines())
+    assert any(line.startswith("- Claude:s1 process=none") and " source=hook" in line for line in piped.splitlines())
+    assert json.loads(lidguard.run("status", "--json", check=True).stdout)["sessions"][0]["source"] == "hook"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-PINNED = {"claude": ("@anthropic-ai/claude-code", "2.1.197"), "codex": ("@openai/codex", "0.171.0")}
+PINNED = {"claude": ("@anthropic-ai/claude-code", "2.1.197"), "codex": ("@openai/codex", "0.171.0"),
+          "copilot": ("@github/copilot", "1.0.102")}
 # One rule with ci/install-agent-clis.sh and ci/install-mcp-test-deps.sh: $LIDGUARD_TEST_NPM_DIR, else
 # $HOME/.cache/lidguard-test-npm with the HOME the run started with (read here, at collection, before
 # any test isolates HOME; the account's passwd home only when HOME is unset).
@@ -42,5 +43,28 @@ def agent_cli(name: str) -> Path:
 
 def cli_env(base: dict[str, str]) -> dict[str, str]:
     """The test environment with the pinned CLIs first on PATH and their network extras off."""
+    # Copilot unpacks ~235 MB of its own program under XDG_CACHE_HOME on its first run: the folder the
+    # agent tests share (tests/agents/agents_harness.py; unpacked there once, under its lock).
     return {**base, "PATH": f"{BIN_DIR}{os.pathsep}{base.get('PATH', '')}", "DISABLE_AUTOUPDATER": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_UPDATE_NOTIFIER": "1"}
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_UPDATE_NOTIFIER": "1",
+            "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
+            "XDG_CACHE_HOME": str(NPM_DIR / "copilot-xdg-cache")}
+
+
+def unpack_copilot_once(cli: Path, env: dict[str, str]) -> None:
+    """Copilot's first run unpacks its program into the shared cache folder: once, under the lock and
+    marker the agent tests use (tests/agents/agents_harness.py), never by two workers at once."""
+    import fcntl
+    import subprocess
+
+    cache = Path(env["XDG_CACHE_HOME"])
+    cache.mkdir(parents=True, exist_ok=True)
+    unpacked = cache / f".lidguard-unpacked-{PINNED['copilot'][1]}"
+    with open(cache / ".lidguard-unpack.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if unpacked.exists():
+            return
+        result = subprocess.run([str(cli), "--version"], env=env, text=True, capture_output=True,
+                                stdin=subprocess.DEVNULL, timeout=180)
+        assert result.returncode == 0, f"copilot --version: {result.stdout}{result.stderr}"
+        unpacked.touch()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_clis import agent_cli, cli_env
+from agent_clis import agent_cli, cli_env, unpack_copilot_once
 
 
 def _lidguard(env: dict[str, str], *arguments: str) -> subprocess.CompletedProcess[str]:
@@ -37,16 +37,24 @@ def _lidguard_lines(listing: str) -> list[str]:
     return [line for line in listing.splitlines() if line.strip().startswith("lidguard")]
 
 
-@pytest.mark.parametrize("name", ["claude", "codex"])
+@pytest.mark.parametrize("name", ["claude", "codex", "copilot"])
 def test_mcp_install_through_the_real_cli(lidguard: Any, name: str) -> None:
     cli = agent_cli(name)
     env = cli_env(lidguard.env)
     home = lidguard.home
+    if name == "copilot":
+        unpack_copilot_once(cli, env)
 
     installed = _ok(env, "mcp-install", "--provider", name)
-    assert "Changed: True" in installed and f"through {cli}" in installed
+    assert "Changed: True" in installed and f"through {cli} mcp add" in installed
     lines = _lidguard_lines(_listed(cli, env, home))
-    assert len(lines) == 1 and "mcp-server" in lines[0], lines  # the CLI itself lists the server
+    if name == "copilot":  # its list shows names only ("lidguard (local)"); get shows the command
+        shown = subprocess.run([str(cli), "mcp", "get", "lidguard"], env=env, capture_output=True, text=True,
+                               timeout=180, stdin=subprocess.DEVNULL, cwd=home).stdout
+        lines = [line for line in lines if "(local)" in line and "mcp-server" in shown]
+    else:
+        lines = [line for line in lines if "mcp-server" in line]
+    assert len(lines) == 1, lines  # the CLI itself lists the server
     status = _ok(env, "mcp-status", "--provider", name)
     assert "  Installed: True" in status and "  CLI available: True" in status
     assert "  Contains mcp-server command: True" in status
@@ -56,10 +64,30 @@ def test_mcp_install_through_the_real_cli(lidguard: Any, name: str) -> None:
     assert "  Installed: True" in _ok(env, "mcp-status", "--provider", name)
 
     removed = _ok(env, "mcp-remove", "--provider", name)
-    assert "Changed: True" in removed
+    assert "Changed: True" in removed and f"through {cli} mcp remove" in removed
     assert _lidguard_lines(_listed(cli, env, home)) == []
     assert "  Installed: False" in _ok(env, "mcp-status", "--provider", name)
     assert "Changed: False" in _ok(env, "mcp-remove", "--provider", name)
+
+
+def test_a_copilot_without_mcp_add_gets_the_config_file_and_the_output_says_so(lidguard: Any, tmp_path: Path) -> None:
+    """An older Copilot CLI (no ``mcp`` command): its config file is edited, never ``copilot mcp add``."""
+    folder = tmp_path / "old-copilot"
+    folder.mkdir()
+    calls = tmp_path / "calls.txt"
+    stand_in = folder / "copilot"
+    stand_in.write_text(f"#!/bin/sh\necho \"$*\" >> {calls}\necho \"error: unknown command 'mcp'\" >&2\nexit 1\n")
+    stand_in.chmod(0o755)
+    env = _without_agent_clis(lidguard.env)
+    env["PATH"] = f"{folder}{os.pathsep}{env['PATH']}"
+    installed = _ok(env, "mcp-install", "--provider", "copilot")
+    assert "Changed: True" in installed and "in its config file" in installed
+    assert f"{stand_in} has no mcp add command" in installed
+    entry = json.loads((lidguard.home / ".copilot" / "mcp-config.json").read_text())["mcpServers"]["lidguard"]
+    assert entry["args"][-1] == "mcp-server"
+    removed = _ok(env, "mcp-remove", "--provider", "copilot")
+    assert "Changed: True" in removed and "from its config file" in removed
+    assert calls.read_text().splitlines() == ["mcp --help", "mcp --help"]  # asked, never told to add
 
 
 def _without_agent_clis(base: dict[str, str]) -> dict[str, str]:

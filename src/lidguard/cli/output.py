@@ -90,8 +90,8 @@ def session_line(session: dict[str, Any], lease_hours: Any = None) -> str:
 
 
 def _work_text(session: dict[str, Any], lease_hours: Any) -> str:
-    """`` pendingWork=true runningTools=N leaseEnds=<local>`` (each only when it applies)."""
-    text = ""
+    """`` source=hook|rollout pendingWork=true runningTools=N leaseEnds=<local>`` (each only when it applies)."""
+    text = f" source={session.get('Source')}" if session.get("Source") in ("hook", "rollout") else ""
     if session.get("PendingProviderWork") is True:
         text += " pendingWork=true"
     tools = session.get("RunningToolCount")

@@ -59,14 +59,15 @@ def terminal_status_lines(running: bool, response: dict[str, Any], tail: list[st
              f"    lid: {escape_control(lid)}    displays: {response.get('VisibleDisplayMonitorCount', 0)}"]
     sessions = response.get("Sessions") or []
     if sessions:
-        rows = [["SESSION", "PROCESS", "STATE", "STARTED", "ACTIVE", "FOLDER"]]
+        rows = [["SESSION", "PROCESS", "STATE", "SOURCE", "STARTED", "ACTIVE", "FOLDER"]]
         for session in sessions:
             display = provider_display(str(session.get("Provider", "")), session.get("ProviderName"))
             soft = session.get("SoftLockState") == "SoftLocked"
             folder = escape_control(str(session.get("WorkingDirectory", "")))
             rows.append([escape_control(session_label(display, str(session.get("SessionIdentifier", "")))),
                          str(session.get("WatchedProcessIdentifier") or "-"),
-                         "soft-locked" if soft else "working", _time(session.get("StartedAt")),
+                         "soft-locked" if soft else "working",
+                         "rollout" if session.get("Source") == "rollout" else "hook", _time(session.get("StartedAt")),
                          _time(session.get("LastActivityAt")), folder])
         table = _table(rows, width, lambda state, cell: paint("warn" if state == "soft-locked" else "good", cell))
         lines.append(paint("dim", table[0]))

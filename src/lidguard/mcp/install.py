@@ -3,8 +3,11 @@
 Claude Code and Codex: through the CLI's own ``mcp add`` / ``mcp remove`` when the CLI is on PATH
 (``claude mcp add --scope user lidguard -- <lidguard> mcp-server``, ``codex mcp add lidguard -- ...``),
 else by editing its config file (``~/.claude.json`` ``mcpServers.lidguard``; ``$CODEX_HOME/config.toml``
-``[mcp_servers.lidguard]``). Copilot CLI: its config file ``$COPILOT_HOME/mcp-config.json`` (default
-``~/.copilot``). Installing again refreshes the entry (remove, then add). Status reads the config file.
+``[mcp_servers.lidguard]``). Copilot CLI (REFERENCE row 113): ``copilot mcp add lidguard -- ...`` /
+``copilot mcp remove lidguard`` when the installed CLI lists an ``add`` command in ``copilot mcp --help``
+(1.0.x does; older builds have no ``mcp`` command), else its config file ``$COPILOT_HOME/mcp-config.json``
+(default ``~/.copilot``). The output says which. Installing again refreshes the entry (remove, then add).
+Status reads the config file.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class Provider:
     roots: Callable[[], list[Path]]
     add: Callable[[str, list[str]], list[str]] | None  # (command, args) -> CLI arguments after the CLI
     remove: list[str] | None
+    probe: bool = False  # ask the CLI first whether it has ``mcp add`` (``mcp --help``)
 
 
 PROVIDERS: dict[str, Provider] = {
@@ -65,7 +69,9 @@ PROVIDERS: dict[str, Provider] = {
                       lambda command, args: ["mcp", "add", SERVER_NAME, "--", command, *args],
                       ["mcp", "remove", SERVER_NAME]),
     "copilot": Provider("copilot", "GitHubCopilot", "copilot", lambda: _copilot_home() / "mcp-config.json",
-                        lambda: [_copilot_home()], None, None),
+                        lambda: [_copilot_home()],
+                        lambda command, args: ["mcp", "add", SERVER_NAME, "--", command, *args],
+                        ["mcp", "remove", SERVER_NAME], probe=True),
 }
 
 
@@ -148,6 +154,27 @@ def status_lines(key: str) -> list[str]:
 
 
 # -- through the CLI -------------------------------------------------------------------------------------
+PROBE_TIMEOUT_SECONDS = 60
+_ADD_COMMAND = re.compile(r"^\s+add\b", re.MULTILINE)
+
+
+def _cli_with_mcp_add(provider: Provider) -> tuple[str | None, str]:
+    """The CLI to register through (None: edit the config file) and why not, when not."""
+    cli = shutil.which(provider.cli)
+    if cli is None or provider.add is None or provider.remove is None:
+        return None, f"no {provider.cli} on PATH" if cli is None else ""
+    if not provider.probe:
+        return cli, ""
+    try:
+        result = subprocess.run([cli, "mcp", "--help"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS,
+                                stdin=subprocess.DEVNULL, cwd=_home() if _home().is_dir() else None)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
+        return None, f"{cli} mcp --help failed ({error})"
+    if result.returncode != 0 or not _ADD_COMMAND.search(result.stdout):
+        return None, f"{cli} has no mcp add command"
+    return cli, ""
+
+
 def _run_cli(cli: str, arguments: list[str]) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run([cli, *arguments], capture_output=True, text=True, timeout=CLI_TIMEOUT_SECONDS,
@@ -225,7 +252,7 @@ def install(key: str) -> InstallResult:
     provider = PROVIDERS[key]
     command, prefix = server_command()
     args = [*prefix, "mcp-server"]
-    cli = shutil.which(provider.cli)
+    cli, why_not = _cli_with_mcp_add(provider)
     details = [f"Command: {' '.join([command, *args])}"]
     if cli and provider.add is not None and provider.remove is not None:
         entry, _ = _read_entry(key)
@@ -236,12 +263,13 @@ def install(key: str) -> InstallResult:
             raise McpInstallError(f"{provider.cli} mcp add failed: {_last_line(result)}")
         if not _is_managed(_read_entry(key)[0]):
             raise McpInstallError(f"{provider.cli} mcp add did not register lidguard in {provider.config()}.")
-        return InstallResult(key, True, f"Registered the lidguard MCP server through {cli}.", provider.config(),
-                             details=details)
+        return InstallResult(key, True, f"Registered the lidguard MCP server through {cli} mcp add.",
+                             provider.config(), details=details)
     changed, backup = _file_set(key, command, args)
-    message = ("Registered the lidguard MCP server in its config file." if changed
-               else "The lidguard MCP server is already registered.")
-    return InstallResult(key, changed, message, provider.config(), backup, details)
+    message = ("Registered the lidguard MCP server in its config file" if changed
+               else "The lidguard MCP server is already registered in its config file")
+    return InstallResult(key, changed, message + (f" ({why_not})." if why_not else "."), provider.config(), backup,
+                         details)
 
 
 def remove(key: str) -> InstallResult:
@@ -251,12 +279,13 @@ def remove(key: str) -> InstallResult:
         raise McpInstallError(problem)
     if entry is None:
         return InstallResult(key, False, "The lidguard MCP server is not registered.", provider.config())
-    cli = shutil.which(provider.cli)
+    cli, why_not = _cli_with_mcp_add(provider)
     if cli and provider.remove is not None:
         result = _run_cli(cli, provider.remove)
         if result.returncode != 0 or _read_entry(key)[0] is not None:
             raise McpInstallError(f"{provider.cli} mcp remove failed: {_last_line(result)}")
-        return InstallResult(key, True, f"Removed the lidguard MCP server through {cli}.", provider.config())
+        return InstallResult(key, True, f"Removed the lidguard MCP server through {cli} mcp remove.",
+                             provider.config())
     changed, backup = _file_set(key, None, [])
-    return InstallResult(key, changed, "Removed the lidguard MCP server from its config file.", provider.config(),
-                         backup)
+    return InstallResult(key, changed, "Removed the lidguard MCP server from its config file"
+                         + (f" ({why_not})." if why_not else "."), provider.config(), backup)

@@ -24,6 +24,7 @@ from ..settings.model import Settings
 from . import policy, suspend_policy
 from .clock import Clock, WallClock
 from .components import Component
+from .components.codex_rollouts import CodexRolloutComponent
 from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
 from .components.journal import JournalComponent
@@ -89,7 +90,8 @@ class Runtime:
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
-                                             LeaseComponent(self), self.journal, self.timers]
+                                             LeaseComponent(self), CodexRolloutComponent(self), self.journal,
+                                             self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():

@@ -59,6 +59,7 @@ class Start:
     input_prompt_preview: str = ""  # the turn's prompt (webhook bodies only)
     turn_id: str = ""  # the provider's turn id (else one is made)
     sent_at: datetime | None = None  # when the hook sent it (replay-safe events)
+    source: str = "hook"  # "rollout": found by the Codex rollout detector (components/codex_rollouts.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +245,8 @@ def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
     if not event.watch_parent_process:
         watched = event.watched_process_identifier or None
     session = Session(key=key, started_at=now, last_activity_at=now, watched_process_identifier=watched,
-                      working_directory=event.working_directory, transcript_path=event.transcript_path)
+                      working_directory=event.working_directory, transcript_path=event.transcript_path,
+                      source=event.source)
     session = begin_turn(session, event.turn_id, event.sent_at, now)
     new_state = state.with_session(session)
     if watched:

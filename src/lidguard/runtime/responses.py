@@ -45,6 +45,7 @@ def session_to_wire(session: Session) -> dict[str, Any]:
         "PendingProviderWork": session.pending_provider_work,
         "RunningToolCount": len(session.tools_in_flight),
         "TurnId": session.turn_id,
+        "Source": session.source,
     }
 
 

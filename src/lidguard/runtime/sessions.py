@@ -10,8 +10,10 @@ from typing import Any
 
 from ..providers import AgentProvider, parse_provider, session_label  # the one providers module; re-exported here
 
-__all__ = ["MAX_TOOLS_IN_FLIGHT", "AgentProvider", "RegistryState", "Session", "SessionKey", "parse_provider"]
+__all__ = ["MAX_TOOLS_IN_FLIGHT", "SESSION_SOURCES", "AgentProvider", "RegistryState", "Session", "SessionKey",
+           "parse_provider"]
 
+SESSION_SOURCES = ("hook", "rollout")
 MAX_TOOLS_IN_FLIGHT = 64  # per session; a provider that never finishes its tools cannot grow a session
 
 
@@ -65,6 +67,8 @@ class Session:
     # used at the last timeout check (None: not read yet).
     tools_in_flight: tuple[str, ...] = ()
     tool_cpu_seconds: float | None = None
+    # Who reported the session: "hook" (a hook or a client) or "rollout" (runtime/components/codex_rollouts.py).
+    source: str = "hook"
 
     @property
     def soft_locked(self) -> bool:
@@ -80,7 +84,8 @@ class Session:
         """The journal fields beyond the original tool's (``journal_file.session_to_json``)."""
         return {"turn_id": self.turn_id,
                 "turn_started_at": self.turn_started_at.isoformat() if self.turn_started_at else None,
-                "tools_in_flight": list(self.tools_in_flight), "tool_cpu_seconds": self.tool_cpu_seconds}
+                "tools_in_flight": list(self.tools_in_flight), "tool_cpu_seconds": self.tool_cpu_seconds,
+                "source": self.source}
 
     def with_journal_extras(self, record: dict[str, Any]) -> Session:
         """This session with the extra fields of a journal record (``ValueError`` when malformed)."""
@@ -88,6 +93,9 @@ class Session:
         started = record.get("turn_started_at")
         tools = record.get("tools_in_flight", [])
         cpu = record.get("tool_cpu_seconds")
+        source = record.get("source", "hook")
+        if source not in SESSION_SOURCES:
+            raise ValueError("not a session source")
         if not isinstance(turn_id, str) or not (started is None or isinstance(started, str)):
             raise ValueError("not a turn")
         if not isinstance(tools, list) or len(tools) > MAX_TOOLS_IN_FLIGHT or not all(
@@ -99,7 +107,7 @@ class Session:
         if turn_started is not None and turn_started.tzinfo is None:
             raise ValueError("time without a zone")
         return replace(self, turn_id=turn_id, turn_started_at=turn_started, tools_in_flight=tuple(tools),
-                       tool_cpu_seconds=float(cpu) if cpu is not None else None)
+                       tool_cpu_seconds=float(cpu) if cpu is not None else None, source=source)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from ..providers import AgentProvider
 
-__all__ = ["MAX_DEPTH", "MAX_ENTRIES", "MAX_SECONDS", "SearchResult", "find_transcript", "search_root"]
+__all__ = ["MAX_DEPTH", "MAX_ENTRIES", "MAX_SECONDS", "SearchResult", "find_transcript", "recent_files",
+           "search_root"]
 
 MAX_DEPTH = 6  # Codex: sessions/YYYY/MM/DD/rollout-*.jsonl; Claude: projects/<project>/<id>.jsonl
 MAX_ENTRIES = 20_000
@@ -111,3 +112,32 @@ def find_transcript(root: Path, session_identifier: str, *, max_entries: int = M
         return SearchResult(None, f"{len(matches)} transcripts under {root} match the session id", examined)
     limit = " (the search budget ran out)" if out_of_budget else ""
     return SearchResult(None, f"no transcript under {root} matches the session id{limit}", examined)
+
+
+def recent_files(root: Path, *, name_ok: Callable[[str], bool], newer_than: float, max_files: int,
+                 max_entries: int = MAX_ENTRIES, max_seconds: float = MAX_SECONDS, max_depth: int = MAX_DEPTH,
+                 clock: Callable[[], float] = time.monotonic) -> tuple[list[tuple[float, Path]], bool]:
+    """The newest files under ``root`` whose name passes ``name_ok`` and whose modification time is
+    after ``newer_than`` (newest folders first, the same budgets as ``find_transcript``), newest first,
+    at most ``max_files``; and whether a budget ran out before the walk ended."""
+    if not root.is_dir():
+        return [], False
+    deadline = clock() + max_seconds
+    budget = [max_entries]
+    found: list[tuple[float, Path]] = []
+    stack: list[tuple[str, int]] = [(str(root), 0)]
+    while stack:
+        if budget[0] <= 0 or clock() >= deadline:
+            return sorted(found, reverse=True)[:max_files], True
+        folder, depth = stack.pop()
+        children = []
+        for mtime, path, is_dir in _newest_first(folder, budget):
+            if is_dir:
+                if depth + 1 < max_depth:
+                    children.append((path, depth + 1))
+            elif mtime > newer_than and name_ok(os.path.basename(path)):
+                found.append((mtime, Path(path)))
+        stack.extend(reversed(children))
+        if len(found) >= max_files:
+            break
+    return sorted(found, reverse=True)[:max_files], False

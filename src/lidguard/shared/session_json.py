@@ -22,4 +22,5 @@ def session_json(session: dict[str, Any]) -> dict[str, Any]:
         "lastActivityAtUtc": session.get("LastActivityAt"),
         "pendingProviderWork": bool(session.get("PendingProviderWork", False)),
         "runningToolCount": session.get("RunningToolCount") if type(session.get("RunningToolCount")) is int else 0,
+        "source": session.get("Source") if session.get("Source") in ("hook", "rollout") else "hook",
     }

@@ -5,7 +5,8 @@ by default; one per monitored session ran out and left the rest polling).
 files (not recursive). A change to a watched file sets that file's events. When the set of folders
 changes, the running watch is stopped and one over the new set takes its place, so there is never more
 than one watcher (one inotify instance on Linux) at a time. Without watchfiles, or when watching fails,
-``run`` returns and the monitors' slow poll carries on alone.
+``run`` returns and the monitors' slow poll carries on alone. A whole folder can be watched too
+(``set_folders``: a callback gets every changed path in it, new files included; the Codex rollout detector).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ STEP_MS = 50
 class SharedFolderWatcher:
     def __init__(self, on_failure: Callable[[BaseException], None] | None = None) -> None:
         self._files: dict[Path, set[anyio.Event]] = {}  # watched file -> the events its monitors wait on
+        self._folder_callbacks: dict[Path, Callable[[Path], None]] = {}  # watched folder -> its callback
         self._folders_changed = anyio.Event()
         self._on_failure = on_failure
         self.watches_started = 0  # how many watches were opened in turn (never two at once)
@@ -50,12 +52,22 @@ class SharedFolderWatcher:
             events.discard(old)
             events.add(new)
 
+    def set_folders(self, callbacks: dict[Path, Callable[[Path], None]]) -> None:
+        """Watches exactly these folders as a whole (replacing the ones set before)."""
+        folders = self.folders
+        self._folder_callbacks = dict(callbacks)
+        if self.folders != folders:
+            self._folders_changed.set()
+
     @property
     def folders(self) -> frozenset[Path]:
-        return frozenset(path.parent for path in self._files)
+        return frozenset(path.parent for path in self._files) | frozenset(self._folder_callbacks)
 
     def _notify(self, changed_paths: set[Path]) -> None:
         for path in changed_paths:
+            callback = self._folder_callbacks.get(path.parent)
+            if callback is not None:
+                callback(path)
             for event in self._files.get(path, ()):
                 event.set()
 
