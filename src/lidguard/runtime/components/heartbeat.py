@@ -75,7 +75,7 @@ class HeartbeatComponent(ComponentBase):
 
     async def _launch(self, launch: Callable[[], None]) -> None:
         try:
-            await anyio.to_thread.run_sync(launch)
+            await self._runtime.call_platform(launch)  # a worker thread with a real backend
             self._runtime.log("watchdog-started", "heartbeat",
                               "Started the watchdog: it ends this runtime if its heartbeat stops.")
         except Exception as error:  # no watchdog: the runtime still protects
