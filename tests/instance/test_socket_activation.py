@@ -60,16 +60,41 @@ def test_the_runtime_serves_on_the_socket_systemd_passes_and_leaves_it_behind(li
         reply = _ask(path, {"v": 1, "Command": "status"})
         assert reply["Succeeded"] is True
         assert lidguard.runtime_pids() == [manager.pid], "the runtime is the activated process"
+        assert not (lidguard.data_dir / "launch.lock").exists(), "no client launched a runtime of its own"
         log = (lidguard.data_dir / "session-execution.log").read_text()
         [note] = [json.loads(line) for line in log.splitlines() if "ipc-socket-activation" in line]
         assert note["Succeeded"] is True
         identity = os.lstat(path).st_ino
-        # The CLI finds the activated runtime (the lock is held) and works through it.
+        # The CLI finds the activated runtime and works through it.
         lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
         assert [s["sessionIdentifier"] for s in lidguard.json("status")["sessions"]] == ["s1"]
+        assert lidguard.runtime_pids() == [manager.pid]
         lidguard.run("stop-runtime", "--force", check=True)
         assert manager.wait(timeout=30) == 0
         assert os.lstat(path).st_ino == identity, "the service manager's socket file is left in place"
+    finally:
+        if manager.poll() is None:
+            manager.send_signal(signal.SIGKILL)
+            manager.wait()
+
+
+def test_a_cli_call_reaches_the_runtime_through_the_service_managers_socket(lidguard: Any) -> None:
+    """The client connects before it looks at the lock: with the socket unit listening, the first
+    session start activates the runtime through systemd instead of launching one of its own."""
+    activator = _activator()
+    (lidguard.data_dir / "run").mkdir(parents=True, mode=0o700)
+    names = [name for name in lidguard.env if name.startswith(("LIDGUARD_", "XDG_", "PYTHON")) or name in (
+        "HOME", "PATH")]
+    manager = subprocess.Popen([activator, "-l", str(lidguard.socket), *[f"--setenv={n}" for n in names],
+                                sys.executable, "-m", "lidguard", "run-server"],
+                               env=lidguard.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert lidguard.wait_until(lidguard.socket.exists, 30)
+        lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
+        assert lidguard.runtime_pids() == [manager.pid]
+        assert [a["action"] for a in lidguard.actions()][:2] == ["protection-applied", "lid-policy-changed"]
+        lidguard.run("stop-runtime", "--force", check=True)
+        assert manager.wait(timeout=30) == 0
     finally:
         if manager.poll() is None:
             manager.send_signal(signal.SIGKILL)
