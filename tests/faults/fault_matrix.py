@@ -40,6 +40,7 @@ FAULT_FILES: list[FaultFile] = [
     FaultFile("hook event log", "claude-hook-events.log"),
     FaultFile("runtime lock", "runtime.lock"),
     FaultFile("socket path", "run/runtime.sock"),
+    FaultFile("runtime heartbeat", "runtime.heartbeat"),
 ]
 
 FAULTS = ("missing", "empty", "corrupt", "NaN", "huge", "FIFO", "directory", "symlink", "unreadable", "ENOSPC")
