@@ -91,3 +91,24 @@ def test_the_period_switches_count_only_in_test_mode_and_refuse_garbage():
     assert switches.watchdog_enabled({}) and not switches.watchdog_enabled({"LIDGUARD_WATCHDOG": "off"})
     with pytest.raises(switches.SwitchError):
         switches.watchdog_enabled({"LIDGUARD_WATCHDOG": "maybe"})
+
+
+def test_a_runtime_that_owns_nothing_is_never_acted_on_however_long_it_is_silent(tmp_path, sleeper):
+    """No heartbeat file (the runtime removes it once it owns no protection): the watchdog waits for the
+    runtime's exit and does nothing else, well past the stale age."""
+    import threading
+
+    (tmp_path / "runtime.lock").write_text(f"{sleeper.pid} ready")
+    read_end, write_end = os.pipe()
+    outcome: list[str] = []
+    thread = threading.Thread(target=lambda: outcome.append(watch(_config(tmp_path, sleeper.pid, read_end))))
+    thread.start()
+    try:
+        thread.join(1.5)  # more than 7 stale ages of 0.2 s
+        assert thread.is_alive() and not outcome
+    finally:
+        os.close(write_end)
+        thread.join(10)
+        os.close(read_end)
+    assert outcome == ["runtime exited"]
+    assert sleeper.poll() is None and not (tmp_path / "session-execution.log").exists()
