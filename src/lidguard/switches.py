@@ -20,6 +20,9 @@ relative imports.
 | ``LIDGUARD_FAKE_STATE``, ``LIDGUARD_FAKE_ACTIONS`` | files that drive / record the fake platform |
 | ``LIDGUARD_SYSFS_ROOT`` | root of the /sys and /proc trees the Linux readers use (tests) |
 | ``LIDGUARD_POLKIT_RULE_PATH`` | where ``linux-permission`` writes its polkit rule (tests) |
+| ``LIDGUARD_WATCHDOG`` | ``off`` keeps the runtime from launching its watchdog process (unset means on) |
+| ``LIDGUARD_HEARTBEAT_SECONDS`` | in test mode only: the heartbeat period (default 30 s) |
+| ``LIDGUARD_WATCHDOG_STALE_SECONDS`` | in test mode only: the heartbeat age at which the watchdog acts (120 s) |
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ __all__ = [
     "SwitchError",
     "allow_systemctl_in_tests",
     "fake_actions_file",
+    "heartbeat_seconds",
+    "watchdog_enabled",
+    "watchdog_stale_seconds",
     "fake_state_file",
     "is_on",
     "logind_binding_enabled",
@@ -143,3 +149,35 @@ def sysfs_root(environ: Mapping[str, str] | None = None) -> str | None:
 
 def polkit_rule_path(environ: Mapping[str, str] | None = None) -> str | None:
     return _path_or_none("LIDGUARD_POLKIT_RULE_PATH", environ)
+
+
+HEARTBEAT_SECONDS = 30.0
+WATCHDOG_STALE_SECONDS = 120.0
+
+
+def watchdog_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """``LIDGUARD_WATCHDOG``: on unless switched off (unset means on)."""
+    value = raw_value("LIDGUARD_WATCHDOG", environ)
+    return True if not value else parse_switch("LIDGUARD_WATCHDOG", value)
+
+
+def _test_seconds(name: str, default: float, environ: Mapping[str, str] | None) -> float:
+    """A period shortened for tests: honoured only in test mode, a finite number in [0.05, default]."""
+    value = raw_value(name, environ)
+    if not value or not in_test_mode(environ):
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise SwitchError(f"{name} must be a number of seconds; got {value!r}.") from None
+    if not 0.05 <= seconds <= default:  # NaN fails both comparisons
+        raise SwitchError(f"{name} must be between 0.05 and {default:g} seconds; got {value!r}.")
+    return seconds
+
+
+def heartbeat_seconds(environ: Mapping[str, str] | None = None) -> float:
+    return _test_seconds("LIDGUARD_HEARTBEAT_SECONDS", HEARTBEAT_SECONDS, environ)
+
+
+def watchdog_stale_seconds(environ: Mapping[str, str] | None = None) -> float:
+    return _test_seconds("LIDGUARD_WATCHDOG_STALE_SECONDS", WATCHDOG_STALE_SECONDS, environ)

@@ -42,6 +42,7 @@ FAULT_FILES: list[FaultFile] = [
               nan=b'{"Kind": "session", "StartedAt": NaN, "Pid": 1e400}\n'),
     FaultFile("runtime lock", "runtime.lock"),
     FaultFile("socket path", "run/runtime.sock"),
+    FaultFile("runtime heartbeat", "runtime.heartbeat"),
 ]
 
 FAULTS = ("missing", "empty", "corrupt", "NaN", "huge", "FIFO", "directory", "symlink", "unreadable", "ENOSPC")

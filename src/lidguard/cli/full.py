@@ -15,7 +15,7 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
                             "remove-closed-lid-stop-follow-up-webhook", "suspend-history",
                             "preview-system-sound", "preview-current-sound")),
-    ("Getting Started", ("setup", "doctor", "completion")),
+    ("Getting Started", ("setup", "doctor", "completion", "service")),
     ("Diagnostics", ("current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission", "macos-permission")),
     ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .hook_commands import add_hook_commands
     from .install_commands import add_install_commands
     from .mcp_commands import add_mcp_commands
+    from .service_command import add_service_command
     from .session_commands import add_session_commands
     from .settings_commands import add_settings_commands
     from .setup_command import add_setup_command
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_hook_commands(subparsers)
     add_mcp_commands(subparsers)
     add_setup_command(subparsers)
+    add_service_command(subparsers)
     sub = subparsers.add_parser("completion", help="Print the shell completion script: completion bash|zsh|fish.",
                                 description="Print a completion script for lidguard. bash: "
                                             "`lidguard completion bash > ~/.local/share/bash-completion/completions/"

@@ -27,6 +27,7 @@ from .components import Component
 from .components.codex_rollouts import CodexRolloutComponent
 from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
+from .components.heartbeat import HeartbeatComponent
 from .components.journal import JournalComponent
 from .components.leases import LeaseComponent
 from .components.power_policy import PowerPolicyComponent
@@ -86,12 +87,13 @@ class Runtime:
         self.watchers = WatcherComponent(self)
         self.timers = TimerComponent(self)
         self.journal = JournalComponent(self)
+        self.heartbeat = HeartbeatComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
                                              LeaseComponent(self), CodexRolloutComponent(self), self.journal,
-                                             self.timers]
+                                             self.heartbeat, self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():

@@ -32,6 +32,7 @@ import anyio
 from ..ipc.protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, failure_response
 from ..ipc.transport import ListenerTransport, default_transport, named_pipe_server
 from ..platform.paths import LidGuardPaths, prepare_runtime_dir
+from .activation import inherited_listener
 from .app import Runtime
 from .requests import RequestError, check_wire_message
 from .responses import encode_reply
@@ -347,7 +348,11 @@ async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = an
         return
     prepare_runtime_dir(paths.runtime_dir)
     transport = default_transport()
-    current = [_Listening(transport.bind(paths.socket_file), _socket_identity(paths.socket_file))]
+    passed, note = inherited_listener(paths.socket_file)  # systemd socket activation (LISTEN_FDS)
+    if note is not None:
+        runtime.log("ipc-socket-activation", "run-server", note, succeeded=passed is not None)
+    activated_identity = _socket_identity(paths.socket_file) if passed is not None else None
+    current = [_Listening(passed or transport.bind(paths.socket_file), _socket_identity(paths.socket_file))]
     pool = ConnectionPool(max_connections)
     try:
         async with anyio.create_task_group() as task_group:
@@ -365,7 +370,8 @@ async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = an
             task_group.cancel_scope.cancel()
     finally:
         current[0].sock.close()
-        if _socket_identity(paths.socket_file) == current[0].identity:
+        identity = _socket_identity(paths.socket_file)
+        if identity == current[0].identity and identity != activated_identity:  # the manager's stays
             transport.unbind(paths.socket_file)
         await runtime.shutdown()
 

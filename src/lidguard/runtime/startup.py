@@ -13,11 +13,13 @@ import contextlib
 import os
 import signal
 import stat
+import subprocess
 import sys
 from typing import Any
 
 import anyio
 
+from .. import switches
 from ..fileio import ensure_private_dir, set_aside
 from ..ipc.transport import EndpointError
 from ..platform import load_platform
@@ -55,6 +57,7 @@ async def _main(platform: Platform, paths: LidGuardPaths, lock: InstanceLock | N
     if settings_error is not None:
         runtime.log("settings-load-failed", "run-server", f"{settings_error} Using defaults.", succeeded=False)
     _recover_lid_policy(platform, paths, runtime)
+    _arm_watchdog(runtime, paths)
     for note in SET_ASIDE_NOTES:
         runtime.log("runtime-file-set-aside", "run-server", note, succeeded=False)
     async with anyio.create_task_group() as task_group:
@@ -86,6 +89,41 @@ async def _main(platform: Platform, paths: LidGuardPaths, lock: InstanceLock | N
             lock.mark_ready()
         await served.wait()
         task_group.cancel_scope.cancel()
+
+
+_WATCHDOG_PIPES: list[int] = []  # write ends held for the runtime's life: their end of file tells the watchdog
+
+
+def _arm_watchdog(runtime: Runtime, paths: LidGuardPaths) -> None:
+    """The heartbeat launches the watchdog the first time the runtime owns protection (not at start:
+    an idle runtime needs none); ``LIDGUARD_WATCHDOG=off`` or a bad switch value keeps it off."""
+    try:
+        enabled = switches.watchdog_enabled()
+        stale = switches.watchdog_stale_seconds()
+    except switches.SwitchError as error:
+        runtime.log("watchdog-switch-invalid", "run-server", f"{error} No watchdog.", succeeded=False)
+        return
+    if not enabled:
+        return
+    poll = min(runtime.heartbeat.interval, stale / 4)
+
+    def launch() -> None:
+        read_end, write_end = os.pipe()  # neither end is inherited by anything else the runtime starts
+        try:
+            subprocess.Popen(
+                [sys.executable, "-m", "lidguard.runtime.watchdog", "--data-dir", str(paths.data_dir),
+                 "--runtime-pid", str(os.getpid()), "--pipe-fd", str(read_end),
+                 "--stale-seconds", repr(stale), "--poll-seconds", repr(poll)],
+                pass_fds=(read_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True)
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        _WATCHDOG_PIPES.append(write_end)
+
+    runtime.heartbeat.launch_watchdog = launch
 
 
 class StartupError(Exception):
