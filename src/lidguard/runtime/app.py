@@ -28,6 +28,7 @@ from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
 from .components.journal import JournalComponent
 from .components.leases import LeaseComponent
+from .components.pause import PauseComponent
 from .components.power_policy import PowerPolicyComponent
 from .components.protection import ProtectionComponent
 from .components.suspend import SuspendComponent
@@ -85,11 +86,12 @@ class Runtime:
         self.watchers = WatcherComponent(self)
         self.timers = TimerComponent(self)
         self.journal = JournalComponent(self)
+        self.pause = PauseComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
-                                             LeaseComponent(self), self.journal, self.timers]
+                                             LeaseComponent(self), self.journal, self.pause, self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():
@@ -294,4 +296,5 @@ class Runtime:
                               lid_state=reading.lid, visible_display_count=reading.visible_display_count,
                               pending_suspend=self.suspend.describe(),
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
-                                     "ProtectionHeldBack": self.protection.held_back(), **(extra or {})})
+                                     "ProtectionHeldBack": self.protection.held_back(),
+                                     "Paused": self.pause.describe(), **(extra or {})})

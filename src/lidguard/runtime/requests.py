@@ -28,6 +28,7 @@ from ..ipc.limits import (
 )
 from ..settings.model import Settings, validate_raw_settings
 from ..shared.text import has_lone_surrogate
+from .components.pause import MAX_PAUSE_SECONDS
 from .sessions import AgentProvider, SessionKey, parse_provider
 
 __all__ = ["RequestError", "RuntimeRequest", "check_wire_message", "parse_request"]
@@ -109,6 +110,8 @@ class RuntimeRequest(BaseModel):
     turn_id: str = Field("", alias="TurnId", max_length=MAX_TURN_ID_CHARS)
     tool_call_id: str = Field("", alias="ToolCallId", max_length=MAX_TOOL_CALL_ID_CHARS)
     tool_call_state: str = Field("", alias="ToolCallState", max_length=16)
+    # pause: how long (absent: until resume); bounded by components/pause.MAX_PAUSE_SECONDS.
+    pause_seconds: int | None = Field(None, alias="PauseSeconds", ge=1, le=MAX_PAUSE_SECONDS, strict=True)
 
     @field_validator("provider_name", "session_identifier", "session_end_reason", "session_state_reason",
                      "working_directory", "transcript_path", "input_prompt_preview", "last_assistant_message",
