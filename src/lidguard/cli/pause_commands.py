@@ -10,7 +10,6 @@ and restores every pending backup itself (``shared.recovery``).
 from __future__ import annotations
 
 import argparse
-import re
 from typing import Any
 
 from .context import CliContext
@@ -18,21 +17,15 @@ from .output import CliError, escape_control, format_local
 
 __all__ = ["add_pause_commands", "paused_line", "parse_duration"]
 
-MAX_PAUSE_SECONDS = 7 * 24 * 3600  # the runtime's bound (runtime/components/pause.py)
-_DURATION = re.compile(r"(?:(\d{1,6})d)?(?:(\d{1,6})h)?(?:(\d{1,6})m)?(?:(\d{1,8})s)?", re.ASCII)
-_DURATION_MESSAGE = "The for option must be a duration such as 30m, 2h or 1h30m (from 1s to 7d)."
-
 
 def parse_duration(text: str) -> int:
-    """``30m``, ``2h``, ``1h30m``, ``45s``, ``1d`` -> seconds (1 s to 7 days); ``CliError`` otherwise."""
-    match = _DURATION.fullmatch(text.strip().lower()) if len(text) <= 40 else None
-    if match is None or not any(match.groups()):
-        raise CliError(_DURATION_MESSAGE)
-    days, hours, minutes, seconds = (int(part or 0) for part in match.groups())
-    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
-    if not 1 <= total <= MAX_PAUSE_SECONDS:
-        raise CliError(_DURATION_MESSAGE)
-    return total
+    from ..shared.pause import DURATION_MESSAGE
+    from ..shared.pause import parse_duration as parse
+
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise CliError(f"The for option {DURATION_MESSAGE}.") from error
 
 
 def paused_line(paused: Any) -> str | None:

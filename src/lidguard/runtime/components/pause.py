@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ...shared.pause import MAX_PAUSE_SECONDS
 from ..clock import sleep_until
 from ..logs import format_utc
 from . import ComponentBase
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["COMMAND", "MAX_PAUSE_SECONDS", "PauseComponent"]
 
 COMMAND = "pause"
-MAX_PAUSE_SECONDS = 7 * 24 * 3600  # a week; longer is "until resume"
 HELD_BACK = ("lidguard is paused: protection, the lid policy and suspends are off until `lidguard resume`"
              "{until}; sessions are still tracked.")
 
