@@ -215,6 +215,8 @@ class _Run:
             self.log.message(raw.warning)
         if raw.settings is not None:
             fields.update(HasSettings=True, Settings=raw.settings)
+        elif raw.problem:
+            fields["SettingsProblem"] = raw.problem  # the runtime fails closed (issue 19)
         watch = not (raw.settings is not None and raw.settings.get("WatchParentProcess") is False)
         fields["WatchedProcessIdentifier"] = self._watched_process() if watch else 0
         fields["TranscriptPath"] = self.transcript

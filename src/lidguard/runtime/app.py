@@ -31,6 +31,7 @@ from .components.leases import LeaseComponent
 from .components.pause import PauseComponent
 from .components.power_policy import PowerPolicyComponent
 from .components.protection import ProtectionComponent
+from .components.settings_guard import SettingsGuardComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
 from .components.transcripts import TranscriptComponent
@@ -87,11 +88,13 @@ class Runtime:
         self.timers = TimerComponent(self)
         self.journal = JournalComponent(self)
         self.pause = PauseComponent(self)
+        self.settings_guard = SettingsGuardComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
-                                             LeaseComponent(self), self.journal, self.pause, self.timers]
+                                             LeaseComponent(self), self.journal, self.pause,
+                                             self.settings_guard, self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():

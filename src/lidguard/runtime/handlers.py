@@ -48,6 +48,10 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
     key = request.session_key()
     offered = _offered_settings(runtime, request, "start")
     async with runtime.gate:
+        if offered is not None:
+            runtime.settings_guard.clear("start")
+        elif request.settings_problem and not request.has_settings:
+            runtime.settings_guard.engage(request.settings_problem, "start")  # fail closed (issue 19)
         if offered is not None and runtime.update_settings(offered):
             runtime.log("settings-updated", "start", "Runtime settings updated from the start request.")
         before = runtime.state.sessions.get(key)
@@ -212,6 +216,7 @@ async def handle_cleanup_orphans(runtime: Runtime, request: RuntimeRequest) -> d
 async def handle_settings(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
     settings = request.parsed_settings()
     async with runtime.gate:
+        runtime.settings_guard.clear("settings")
         runtime.update_settings(settings)
     error = await runtime.protection.reconcile()
     runtime.log("settings-updated", "settings", "Runtime settings updated.")
