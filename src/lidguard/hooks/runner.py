@@ -30,7 +30,7 @@ from ..ipc.limits import (
 )
 from ..providers import AgentProvider, agent_process_word, provider_display
 from .eventlog import HookEventLog, hook_log_path
-from .events import ASK_REASON, Action, approved_without_asking, event_name, log_details, map_event
+from .events import ASK_REASON, Action, approved_without_asking, event_name, log_details, map_event, text_summary
 from .followup import continuation_output, follow_up_wait_seconds
 from .outputs import ask_user_output, elicitation_output, permission_output
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
@@ -144,6 +144,14 @@ class HookEnvironment:
         from ..shared.raw_settings import read_settings_for_start
 
         return read_settings_for_start(self.paths.settings_file)
+
+    def log_full_text(self) -> bool:
+        """``LogFullText`` (default off): prompt and reply text go into the hook event log (issue 19)."""
+        try:
+            raw = self.raw_settings().settings
+        except Exception:  # noqa: BLE001 - unsure: the private default
+            return False
+        return raw is not None and raw.get("LogFullText") is True
 
     def recover(self) -> None:
         """REFERENCE 1.1 crash recovery, paid for only when a lid backup exists and no runtime runs."""
@@ -395,10 +403,12 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
         event = event_name(provider, option, payload)
         action = map_event(provider, event, payload)
         run = _Run(provider, event, payload, environment, log)
-        log.write("received", [("action", action.kind), *log_details(provider, payload, action)])
+        full_text = action.kind == "start" and bool(action.prompt) and environment.log_full_text()
+        log.write("received", [("action", action.kind), *log_details(provider, payload, action, full_text)])
         run.run(action)
         if run.output is not None:
-            log.write("message", [("output", json.dumps(run.output, separators=(",", ":")))])
+            output = json.dumps(run.output, separators=(",", ":"))
+            log.write("message", [("output", output if environment.log_full_text() else text_summary(output))])
         return run.output
     except Exception as error:  # noqa: BLE001 - a hook never fails its agent
         log.message(f"Internal error: {type(error).__name__}: {error}")

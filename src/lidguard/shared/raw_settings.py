@@ -73,6 +73,10 @@ def headless_defaults_json() -> dict[str, Any]:
         "RepeatClosedLidStopFollowUp": True,
         "ClosedLidStopFollowUpSound": "",
         "ClosedLidStopFollowUpSoundVolumeOverridePercent": None,
+        "PowerPolicy": "AcOrBattery",
+        "BatteryFloorPercent": 30,
+        "WebhookPreviews": True,
+        "LogFullText": False,
     }
 
 
