@@ -258,8 +258,8 @@ def test_hook_event_log_lines(stub_environment):
     lines = hook_log_path(resolve_paths().data_dir, "claude").read_text().splitlines()
     assert len(lines) == 2
     assert " kind=received event=UserPromptSubmit session=5a0b6c61 workingDirectory=/w/app " in lines[0]
-    digest = _sha("line1\nline2\tend")
-    assert "tool=<empty>" in lines[0] and lines[0].endswith(f"prompt=<15 chars sha256:{digest}>")
+    digest = _crc("line1\nline2\tend")
+    assert "tool=<empty>" in lines[0] and lines[0].endswith(f"prompt=<15 chars crc32:{digest}>")
     assert "line1" not in "".join(lines)  # no prompt text by default (issue 19 item 5)
     assert " kind=runtime-result event=UserPromptSubmit " in lines[1]
     assert "command=start transcriptPath=/h/.claude/projects/x/5a0b6c61.jsonl succeeded=true" in lines[1]
@@ -422,10 +422,10 @@ def test_qwen_events(stub_environment):
         assert runtime.requests == [] and output is None
 
 
-def _sha(text: str) -> str:
-    import hashlib
+def _crc(text: str) -> str:
+    import zlib
 
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{zlib.crc32(text.encode()):08x}"
 
 
 def test_log_full_text_writes_the_prompt_for_debugging(stub_environment):

@@ -361,11 +361,12 @@ _DETAILS["qwen"] = _DETAILS["claude"]
 
 
 def text_summary(text: str) -> str:
-    """What the hook event log keeps of a prompt or reply by default: its length and a short hash."""
-    import hashlib
+    """What the hook event log keeps of a prompt or reply by default: its length and a short hash (CRC-32:
+    enough to tell two texts apart or match one the user still has; no hashlib, whose OpenSSL load costs
+    a hook milliseconds)."""
+    from binascii import crc32
 
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"<{len(text)} chars sha256:{digest}>"
+    return f"<{len(text)} chars crc32:{crc32(text.encode('utf-8', 'surrogatepass')):08x}>"
 
 
 def log_details(provider: str, payload: Payload, action: Action,

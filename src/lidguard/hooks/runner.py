@@ -75,6 +75,7 @@ class HookEnvironment:
         self._agent_arguments = agent_arguments
         self._settings = settings
         self._recover = recover
+        self._raw: RawSettings | None = None  # the file read once per hook run (real processes only)
 
     @property
     def paths(self) -> LidGuardPaths:
@@ -141,9 +142,11 @@ class HookEnvironment:
     def raw_settings(self) -> RawSettings:
         if self._settings is not None:
             return self._settings()
-        from ..shared.raw_settings import read_settings_for_start
+        if self._raw is None:
+            from ..shared.raw_settings import read_settings_for_start
 
-        return read_settings_for_start(self.paths.settings_file)
+            self._raw = read_settings_for_start(self.paths.settings_file)
+        return self._raw
 
     def log_full_text(self) -> bool:
         """``LogFullText`` (default off): prompt and reply text go into the hook event log (issue 19)."""
