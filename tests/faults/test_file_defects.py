@@ -356,7 +356,7 @@ def test_an_unreadable_settings_file_gives_start_and_status_the_same_line(tmp_pa
     """Root reads a mode-000 file, so the fault matrix cannot make one unreadable for root: here the
     open itself is refused, as it is for any other user."""
     from lidguard.settings.store import load_settings_report
-    from lidguard.shared.raw_settings import read_settings_for_start
+    from lidguard.shared.raw_settings import FAIL_CLOSED, read_settings_for_start
 
     path = tmp_path / "settings.json"
     path.write_text("{}")
@@ -370,7 +370,7 @@ def test_an_unreadable_settings_file_gives_start_and_status_the_same_line(tmp_pa
     monkeypatch.setattr(os, "open", refuse)
     raw = read_settings_for_start(path)
     report = load_settings_report(path)
-    problem = f"The settings file {path} cannot be used: Permission denied."
+    problem = f"The settings file {path} cannot be used: Permission denied. {FAIL_CLOSED}"
     assert raw.settings is None and raw.problem == problem and raw.warning is not None
     assert report.error is not None and report.error.startswith(problem)
     assert path.read_text() == "{}"

@@ -258,7 +258,9 @@ def test_hook_event_log_lines(stub_environment):
     lines = hook_log_path(resolve_paths().data_dir, "claude").read_text().splitlines()
     assert len(lines) == 2
     assert " kind=received event=UserPromptSubmit session=5a0b6c61 workingDirectory=/w/app " in lines[0]
-    assert "tool=<empty>" in lines[0] and lines[0].endswith("prompt=line1 line2 end")
+    digest = _crc("line1\nline2\tend")
+    assert "tool=<empty>" in lines[0] and lines[0].endswith(f"prompt=<15 chars crc32:{digest}>")
+    assert "line1" not in "".join(lines)  # no prompt text by default (issue 19 item 5)
     assert " kind=runtime-result event=UserPromptSubmit " in lines[1]
     assert "command=start transcriptPath=/h/.claude/projects/x/5a0b6c61.jsonl succeeded=true" in lines[1]
     assert "activeSessions=1 message=ok" in lines[1]
@@ -418,3 +420,43 @@ def test_qwen_events(stub_environment):
                     {"hook_event_name": "InstructionsLoaded"}):
         runtime, output = run("qwen", {**QWEN, **payload}, stub_environment)
         assert runtime.requests == [] and output is None
+
+
+def _crc(text: str) -> str:
+    import zlib
+
+    return f"{zlib.crc32(text.encode()):08x}"
+
+
+def test_log_full_text_writes_the_prompt_for_debugging(stub_environment):
+    payload = {**CLAUDE, "hook_event_name": "UserPromptSubmit", "prompt": "secret plan"}
+    run("claude", payload, stub_environment, settings={"LogFullText": True})
+    [received] = [line for line in hook_log_path(resolve_paths().data_dir, "claude").read_text().splitlines()
+                  if " kind=received " in line]
+    assert received.endswith("prompt=secret plan")
+
+
+@pytest.mark.parametrize("value", [None, "true", 1, [True], {"x": 1}])
+def test_only_a_true_log_full_text_writes_text(stub_environment, value):
+    payload = {**CLAUDE, "hook_event_name": "UserPromptSubmit", "prompt": "secret \ud800 plan"}
+    run("claude", payload, stub_environment, settings={"LogFullText": value})
+    text = hook_log_path(resolve_paths().data_dir, "claude").read_text()
+    assert "secret" not in text and "prompt=<" in text
+
+
+def test_a_continuation_reply_is_logged_as_length_and_hash(stub_environment, monkeypatch):
+    from lidguard.hooks import runner
+
+    log = hook_log_path(resolve_paths().data_dir, "claude")
+    output = {"decision": "block", "reason": "deploy the private build now"}
+    original = runner._Run.run
+
+    def replying(self, action):  # what a blocking Stop does when the user replied
+        original(self, action)
+        self.output = output
+
+    monkeypatch.setattr(runner._Run, "run", replying)
+    run("claude", {**CLAUDE, "hook_event_name": "Stop"}, stub_environment)
+    assert "private build" not in log.read_text() and "output=<" in log.read_text()
+    run("claude", {**CLAUDE, "hook_event_name": "Stop"}, stub_environment, settings={"LogFullText": True})
+    assert "deploy the private build now" in log.read_text()

@@ -11,7 +11,7 @@ from typing import Any
 from mcp_harness import camel_keys, error_text, run_client, start_runtime, structured
 
 SETTINGS_TOOLS = {"get_settings_status", "list_sessions", "update_settings", "remove_session",
-                  "set_session_soft_lock", "clear_session_soft_lock"}
+                  "set_session_soft_lock", "clear_session_soft_lock", "pause", "resume", "emergency_restore"}
 
 
 def test_tools_without_a_runtime_never_start_one(lidguard: Any) -> None:

@@ -301,6 +301,8 @@ def _start(session: _Session, values: dict[str, Any]) -> int:
     raw = read_settings_for_start(paths.settings_file)
     if raw.settings is not None:
         fields.update(HasSettings=True, Settings=raw.settings)
+    elif raw.problem:
+        fields["SettingsProblem"] = raw.problem  # the runtime fails closed (issue 19)
     response = session.request("start", auto_start=True, **fields)
     if raw.warning and (raw.problem is None or not response.get("Succeeded") or first_warning_for_runtime(
             paths.runtime_dir, paths.socket_file, paths.settings_file, raw.problem)):

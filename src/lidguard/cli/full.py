@@ -11,7 +11,8 @@ from typing import Any, NoReturn
 __all__ = ["CATEGORIES", "build_parser", "run_full"]
 
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Session Control", ("start", "stop", "status", "remove-session", "cleanup-orphans", "stop-runtime")),
+    ("Session Control", ("start", "stop", "status", "remove-session", "cleanup-orphans", "stop-runtime",
+                         "pause", "resume", "emergency-restore")),
     ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
                             "remove-closed-lid-stop-follow-up-webhook", "suspend-history",
                             "preview-system-sound", "preview-current-sound")),
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .hook_commands import add_hook_commands
     from .install_commands import add_install_commands
     from .mcp_commands import add_mcp_commands
+    from .pause_commands import add_pause_commands
     from .service_command import add_service_command
     from .session_commands import add_session_commands
     from .settings_commands import add_settings_commands
@@ -99,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="lidguard", add_help=False)
     subparsers = parser.add_subparsers(dest="command", parser_class=_Parser)
     add_session_commands(subparsers)
+    add_pause_commands(subparsers)
     add_settings_commands(subparsers)
     add_diagnostic_commands(subparsers)
     add_sound_commands(subparsers)

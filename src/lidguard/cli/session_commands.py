@@ -17,6 +17,7 @@ from .output import (
     response_block,
     session_json,
 )
+from .pause_commands import paused_line
 
 if TYPE_CHECKING:
     from ..platform.api import PowerSource
@@ -52,6 +53,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
             "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
                                                    lid=response.get("LidSwitchState")),
             "protectionHeldBack": _held_back(response),
+            "paused": _paused_json(response.get("Paused")),
             "settingsFile": str(context.paths.settings_file),
             "settingsError": report.error,
             "settingsProblems": list(report.problems),
@@ -63,6 +65,9 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
         return 0
     pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
     tail = [pending or "Pending suspend: none"]
+    paused = paused_line(response.get("Paused"))
+    if paused is not None:
+        tail.append(paused)
     tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
     journal = response.get("SessionJournal")
     if isinstance(journal, dict) and journal.get("Degraded"):
@@ -163,3 +168,11 @@ def _held_back(response: dict[str, Any]) -> list[str]:
     """Why the runtime holds protection back (power policy, Emergency Hibernation); sessions stay."""
     reasons = response.get("ProtectionHeldBack")
     return [str(reason) for reason in reasons if isinstance(reason, str)] if isinstance(reasons, list) else []
+
+
+def _paused_json(paused: Any) -> dict[str, Any] | None:
+    """``{"untilUtc": ...}`` while paused (``untilUtc`` null: until resume), else None."""
+    if not isinstance(paused, dict):
+        return None
+    until = paused.get("UntilUtc")
+    return {"untilUtc": until if isinstance(until, str) else None}

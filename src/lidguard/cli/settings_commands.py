@@ -21,7 +21,7 @@ from ..settings.display import format_settings_block
 from ..settings.model import NUMBER_RANGES
 from ..settings.validation import parse_bool, range_text
 from .context import CliContext
-from .output import CliError, print_json
+from .output import CliError, escape_control, print_json
 
 __all__ = ["add_settings_commands"]
 
@@ -165,9 +165,15 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
     if args.json:
         if given or reset:
             raise CliError("The --json option shows the settings; it cannot be combined with changes.")
+        report = load_settings_report(context.paths.settings_file)
+        if report.error is not None:  # a read command: the one warning line, exit 0 (issue 19)
+            sys.stderr.write(f"lidguard: warning: {escape_control(report.error)}\n")
+            print_json({"settingsFile": str(context.paths.settings_file), "settings": None,
+                        "settingsError": report.error, "problems": []})
+            return 0
         settings, problems = _load(context)
         print_json({"settingsFile": str(context.paths.settings_file), "settings": settings.to_file_json(),
-                    "problems": problems})
+                    "settingsError": None, "problems": problems})
         return 0
     if not given and not reset:
         # Never hold the lock while the user types: the answers go onto the file as it is when saved.
@@ -201,6 +207,8 @@ def _settings_from_options(context: CliContext, args: argparse.Namespace) -> int
         settings = headless_defaults()
         report = load_settings_report(context.paths.settings_file)
         before = report.settings if report.error is None and report.exists else None
+        if report.error is not None:
+            _keep_a_copy(context.paths.settings_file)
     else:
         settings, problems = _load(context)
         before = settings
@@ -212,6 +220,27 @@ def _settings_from_options(context: CliContext, args: argparse.Namespace) -> int
         except SettingsInputError as error:
             raise CliError(str(error)) from error
     return _save_and_sync(context, apply_changes(settings, changes), [], problems, before=before)
+
+
+def _keep_a_copy(path: Path) -> None:
+    """``--reset true`` over an unusable file keeps its bytes (0600) beside it first (issue 19)."""
+    from datetime import datetime, timezone
+
+    from ..fileio import write_atomic
+    from ..fileio_open import UnusableFileError, read_regular_file
+
+    try:
+        data = read_regular_file(path, limit=16 * 1024 * 1024)
+    except (OSError, UnusableFileError):
+        return  # a directory, FIFO or unreadable file: nothing to copy (saving says what is wrong)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    copy = path.with_name(f"{path.name}.broken-{stamp}")
+    try:
+        write_atomic(copy, data)
+    except OSError as error:
+        raise CliError(f"Cannot keep a copy of the unusable settings file at {copy}: "
+                       f"{error.strerror or error}; nothing was changed.") from error
+    print(escape_control(f"Kept a copy of the unusable settings file at {copy}."))
 
 
 def _remover(json_key: str, missing: str, removed: str):

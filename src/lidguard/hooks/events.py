@@ -360,7 +360,17 @@ _DETAILS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 _DETAILS["qwen"] = _DETAILS["claude"]
 
 
-def log_details(provider: str, payload: Payload, action: Action) -> list[tuple[str, str]]:
+def text_summary(text: str) -> str:
+    """What the hook event log keeps of a prompt or reply by default: its length and a short hash (CRC-32:
+    enough to tell two texts apart or match one the user still has; no hashlib, whose OpenSSL load costs
+    a hook milliseconds)."""
+    from binascii import crc32
+
+    return f"<{len(text)} chars crc32:{crc32(text.encode('utf-8', 'surrogatepass')):08x}>"
+
+
+def log_details(provider: str, payload: Payload, action: Action,
+                full_text: bool = False) -> list[tuple[str, str]]:
     details: list[tuple[str, str]] = []
     for key, names in _DETAILS.get(provider, ()):
         value = payload.data.get(names[0]) if len(names) == 1 else None
@@ -369,5 +379,6 @@ def log_details(provider: str, payload: Payload, action: Action) -> list[tuple[s
         else:
             details.append((key, payload.text(*names)))
     if action.kind == "start":
-        details.append(("prompt", action.prompt))
+        prompt = action.prompt
+        details.append(("prompt", prompt if full_text or not prompt else text_summary(prompt)))
     return details

@@ -30,7 +30,7 @@ from ..ipc.limits import (
 )
 from ..providers import AgentProvider, agent_process_word, provider_display
 from .eventlog import HookEventLog, hook_log_path
-from .events import ASK_REASON, Action, approved_without_asking, event_name, log_details, map_event
+from .events import ASK_REASON, Action, approved_without_asking, event_name, log_details, map_event, text_summary
 from .followup import continuation_output, follow_up_wait_seconds
 from .outputs import ask_user_output, elicitation_output, permission_output
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
@@ -75,6 +75,7 @@ class HookEnvironment:
         self._agent_arguments = agent_arguments
         self._settings = settings
         self._recover = recover
+        self._raw: RawSettings | None = None  # the file read once per hook run (real processes only)
 
     @property
     def paths(self) -> LidGuardPaths:
@@ -141,9 +142,19 @@ class HookEnvironment:
     def raw_settings(self) -> RawSettings:
         if self._settings is not None:
             return self._settings()
-        from ..shared.raw_settings import read_settings_for_start
+        if self._raw is None:
+            from ..shared.raw_settings import read_settings_for_start
 
-        return read_settings_for_start(self.paths.settings_file)
+            self._raw = read_settings_for_start(self.paths.settings_file)
+        return self._raw
+
+    def log_full_text(self) -> bool:
+        """``LogFullText`` (default off): prompt and reply text go into the hook event log (issue 19)."""
+        try:
+            raw = self.raw_settings().settings
+        except Exception:  # noqa: BLE001 - unsure: the private default
+            return False
+        return raw is not None and raw.get("LogFullText") is True
 
     def recover(self) -> None:
         """REFERENCE 1.1 crash recovery, paid for only when a lid backup exists and no runtime runs."""
@@ -215,6 +226,8 @@ class _Run:
             self.log.message(raw.warning)
         if raw.settings is not None:
             fields.update(HasSettings=True, Settings=raw.settings)
+        elif raw.problem:
+            fields["SettingsProblem"] = raw.problem  # the runtime fails closed (issue 19)
         watch = not (raw.settings is not None and raw.settings.get("WatchParentProcess") is False)
         fields["WatchedProcessIdentifier"] = self._watched_process() if watch else 0
         fields["TranscriptPath"] = self.transcript
@@ -393,10 +406,12 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
         event = event_name(provider, option, payload)
         action = map_event(provider, event, payload)
         run = _Run(provider, event, payload, environment, log)
-        log.write("received", [("action", action.kind), *log_details(provider, payload, action)])
+        full_text = action.kind == "start" and bool(action.prompt) and environment.log_full_text()
+        log.write("received", [("action", action.kind), *log_details(provider, payload, action, full_text)])
         run.run(action)
         if run.output is not None:
-            log.write("message", [("output", json.dumps(run.output, separators=(",", ":")))])
+            output = json.dumps(run.output, separators=(",", ":"))
+            log.write("message", [("output", output if environment.log_full_text() else text_summary(output))])
         return run.output
     except Exception as error:  # noqa: BLE001 - a hook never fails its agent
         log.message(f"Internal error: {type(error).__name__}: {error}")

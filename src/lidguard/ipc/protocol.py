@@ -45,6 +45,9 @@ COMMANDS = (
     "cleanup-orphans",
     "settings",
     "shutdown",
+    "pause",
+    "resume",
+    "emergency-restore",
 )
 
 _ESCAPE = re.compile(rb"\\.", re.DOTALL)

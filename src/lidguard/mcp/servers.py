@@ -23,6 +23,7 @@ from pydantic import Field
 
 from .. import __version__
 from ..settings.model import NUMBER_RANGES
+from . import pause_tools
 from .settings_update import UPDATE_FIELDS
 from .tools import ToolContext, ToolFailure
 from .wire import serve_stdio
@@ -158,6 +159,29 @@ def build_server(context: ToolContext) -> MCPServer:
     ) -> dict[str, Any]:
         return context.session_command("mark-session-active", provider, sessionIdentifier, reason, providerName,
                                        reason_required=False, default_reason="clear_session_soft_lock")
+
+    @server.tool(name="pause", annotations=_CHANGES, structured_output=True,
+                 description="Pause LidGuard: release keep-awake protection and the lid policy and hold every "
+                             "suspend back until resume or the duration is up; sessions stay tracked. Starts "
+                             "the runtime if needed.")
+    @_tool
+    def pause(duration: Annotated[str | None, Field(
+            description="How long, e.g. 30m, 2h or 1h30m (at most 7d). Omit: until resume.")] = None,
+              ) -> dict[str, Any]:
+        return pause_tools.pause(context, duration)
+
+    @server.tool(name="resume", annotations=_IDEMPOTENT, structured_output=True,
+                 description="End a pause: protection follows the sessions again. Never starts the runtime.")
+    @_tool
+    def resume() -> dict[str, Any]:
+        return pause_tools.resume(context)
+
+    @server.tool(name="emergency_restore", annotations=_REMOVES, structured_output=True,
+                 description="Pause until resume, clear every session and restore every pending backup (lid "
+                             "policy, macOS hibernatemode). Works without a runtime and with broken settings.")
+    @_tool
+    def emergency_restore() -> dict[str, Any]:
+        return pause_tools.emergency_restore(context)
 
     return server
 

@@ -61,6 +61,19 @@ def _sessions(response: dict[str, Any]) -> list[dict[str, Any]]:
     return result
 
 
+def _paused(response: dict[str, Any]) -> dict[str, Any] | None:
+    paused = response.get("Paused") if response.get("Succeeded") else None
+    if not isinstance(paused, dict):
+        return None
+    until = paused.get("UntilUtc")
+    return {"untilUtc": until if isinstance(until, str) else None}
+
+
+def _held_back(response: dict[str, Any]) -> list[str]:
+    reasons = response.get("ProtectionHeldBack") if response.get("Succeeded") else None
+    return [str(reason) for reason in reasons if isinstance(reason, str)] if isinstance(reasons, list) else []
+
+
 class ToolContext:
     """Paths and the runtime client shared by every tool of one server process."""
 
@@ -109,6 +122,8 @@ class ToolContext:
             "lidSwitchState": view["lidSwitchState"],
             "visibleDisplayMonitorCount": view["visibleDisplayMonitorCount"],
             "sessions": view["sessions"],
+            "paused": _paused(response),
+            "protectionHeldBack": _held_back(response),
         }
 
     # -- lidguard mcp-server ----------------------------------------------------------------------

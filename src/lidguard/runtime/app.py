@@ -30,8 +30,10 @@ from .components.followup import FollowUpComponent
 from .components.heartbeat import HeartbeatComponent
 from .components.journal import JournalComponent
 from .components.leases import LeaseComponent
+from .components.pause import PauseComponent
 from .components.power_policy import PowerPolicyComponent
 from .components.protection import ProtectionComponent
+from .components.settings_guard import SettingsGuardComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
 from .components.transcripts import TranscriptComponent
@@ -88,12 +90,14 @@ class Runtime:
         self.timers = TimerComponent(self)
         self.journal = JournalComponent(self)
         self.heartbeat = HeartbeatComponent(self)
+        self.pause = PauseComponent(self)
+        self.settings_guard = SettingsGuardComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
                                              LeaseComponent(self), CodexRolloutComponent(self), self.journal,
-                                             self.heartbeat, self.timers]
+                                             self.heartbeat, self.pause, self.settings_guard, self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():
@@ -298,4 +302,5 @@ class Runtime:
                               lid_state=reading.lid, visible_display_count=reading.visible_display_count,
                               pending_suspend=self.suspend.describe(),
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
-                                     "ProtectionHeldBack": self.protection.held_back(), **(extra or {})})
+                                     "ProtectionHeldBack": self.protection.held_back(),
+                                     "Paused": self.pause.describe(), **(extra or {})})

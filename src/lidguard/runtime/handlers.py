@@ -48,6 +48,10 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
     key = request.session_key()
     offered = _offered_settings(runtime, request, "start")
     async with runtime.gate:
+        if offered is not None:
+            runtime.settings_guard.clear("start")
+        elif request.settings_problem and not request.has_settings:
+            runtime.settings_guard.engage(request.settings_problem, "start")  # fail closed (issue 19)
         if offered is not None and runtime.update_settings(offered):
             runtime.log("settings-updated", "start", "Runtime settings updated from the start request.")
         before = runtime.state.sessions.get(key)
@@ -212,6 +216,7 @@ async def handle_cleanup_orphans(runtime: Runtime, request: RuntimeRequest) -> d
 async def handle_settings(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
     settings = request.parsed_settings()
     async with runtime.gate:
+        runtime.settings_guard.clear("settings")
         runtime.update_settings(settings)
     error = await runtime.protection.reconcile()
     runtime.log("settings-updated", "settings", "Runtime settings updated.")
@@ -232,6 +237,47 @@ async def handle_shutdown(runtime: Runtime, request: RuntimeRequest) -> dict[str
     return runtime.reply(True, "LidGuard runtime is stopping.")
 
 
+async def handle_pause(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    async with runtime.gate:
+        message = runtime.pause.pause(request.pause_seconds)
+    error = await runtime.protection.reconcile()
+    if error is not None:
+        return runtime.reply(False, f"{message} Releasing protection failed: {error}")
+    return runtime.reply(True, message)
+
+
+async def handle_resume(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    async with runtime.gate:
+        message = runtime.pause.resume()
+    error = await runtime.protection.reconcile()
+    if error is not None:
+        return runtime.reply(False, f"{message} Applying protection failed: {error}")
+    return runtime.reply(True, message)
+
+
+async def handle_emergency_restore(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    """Pauses (until resume), clears every session, releases protection (the lid policy restored from
+    its backup), then restores what the platform itself left (macOS hibernatemode)."""
+    async with runtime.gate:
+        runtime.pause.pause(None, "emergency-restore")
+        outcome = runtime.apply_event(policy.RemoveSessions(match_all=True))
+    problems: list[str] = []
+    error = await runtime.protection.reconcile()  # nothing is applied while paused
+    if error is not None:
+        problems.append(f"Releasing protection failed: {error}")
+    try:
+        restored = await runtime.call_platform(runtime.platform.restore_pending_state, runtime.paths.data_dir)
+    except Exception as error:  # OSError, Unsupported, a backend bug: one line in the reply
+        problems.append(f"Restoring the power state failed: {error}")
+        restored = []
+    removed = [f"{session.key}" for session in outcome.removed]
+    message = (f"Emergency restore: paused until `lidguard resume`, cleared {len(removed)} session(s), "
+               "released protection and restored the lid policy.")
+    message = " ".join([message, *restored, *problems])
+    runtime.log("emergency-restore", "emergency-restore", message, succeeded=not problems)
+    return runtime.reply(not problems, message, {"RemovedSessions": removed})
+
+
 HANDLERS: dict[str, Handler] = {
     "start": handle_start,
     "stop": handle_stop,
@@ -242,4 +288,7 @@ HANDLERS: dict[str, Handler] = {
     "cleanup-orphans": handle_cleanup_orphans,
     "settings": handle_settings,
     "shutdown": handle_shutdown,
+    "pause": handle_pause,
+    "resume": handle_resume,
+    "emergency-restore": handle_emergency_restore,
 }

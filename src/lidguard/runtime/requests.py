@@ -28,10 +28,12 @@ from ..ipc.limits import (
 )
 from ..settings.model import Settings, validate_raw_settings
 from ..shared.text import has_lone_surrogate
+from .components.pause import MAX_PAUSE_SECONDS
 from .sessions import AgentProvider, SessionKey, parse_provider
 
 __all__ = ["RequestError", "RuntimeRequest", "check_wire_message", "parse_request"]
 
+MAX_SETTINGS_PROBLEM_CHARS = MAX_PATH_CHARS + 2048  # "The settings file <path> cannot be used: ..."
 _MAX_CHARS = {
     "Command": 64,
     "Provider": MAX_PROVIDER_NAME_CHARS,
@@ -46,7 +48,9 @@ _MAX_CHARS = {
     "RequestId": MAX_REQUEST_ID_CHARS,
     "TurnId": MAX_TURN_ID_CHARS,
     "ToolCallId": MAX_TOOL_CALL_ID_CHARS,
+    "SettingsProblem": MAX_SETTINGS_PROBLEM_CHARS,
 }
+
 TOOL_CALL_STATES = ("", "Running", "Finished")
 _PROCESS_IDENTIFIER_MESSAGE = (f"The request field WatchedProcessIdentifier must be a non-negative integer "
                                f"of at most {MAX_PROCESS_IDENTIFIER}.")
@@ -109,10 +113,15 @@ class RuntimeRequest(BaseModel):
     turn_id: str = Field("", alias="TurnId", max_length=MAX_TURN_ID_CHARS)
     tool_call_id: str = Field("", alias="ToolCallId", max_length=MAX_TOOL_CALL_ID_CHARS)
     tool_call_state: str = Field("", alias="ToolCallState", max_length=16)
+    # start: the client could not use the settings file (its one sentence); the runtime fails closed.
+    settings_problem: str = Field("", alias="SettingsProblem", max_length=MAX_SETTINGS_PROBLEM_CHARS)
+    # pause: how long (absent: until resume); bounded by components/pause.MAX_PAUSE_SECONDS.
+    pause_seconds: int | None = Field(None, alias="PauseSeconds", ge=1, le=MAX_PAUSE_SECONDS, strict=True)
 
     @field_validator("provider_name", "session_identifier", "session_end_reason", "session_state_reason",
                      "working_directory", "transcript_path", "input_prompt_preview", "last_assistant_message",
-                     "request_id", "turn_id", "tool_call_id", "tool_call_state", mode="before")
+                     "request_id", "turn_id", "tool_call_id", "tool_call_state", "settings_problem",
+                     mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return "" if value is None else value

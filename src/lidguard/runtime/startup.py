@@ -56,6 +56,8 @@ async def _main(platform: Platform, paths: LidGuardPaths, lock: InstanceLock | N
     runtime = Runtime(platform=platform, paths=paths, settings=settings)
     if settings_error is not None:
         runtime.log("settings-load-failed", "run-server", f"{settings_error} Using defaults.", succeeded=False)
+        # Fail closed before any journaled session is replayed: keep-awake only, no lid policy, no suspend.
+        runtime.settings_guard.engage(settings_error.problem, "run-server")
     _recover_lid_policy(platform, paths, runtime)
     _arm_watchdog(runtime, paths)
     for note in SET_ASIDE_NOTES:

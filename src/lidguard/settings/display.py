@@ -37,6 +37,7 @@ def format_settings_block(settings: Settings) -> list[str]:
         f"  Pre-suspend webhook URL: {_off(settings.pre_suspend_webhook_url)}",
         f"  Post-session-end webhook URL: {_off(settings.post_session_end_webhook_url)}",
         f"  Webhook previews: {settings.webhook_previews}",
+        f"  Log full text: {settings.log_full_text}",
         f"  Closed lid permission request decision: {settings.closed_lid_permission_request_decision.value}",
         f"  Closed lid stop follow-up webhook URL: {_off(settings.closed_lid_stop_follow_up_webhook_url)}",
         f"  Closed lid stop follow-up delay seconds: {settings.closed_lid_stop_follow_up_delay_seconds}",

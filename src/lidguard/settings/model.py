@@ -264,6 +264,7 @@ class Settings(BaseModel):
     power_policy: PowerPolicy = Field(PowerPolicy.AC_OR_BATTERY, alias="PowerPolicy")
     battery_floor_percent: int = Field(30, alias="BatteryFloorPercent")
     webhook_previews: bool = Field(True, alias="WebhookPreviews")  # prompt/answer text in webhook bodies
+    log_full_text: bool = Field(False, alias="LogFullText")  # prompt/reply text in hook event logs (debugging)
 
     # -- normalization of stored and received values (clamping, never rejecting) -------------------
     @field_validator("power_request", mode="before")
@@ -273,7 +274,7 @@ class Settings(BaseModel):
 
     @field_validator(
         "change_lid_action", "watch_parent_process", "emergency_hibernation_on_high_temperature",
-        "repeat_closed_lid_stop_follow_up", "webhook_previews",
+        "repeat_closed_lid_stop_follow_up", "webhook_previews", "log_full_text",
         mode="before",
     )
     @classmethod

@@ -43,7 +43,9 @@ class SettingsFileError(Exception):
 
 
 def _problem(path: Path, reason: str) -> str:
-    return f"The settings file {path} cannot be used: {reason}."
+    from ..shared.raw_settings import settings_file_problem
+
+    return settings_file_problem(path, reason)
 
 
 _KEYS = tuple(str(info.alias) for info in Settings.model_fields.values())

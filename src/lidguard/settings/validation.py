@@ -245,6 +245,8 @@ SETTING_OPTIONS: tuple[SettingOption, ...] = (
                    "Master volume in percent while the ask-before-sleep sound plays."),
     _bool_option(("webhook-previews",), ("WebhookPreviews",),
                  "Send the prompt preview and the last assistant message with webhooks."),
+    _bool_option(("log-full-text",), ("LogFullText",),
+                 "Write prompt and reply text into the hook event logs (debugging; default: length and hash)."),
     SettingOption(("power-policy",), ("PowerPolicy",), _choice("power-policy", ("AcOrBattery", "AcOnly")),
                   "acorbattery|aconly", "Protect on AC or on battery above the floor, or on AC only."),
     _number_option(("battery-floor-percent",), "BatteryFloorPercent",

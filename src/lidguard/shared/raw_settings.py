@@ -3,7 +3,8 @@
 ``start`` sends the file's object as ``Settings`` with ``HasSettings: true`` (REFERENCE 1.2). A missing
 file is created with the headless defaults; an unreadable or corrupt file is never rewritten: the
 caller warns (naming the file, the same words as ``status`` and ``doctor``) and sends
-``HasSettings: false`` so the session is still protected with the runtime's current settings.
+``HasSettings: false`` with ``SettingsProblem``: the session is still kept awake, but the runtime fails
+closed (no lid-policy change, no suspend or hibernate) until valid settings arrive.
 
 What is sent is plain JSON whatever the file holds: only the keys the model knows (an unknown key
 changes nothing), ``NaN``/``Infinity``/``1e400`` as their text (``fileio_open.NumberText``: the model reads
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "FAIL_CLOSED",
     "MAX_SETTINGS_FILE_BYTES",
     "RawSettings",
     "headless_defaults_json",
@@ -32,7 +34,9 @@ __all__ = [
 # A settings file is a few hundred bytes; a huge one would not fit a request line (1 MiB).
 MAX_SETTINGS_FILE_BYTES = 256 * 1024
 DEFAULT_POWER_REQUEST_REASON = "LidGuard is keeping the system awake while an agent session is running."
-_KEEPS_CURRENT = "The session is protected with the runtime's current settings."
+# What lidguard does about an unusable settings file (issue 19 item 3: fail closed), part of the one sentence.
+FAIL_CLOSED = ("Until it is fixed, lidguard changes no lid policy and never suspends or hibernates; it only keeps "
+               "the computer awake while sessions work.")
 FIX_HINT = "Fix it or run `lidguard settings --reset true` to replace it with defaults."
 _NOT_A_VALUE = "[not a single value]"  # what the model reads like the array/object it replaces
 
@@ -72,6 +76,7 @@ def headless_defaults_json() -> dict[str, Any]:
         "PowerPolicy": "AcOrBattery",
         "BatteryFloorPercent": 30,
         "WebhookPreviews": True,
+        "LogFullText": False,
     }
 
 
@@ -90,8 +95,8 @@ class RawSettings:
 
 
 def settings_file_problem(path: Path, reason: str) -> str:
-    """The one sentence every command uses for an unusable settings file."""
-    return f"The settings file {path} cannot be used: {reason}."
+    """The one sentence every command uses for an unusable settings file (start, status, doctor, MCP)."""
+    return f"The settings file {path} cannot be used: {reason}. {FAIL_CLOSED}"
 
 
 def _create_defaults(path: Path) -> RawSettings:
@@ -128,7 +133,7 @@ def _known_keys_only(value: dict[str, Any]) -> dict[str, Any]:
 
 def _unusable(path: Path, reason: str) -> RawSettings:
     problem = settings_file_problem(path, reason)
-    return RawSettings(None, f"{problem} {_KEEPS_CURRENT} {FIX_HINT}", problem)
+    return RawSettings(None, f"{problem} {FIX_HINT}", problem)
 
 
 def read_settings_for_start(path: Path) -> RawSettings:

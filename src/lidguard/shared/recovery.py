@@ -8,6 +8,7 @@ protects a session. The platform is loaded only when a backup exists and the loc
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,7 +17,8 @@ if TYPE_CHECKING:
     from ..platform.api import Platform
     from ..platform.paths import LidGuardPaths
 
-__all__ = ["RecoveryError", "recover_if_no_runtime"]
+__all__ = ["RecoveryError", "RuntimeHoldsLock", "emergency_restore_without_runtime", "recover_if_no_runtime",
+           "restore_failed"]
 
 
 class RecoveryError(Exception):
@@ -63,3 +65,71 @@ def _restore_pending_backups(paths: LidGuardPaths, platform: Callable[[], Platfo
         machine.restore_pending_state(paths.data_dir)
     except Exception as error:
         raise RecoveryError(f"Failed to restore the power state from the pending backup: {error}") from error
+
+
+class RuntimeHoldsLock(RecoveryError):
+    """A runtime holds the lock (it may be starting or stuck): the restore must go through it."""
+
+
+def emergency_restore_without_runtime(paths: LidGuardPaths, platform: Callable[[], Platform]) -> list[str]:
+    """``lidguard emergency-restore`` with no runtime alive (its lock free, taken for the whole step):
+    clear the session journal (a next hook must not bring the sessions back), then restore every pending
+    backup (the lid policy, then what the platform left: macOS hibernatemode). Never reads settings.
+    Returns one line per step; a failing step is a line too, the other steps still run."""
+    from ..platform.locking import InstanceLock
+
+    lock = InstanceLock(paths.lock_file)
+    try:
+        acquired = lock.try_acquire()
+    except OSError as error:
+        raise RecoveryError(f"Cannot check the runtime lock {paths.lock_file}: {error}") from error
+    if not acquired:
+        raise RuntimeHoldsLock(f"A LidGuard runtime holds {paths.lock_file} but did not answer; "
+                               "run `lidguard stop-runtime --force`, then emergency-restore again.")
+    try:
+        return [_clear_journal(paths), *_restore_all(paths, platform)]
+    finally:
+        lock.release()
+
+
+def _clear_journal(paths: LidGuardPaths) -> str:
+    from ..ipc.limits import SESSION_JOURNAL_FILE_NAME
+    from ..runtime.journal_file import read_journal, write_snapshot
+
+    path = paths.data_dir / SESSION_JOURNAL_FILE_NAME
+    if not os.path.lexists(path):
+        return "No session journal: no sessions to clear."
+    count = len(read_journal(path).records)  # sets aside a journal it cannot use
+    try:
+        if os.path.lexists(path):
+            write_snapshot(path, b"")
+    except OSError as error:
+        return f"Clearing the session journal {path} failed: {error}."
+    return f"Cleared the session journal ({count} record(s))."
+
+
+def _restore_all(paths: LidGuardPaths, platform: Callable[[], Platform]) -> list[str]:
+    from ..runtime.protection import LidBackupSetAside, restore_pending_lid_backup
+
+    lines: list[str] = []
+    try:
+        machine = platform()
+    except Exception as error:
+        return [f"Failed to load the platform to restore the pending backups: {error}"]
+    try:
+        restored = restore_pending_lid_backup(machine, paths.lid_backup_file)
+        lines.append("Restored the lid policy from the pending backup." if restored
+                     else "No pending lid-policy backup.")
+    except LidBackupSetAside as error:
+        lines.append(str(error))
+    except Exception as error:
+        lines.append(f"Failed to restore the lid policy from the pending backup: {error}")
+    try:
+        lines += machine.restore_pending_state(paths.data_dir)
+    except Exception as error:
+        lines.append(f"Failed to restore the power state from the pending backup: {error}")
+    return lines
+
+
+def restore_failed(lines: list[str]) -> bool:
+    return any(line.startswith(("Failed", "Clearing")) for line in lines)

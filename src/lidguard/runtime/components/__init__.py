@@ -3,7 +3,8 @@
 The runtime runs one event at a time under its gate: ``policy.transition`` produces effects and
 each effect goes to the component whose ``handles()`` names its type. Afterwards protection is
 wanted while ``state.protection_wanted or any(c.wants_protection())`` - and applied unless some
-component ``holds_back_protection()`` (emergency hibernation, the battery floor) - and the runtime stays up
+component ``holds_back_protection()`` (emergency hibernation, the battery floor, a pause); no suspend is
+scheduled or requested while some component ``holds_back_suspend()`` (a pause); the runtime stays up
 while some session exists or ``any(c.busy())``. Adding a component is one new module here plus
 one line in ``Runtime.__init__``'s list; components never call each other's private methods.
 
@@ -45,6 +46,10 @@ class Component(Protocol):
         """Why wanted protection must not be applied now (it is released, sessions stay), or None."""
         ...
 
+    def holds_back_suspend(self) -> str | None:
+        """Why no suspend may be scheduled or requested now (a pending one is canceled), or None."""
+        ...
+
     def settings_changed(self, old: Settings, new: Settings) -> None:
         """The runtime settings changed (gate held)."""
         ...
@@ -70,6 +75,9 @@ class ComponentBase:
         return False
 
     def holds_back_protection(self) -> str | None:
+        return None
+
+    def holds_back_suspend(self) -> str | None:
         return None
 
     def settings_changed(self, old: Settings, new: Settings) -> None:

@@ -124,6 +124,9 @@ class SuspendComponent(ComponentBase):
             trigger, mode=settings.suspend_mode.value, eligibility=runtime.machine.latest.eligibility,
             pending=self.pending is not None, delay_seconds=delay, now=runtime.clock.now())
         session_end = runtime.webhooks.session_end_details(trigger.ended) if trigger.ended is not None else None
+        held = self.held_back()
+        if isinstance(decision, suspend_policy.Schedule) and held:
+            decision = suspend_policy.Skip(f"Skipped {settings.suspend_mode.value} because {held[0]}")
         if not isinstance(decision, suspend_policy.Schedule):
             if isinstance(decision, suspend_policy.Skip):
                 self._log(trigger, "skipped", decision.message, session=trigger.trigger_session)
@@ -138,10 +141,18 @@ class SuspendComponent(ComponentBase):
         self.pending = pending
         pending.scope = runtime.spawn(lambda scope: self._run(pending))
 
+    def held_back(self) -> list[str]:
+        """Why no suspend may be scheduled or requested now (a pause); empty when nothing holds it back."""
+        reasons = (component.holds_back_suspend() for component in self._runtime.components)
+        return [reason for reason in reasons if reason]
+
     def _still_wanted(self, pending: PendingSuspend, reading: MachineReading) -> bool:
         check = suspend_policy.recheck(is_current=self.pending is pending,
                                        protection_wanted=self._runtime.state.protection_wanted,
                                        eligibility=reading.eligibility)
+        held = self.held_back()
+        if check.proceed and held:
+            check = suspend_policy.Recheck(False, f"Canceled the pending suspend because {held[0]}")
         if not check.proceed:
             pending.release_waiter("Ended")
         if not check.proceed and check.message:
@@ -238,8 +249,8 @@ class SuspendComponent(ComponentBase):
         trigger, mode = pending.trigger, pending.mode
         with anyio.CancelScope(shield=True):
             await runtime.protection.reconcile()
-            if self.pending is not pending or runtime.state.protection_wanted:
-                return  # a start or activity canceled it while protection was released
+            if self.pending is not pending or runtime.state.protection_wanted or self.held_back():
+                return  # a start, activity or pause canceled it while protection was released
             try:
                 result = await runtime.call_platform(runtime.platform.suspend.suspend, mode)
             except Unsupported as error:
