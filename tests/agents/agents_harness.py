@@ -366,8 +366,10 @@ trust_level = "trusted"
         return result
 
     def start_interactive(self, command: list[str]) -> int:
-        """The CLI in a private tmux server (its own socket, this test's environment); the pane's pid."""
-        shell_command = f"cd {shlex.quote(str(self.work))} && exec {shlex.join(command)}"
+        """The CLI in a private tmux server (its own socket, this test's environment); the pane's pid.
+        The TUI runs as a person at a terminal runs it: without ``CI`` (``.ci/run`` exports CI=true, and
+        Gemini CLI then exits at once instead of drawing its interactive UI)."""
+        shell_command = f"cd {shlex.quote(str(self.work))} && unset CI && exec {shlex.join(command)}"
         self.tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", "agent", shell_command)
         pane = int(self.tmux("display-message", "-p", "-t", "agent", "#{pane_pid}").stdout.strip())
         self.agent_pid = pane

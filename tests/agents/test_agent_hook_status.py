@@ -37,7 +37,7 @@ def test_gemini_in_an_untrusted_folder_runs_no_hooks_and_hook_status_says_so(age
     run.start_interactive([str(run.cli), "-m", GEMINI_MODEL, "-i", "run echo hello"])
     # BeforeAgent and BeforeTool come before the confirmation dialog (AGENT_CLIS_MORE.md 1.5): once the dialog
     # or the answer shows, a hook that was going to run has run.
-    shown = run.wait_until(lambda: any(text in run.screen() for text in ("Allow execution", "All done")), timeout=180)
+    shown = run.wait_until(lambda: any(text in run.screen() for text in ("Allow execution", "All done")), timeout=90)
     context = f"{run.screen()}\n{run.describe()}"
     assert shown, context
     assert_no_hook_ran(run, context)
