@@ -9,7 +9,7 @@ import anyio
 from lidguard_runtime_harness import Harness, closed_lid_machine, run_mock, with_runtime
 
 from lidguard.platform.api import PowerSource, Unsupported
-from lidguard.runtime.components.power_policy import POLL_SECONDS
+from lidguard.runtime.components.power_policy import EVENT_GAP_SECONDS, POLL_SECONDS
 
 AC = PowerSource(True, 80, "Charging")
 BATTERY_25 = PowerSource(False, 25, "Discharging")
@@ -30,6 +30,11 @@ class FakeChanges:
         if self.fail is not None:
             raise self.fail
         await self._receive.receive()
+        while True:  # what arrived together wakes once (like the kernel socket's drain)
+            try:
+                self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                break
         if self.fail is not None:
             raise self.fail
 
@@ -76,10 +81,18 @@ def test_a_notification_re_reads_the_power_source_at_once_without_waiting_for_th
         await anyio.sleep(0.01)
         assert len(reads) == 2 and reads[-1] - before < 0.01  # at once, not after POLL_SECONDS
         assert not h.runtime.protection.applied
+        await anyio.sleep(EVENT_GAP_SECONDS)
         h.platform.machine.power_source = AC
         opened[0].notify()
         await anyio.sleep(0.01)
         assert h.runtime.protection.applied and len(reads) == 3
+        await anyio.sleep(EVENT_GAP_SECONDS)
+        for _ in range(10):  # a burst (docking): the first at once, the rest in one more read
+            opened[0].notify()
+            await anyio.sleep(0.01)
+        await anyio.sleep(2 * EVENT_GAP_SECONDS)
+        assert len(reads) == 5
+        reads[3:] = []
         await h.send("remove-session", Provider="Claude", SessionIdentifier="s1")
         await anyio.sleep(0.01)
         assert opened[0].closed  # closed when no session wants protection any more
@@ -144,3 +157,20 @@ def test_a_listener_that_fails_while_waiting_falls_back_to_the_poll_closes_and_l
         assert h.log_names().count("power-source-events-unavailable") == 1
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_the_slow_poll_still_runs_beside_a_quiet_listener():
+    """Not every battery sends a uevent for each percent it loses: a floor crossed without a
+    notification is still seen within one slow poll."""
+    opened: list[FakeChanges] = []
+    harness, reads = _harness(opened)
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(1)
+        h.platform.machine.power_source = BATTERY_25
+        await anyio.sleep(POLL_SECONDS)
+        assert not h.runtime.protection.applied and len(reads) == 2 and not opened[0].closed
+
+    run_mock(lambda: with_runtime(harness, body))
+    assert opened[0].closed  # the runtime's shutdown closes it

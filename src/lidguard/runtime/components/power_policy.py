@@ -15,8 +15,9 @@ The power source is read at once when a session starts wanting protection, then 
 every change notification of the platform (``Platform.power_source_changes``: kernel power_supply
 uevents on Linux) and at the latest every ``POLL_SECONDS`` (a slow poll, also the only source where
 the platform has no notifications or its listener fails; a failure is logged once per runtime and the
-listener is not reopened). The listener is opened only while a session wants protection and closed
-when none does; nothing is read then. The decision is the pure ``decide`` below.
+listener is not reopened; event-driven reads are at least ``EVENT_GAP_SECONDS`` apart). The listener
+is opened only while a session wants protection and closed when none does; nothing is read then.
+The decision is the pure ``decide`` below.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ from . import ComponentBase
 if TYPE_CHECKING:
     from ..app import Runtime
 
-__all__ = ["COMMAND", "POLL_SECONDS", "PowerDecision", "PowerPolicyComponent", "decide"]
+__all__ = ["COMMAND", "EVENT_GAP_SECONDS", "POLL_SECONDS", "PowerDecision", "PowerPolicyComponent", "decide"]
 
 COMMAND = "power-policy"
 POLL_SECONDS = 60.0
+EVENT_GAP_SECONDS = 1.0  # at most one event-driven read a second: a burst of uevents (docking) is one read
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,7 @@ class PowerPolicyComponent(ComponentBase):
             return None
         failure: Exception | None = None
         with anyio.move_on_after(POLL_SECONDS) as poll:
+            await anyio.sleep(EVENT_GAP_SECONDS)  # what arrives meanwhile waits in the listener: one wake
             try:
                 await changes.wait()
             except Exception as error:  # the listener broke: close it and poll from now on
