@@ -14,8 +14,9 @@ Capabilities (one module of the same name per OS folder):
     sound     post-stop sound playback and the volume override (SoundPlayer)
     permission  the OS permission that lets logind/power calls work without a prompt (PermissionManager)
 
-Platform extras (``describe_power_source``, ``native_module_statuses``) are declared here too, so
-the CLI and ``doctor`` never probe a backend with ``getattr`` nor import an OS package.
+Platform extras (``describe_power_source``, ``power_source_changes``, ``native_module_statuses``) are
+declared here too, so the CLI and ``doctor`` never probe a backend with ``getattr`` nor import an OS
+package.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "PowerSource",
     "PowerHandle",
     "PowerRequests",
+    "PowerSourceChanges",
     "ProcessInfo",
     "ProcessWatcher",
     "ProtectionRequest",
@@ -154,6 +156,17 @@ class PowerHandle(Protocol):
 @runtime_checkable
 class PowerRequests(Protocol):
     def apply(self, request: ProtectionRequest) -> PowerHandle: ...
+
+
+class PowerSourceChanges(Protocol):
+    """Notifications that the power source may have changed (an optional capability, see
+    ``Platform.power_source_changes``). ``wait`` returns after a change (several changes that arrived
+    together wake it once) and raises ``OSError`` when the listener broke; it is cancellable.
+    ``close`` is idempotent and never raises."""
+
+    async def wait(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -276,6 +289,18 @@ class Platform(Protocol):
 
     def describe_power_source(self) -> PowerSource:
         """AC/battery now; raises ``Unsupported`` when the OS cannot tell (``OSError`` on a read failure)."""
+        ...
+
+    def power_source_changes(self) -> PowerSourceChanges:
+        """Opens a listener for power-source changes; ``Unsupported`` where the backend offers none,
+        ``OSError`` when the OS refuses it now. The runtime opens it only while protection is wanted and
+        closes it when not; it keeps its slow poll of ``describe_power_source`` beside it and alone on
+        ``Unsupported`` or a failure.
+
+        Linux: kernel ``power_supply`` uevents on a NETLINK_KOBJECT_UEVENT socket
+        (``platform/linux/power_events.py``). macOS (IOPS notifications), Windows (power setting
+        notifications), the fake and the unsupported platform: ``Unsupported`` for now, so they poll.
+        """
         ...
 
     def native_module_statuses(self) -> list[NativeModuleStatus]:

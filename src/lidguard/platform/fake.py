@@ -38,6 +38,7 @@ from .api import (
     LidState,
     NativeModuleStatus,
     PowerSource,
+    PowerSourceChanges,
     ProcessInfo,
     ProtectionRequest,
     SuspendMode,
@@ -232,6 +233,11 @@ class FakePlatform:
         if source is None:
             raise Unsupported("power_source", "the simulated machine has no powerSource")
         return source
+
+    def power_source_changes(self) -> PowerSourceChanges:
+        """No change notifications: the runtime polls ``describe_power_source`` (tests drive a listener
+        by replacing this method)."""
+        raise Unsupported("power_source_changes", "the fake platform sends no power-source notifications")
 
     def native_module_statuses(self) -> list[NativeModuleStatus]:
         return []

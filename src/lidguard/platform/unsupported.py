@@ -12,6 +12,7 @@ from .api import (
     NativeModuleStatus,
     PowerHandle,
     PowerSource,
+    PowerSourceChanges,
     ProcessInfo,
     ProtectionRequest,
     SuspendMode,
@@ -123,6 +124,9 @@ class UnsupportedPlatform:
 
     def describe_power_source(self) -> PowerSource:
         raise Unsupported("power_source", self._reason)
+
+    def power_source_changes(self) -> PowerSourceChanges:
+        raise Unsupported("power_source_changes", self._reason)
 
     def native_module_statuses(self) -> list[NativeModuleStatus]:
         return []

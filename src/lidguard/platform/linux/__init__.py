@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, Unsupported
+from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, PowerSourceChanges, Unsupported
 from .display import LinuxDisplayReader
 from .lid import LinuxLidStateReader
 from .power import LinuxLidPolicy, LinuxPowerRequests
@@ -127,6 +127,12 @@ class LinuxPlatform:
         if source == PowerSource(None):
             raise Unsupported("power_source", "no AC adapter or battery is listed in /sys/class/power_supply")
         return source
+
+    def power_source_changes(self) -> PowerSourceChanges:
+        """Kernel ``power_supply`` uevents (``power_events.py``); ``OSError`` when netlink is refused."""
+        from .power_events import UeventPowerSourceChanges
+
+        return UeventPowerSourceChanges()
 
     def restore_pending_state(self, data_dir: Path) -> list[str]:
         """Nothing beyond the lid policy is changed on this platform, so nothing to restore."""

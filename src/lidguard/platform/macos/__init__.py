@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from ..api import NativeModuleStatus, PowerSource
+    from ..api import NativeModuleStatus, PowerSource, PowerSourceChanges
 
 __all__ = ["MacOSPlatform"]
 
@@ -78,6 +78,12 @@ class MacOSPlatform:
 
         active, reason = binding_status()
         return [NativeModuleStatus("macos", active, reason)]
+
+    def power_source_changes(self) -> PowerSourceChanges:
+        """IOPS notifications are not wired yet: the runtime polls ``describe_power_source``."""
+        from ..api import Unsupported
+
+        raise Unsupported("power_source_changes", "IOPS power-source notifications are not used yet (polled)")
 
     def describe_power_source(self) -> PowerSource:
         import subprocess

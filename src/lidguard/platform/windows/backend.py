@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, Unsupported
+from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, PowerSourceChanges, Unsupported
 from .display import WindowsDisplayReader
 from .lid import WindowsLidStateReader
 from .power import WindowsLidPolicy, WindowsPowerRequests
@@ -99,6 +99,10 @@ class WindowsPlatform:
             except Exception as error:  # doctor must describe even a broken capability
                 descriptions[capability] = f"unavailable: {error}"
         return descriptions
+
+    def power_source_changes(self) -> PowerSourceChanges:
+        """Power setting notifications are not wired yet: the runtime polls ``describe_power_source``."""
+        raise Unsupported("power_source_changes", "power setting notifications are not used yet (polled)")
 
     def describe_power_source(self) -> PowerSource:
         try:

@@ -11,8 +11,12 @@ Unknown power fails safe, as battery at the floor: a source that cannot say whet
 battery that gives no percentage, a failed read. A machine that lists no battery or adapter at all
 (``Unsupported``: a desktop or a VM) runs on mains.
 
-The power source is read at once when a session starts wanting protection, then every
-``POLL_SECONDS`` (a slow poll) while one does; nothing is read while no session wants protection.
+The power source is read at once when a session starts wanting protection, then again at once on
+every change notification of the platform (``Platform.power_source_changes``: kernel power_supply
+uevents on Linux) and at the latest every ``POLL_SECONDS`` (a slow poll, also the only source where
+the platform has no notifications or its listener fails; a failure is logged once per runtime and the
+listener is not reopened; event-driven reads are at least ``EVENT_GAP_SECONDS`` apart). The listener
+is opened only while a session wants protection and closed when none does; nothing is read then.
 The decision is the pure ``decide`` below.
 """
 
@@ -23,17 +27,18 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ...platform.api import PowerSource, Unsupported
+from ...platform.api import PowerSource, PowerSourceChanges, Unsupported
 from ...settings.model import PowerPolicy, Settings
 from . import ComponentBase
 
 if TYPE_CHECKING:
     from ..app import Runtime
 
-__all__ = ["COMMAND", "POLL_SECONDS", "PowerDecision", "PowerPolicyComponent", "decide"]
+__all__ = ["COMMAND", "EVENT_GAP_SECONDS", "POLL_SECONDS", "PowerDecision", "PowerPolicyComponent", "decide"]
 
 COMMAND = "power-policy"
 POLL_SECONDS = 60.0
+EVENT_GAP_SECONDS = 1.0  # at most one event-driven read a second: a burst of uevents (docking) is one read
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,7 @@ class PowerPolicyComponent(ComponentBase):
         self._held: str | None = None
         self._source: PowerSource | Exception | None = None  # the last reading
         self._scope: anyio.CancelScope | None = None
+        self._events_off = False  # Unsupported, or failed once: poll only for the rest of this runtime
 
     def holds_back_protection(self) -> str | None:
         return self._held
@@ -119,8 +125,49 @@ class PowerPolicyComponent(ComponentBase):
                 runtime.exception_log.record("power-source-read-failed", error)
             return error
 
+    def _events_failed(self, error: Exception) -> None:
+        self._events_off = True
+        if not isinstance(error, Unsupported):
+            self._runtime.log("power-source-events-unavailable", COMMAND,
+                              f"Power-source change notifications failed ({error}); the power source is read "
+                              f"every {POLL_SECONDS:.0f} s instead.", succeeded=False)
+
+    def _open_changes(self) -> PowerSourceChanges | None:
+        if self._events_off:
+            return None
+        try:
+            return self._runtime.platform.power_source_changes()
+        except Exception as error:  # Unsupported, OSError (refused) or a backend bug: poll instead
+            if not isinstance(error, (Unsupported, OSError)):
+                self._runtime.exception_log.record("power-source-events-failed", error)
+            self._events_failed(error)
+            return None
+
+    async def _wait_for_change(self, changes: PowerSourceChanges | None) -> PowerSourceChanges | None:
+        """Until a notification or the slow poll; returns the listener to keep (None after a failure)."""
+        if changes is None:
+            await anyio.sleep(POLL_SECONDS)
+            return None
+        failure: Exception | None = None
+        with anyio.move_on_after(POLL_SECONDS) as poll:
+            await anyio.sleep(EVENT_GAP_SECONDS)  # what arrives meanwhile waits in the listener: one wake
+            try:
+                await changes.wait()
+            except Exception as error:  # the listener broke: close it and poll from now on
+                failure = error
+        if failure is None:
+            return changes
+        changes.close()
+        if not isinstance(failure, OSError):
+            self._runtime.exception_log.record("power-source-events-failed", failure)
+        self._events_failed(failure)
+        with anyio.CancelScope(deadline=poll.deadline):
+            await anyio.sleep_forever()  # the rest of this poll interval
+        return None
+
     async def _watch(self, scope: anyio.CancelScope) -> None:
         runtime = self._runtime
+        changes = self._open_changes()
         try:
             while True:
                 source = await self._read()
@@ -131,7 +178,9 @@ class PowerPolicyComponent(ComponentBase):
                         runtime.state_changed()
                 if changed:
                     await runtime.protection.reconcile()
-                await anyio.sleep(POLL_SECONDS)
+                changes = await self._wait_for_change(changes)
         finally:
+            if changes is not None:
+                changes.close()
             if self._scope is scope:
                 self._scope = None
