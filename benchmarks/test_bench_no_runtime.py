@@ -51,19 +51,23 @@ def _timed(command: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - begin
 
 
-def _pairs(first: list[str], second: list[str], env: dict[str, str]) -> tuple[list[float], list[float]]:
+def _pairs(first: list[str], second: list[str], first_env: dict[str, str],
+           second_env: dict[str, str] | None = None) -> tuple[list[float], list[float]]:
+    """``first`` and ``second`` timed pair by pair, alternating which goes first (``second_env``:
+    the second command's environment, when it differs)."""
+    other_env = first_env if second_env is None else second_env
     for _ in range(2):  # warm bytecode caches
-        _timed(first, env)
-        _timed(second, env)
+        _timed(first, first_env)
+        _timed(second, other_env)
     ones: list[float] = []
     twos: list[float] = []
     for index in range(ROUNDS):
         if index % 2:
-            ones.append(_timed(first, env))
-            twos.append(_timed(second, env))
+            ones.append(_timed(first, first_env))
+            twos.append(_timed(second, other_env))
         else:
-            twos.append(_timed(second, env))
-            ones.append(_timed(first, env))
+            twos.append(_timed(second, other_env))
+            ones.append(_timed(first, first_env))
     return ones, twos
 
 
@@ -96,7 +100,7 @@ def test_status_is_no_slower_with_no_runtime_than_with_one(lidguard):
     assert lidguard.wait_until(
         lambda: subprocess.run(start, env=with_env, capture_output=True, timeout=60).returncode == 0, timeout=60)
     assert "is running" in subprocess.run(status, env=with_env, capture_output=True, text=True, timeout=60).stdout
-    without, with_runtime = _pairs_in(status, without_env, with_env)
+    without, with_runtime = _pairs(status, status, without_env, with_env)
     ratio = statistics.median(a / b for a, b in zip(without, with_runtime, strict=True))
     figure = (f"lidguard status: no runtime {statistics.median(without) * 1000:.1f} ms, with a runtime "
               f"{statistics.median(with_runtime) * 1000:.1f} ms: ratio {ratio:.2f} over {ROUNDS} interleaved pairs")
@@ -105,19 +109,3 @@ def test_status_is_no_slower_with_no_runtime_than_with_one(lidguard):
         assert ratio <= STATUS_TARGET, figure
     assert statistics.median(a - b for a, b in zip(without, with_runtime, strict=True)) < WAIT_MARGIN_SECONDS, figure
 
-
-def _pairs_in(command: list[str], first_env: dict[str, str], second_env: dict[str, str]
-              ) -> tuple[list[float], list[float]]:
-    for _ in range(2):  # warm bytecode caches
-        _timed(command, first_env)
-        _timed(command, second_env)
-    ones: list[float] = []
-    twos: list[float] = []
-    for index in range(ROUNDS):
-        if index % 2:
-            ones.append(_timed(command, first_env))
-            twos.append(_timed(command, second_env))
-        else:
-            twos.append(_timed(command, second_env))
-            ones.append(_timed(command, first_env))
-    return ones, twos
