@@ -11,7 +11,7 @@
 
 /* lidguard's own constant, not from any header: bumped whenever a declaration below changes so the
  * binding refuses a stale generated module (read with ffi.integer_const, no dlopen needed). */
-enum { LIDGUARD_MACOS_ABI_VERSION = 1 };
+enum { LIDGUARD_MACOS_ABI_VERSION = 2 };
 
 /* CoreFoundation/CFBase.h */
 typedef const void *CFTypeRef;
@@ -104,6 +104,36 @@ struct proc_bsdinfo {
 };
 int proc_pidinfo(int pid, int flavor, uint64_t arg, void *buffer, int buffersize);
 int proc_pidpath(int pid, void *buffer, uint32_t buffersize);
+
+/* sys/proc_info.h: PROC_PIDTASKINFO = 4 (PROC_PIDTASKINFO_SIZE 96); the CPU times are in Mach absolute
+   time units (nanoseconds = units * numer / denom of mach_timebase_info). libproc.h:
+   proc_listchildpids returns how many child pids it wrote (-1 on error). */
+struct proc_taskinfo {
+    uint64_t pti_virtual_size;
+    uint64_t pti_resident_size;
+    uint64_t pti_total_user;
+    uint64_t pti_total_system;
+    uint64_t pti_threads_user;
+    uint64_t pti_threads_system;
+    int32_t pti_policy;
+    int32_t pti_faults;
+    int32_t pti_pageins;
+    int32_t pti_cow_faults;
+    int32_t pti_messages_sent;
+    int32_t pti_messages_received;
+    int32_t pti_syscalls_mach;
+    int32_t pti_syscalls_unix;
+    int32_t pti_csw;
+    int32_t pti_threadnum;
+    int32_t pti_numrunning;
+    int32_t pti_priority;
+};
+int proc_listchildpids(int ppid, void *buffer, int buffersize);
+typedef struct {
+    uint32_t numer;
+    uint32_t denom;
+} mach_timebase_info_data_t;
+int mach_timebase_info(mach_timebase_info_data_t *info);
 
 /* sys/sysctl.h: sysctl(3) with {CTL_KERN = 1, KERN_PROCARGS2 = 49, pid} reads argc + exec path + argv. */
 int sysctl(int *name, unsigned int namelen, void *oldp, size_t *oldlenp, void *newp, size_t newlen);

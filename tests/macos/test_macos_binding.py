@@ -28,6 +28,7 @@ def ffi() -> cffi.FFI:
 
 def test_the_cdef_parses_and_the_struct_matches_the_sdk_size(ffi):
     assert ffi.sizeof("struct proc_bsdinfo") == 136  # sys/proc_info.h, PROC_PIDTBSDINFO_SIZE
+    assert ffi.sizeof("struct proc_taskinfo") == 96  # sys/proc_info.h, PROC_PIDTASKINFO_SIZE
     assert ffi.sizeof("CFDictionaryKeyCallBacks") == 6 * ffi.sizeof("void *")
 
 
@@ -70,6 +71,7 @@ class FakeFrameworks:
         self.sensors = [self._handle(("service", name, value)) for name, value in sensors]
         self.processes = processes
         self.matching = None
+        self.listed: list[int] = []
 
     def _handle(self, value, *, owned=False):
         handle = len(self.objects) + 1
@@ -131,8 +133,28 @@ class FakeFrameworks:
         return self._value(event)[1]
 
     # libproc / sysctl
+    timebase = (1, 1)  # Intel; Apple silicon reports 125/3
+
+    def mach_timebase_info(self, info):
+        info.numer, info.denom = self.timebase
+        return 0
+
+    def proc_listchildpids(self, ppid, buffer, size):
+        children = [pid for pid, process in self.processes.items() if process["ppid"] == ppid and pid != ppid]
+        self.listed.append(ppid)
+        written = children[:size // self.ffi.sizeof("int")]
+        for index, pid in enumerate(written):
+            self.ffi.cast("int *", buffer)[index] = pid
+        return len(written)
+
     def proc_pidinfo(self, pid, flavor, argument, buffer, size):
-        if flavor != 3 or pid not in self.processes:
+        if pid not in self.processes or self.processes[pid].get("gone_before") == flavor:
+            return 0
+        if flavor == 4:
+            task = self.ffi.cast("struct proc_taskinfo *", buffer)
+            task.pti_total_user, task.pti_total_system = self.processes[pid].get("cpu_units", (0, 0))
+            return size
+        if flavor != 3:
             return 0
         info = self.ffi.cast("struct proc_bsdinfo *", buffer)
         process = self.processes[pid]
@@ -199,3 +221,51 @@ def test_thermal_prefers_the_hid_snapshot_when_the_binding_is_active(monkeypatch
     monkeypatch.setattr(_binding, "active_binding", lambda: FakeBinding(ffi, fake, fake, fake))
     assert MacThermalReader().read_temperatures_celsius() == [71.0]
     assert standins.calls() == []  # no powermetrics when the sensors answered
+
+
+def _tool_tree():
+    """An agent (3000) running a build (3100 -> compiler 3110) and a test (3200); 3300 exits mid-walk."""
+    def process(ppid, name, cpu_units=(0, 0), **extra):
+        return {"ppid": ppid, "name": name, "path": f"/usr/bin/{name}", "argv": [name], "cpu_units": cpu_units,
+                **extra}
+
+    return {
+        1: process(0, "launchd"),
+        3000: process(1, "node", (9_000_000_000, 1_000_000_000)),  # the agent itself: never counted
+        3100: process(3000, "make", (1_000_000_000, 500_000_000)),
+        3110: process(3100, "clang", (2_000_000_000, 250_000_000)),
+        3200: process(3000, "pytest", (250_000_000, 0)),
+        3300: process(3000, "sh", (7_000_000_000, 0), gone_before=4),
+        4000: process(1, "unrelated", (5_000_000_000, 0)),
+    }
+
+
+def test_libproc_descendant_cpu_sums_the_tools_processes_not_the_agent(ffi):
+    fake = FakeFrameworks(ffi, [], _tool_tree())
+    binding = FakeBinding(ffi, fake, fake, fake)
+    assert binding.descendant_cpu_seconds(3000) == pytest.approx(1.5 + 2.25 + 0.25)
+    assert binding.descendant_cpu_seconds(3110) == 0.0  # no children
+    assert binding.descendant_cpu_seconds(999) is None  # gone
+    fake.timebase = (125, 3)  # Apple silicon: 24 MHz ticks
+    assert binding.descendant_cpu_seconds(3000) == pytest.approx((1.5 + 2.25 + 0.25) * 125 / 3)
+
+
+def test_libproc_descendant_cpu_is_bounded_and_survives_a_cycle(ffi):
+    processes = _tool_tree()
+    processes[3110]["ppid"] = 3110  # a process listed as its own parent is never walked twice
+    processes.update({5000 + index: {"ppid": 3200, "name": "w", "path": "/w", "argv": ["w"], "cpu_units": (1, 0)}
+                      for index in range(300)})
+    fake = FakeFrameworks(ffi, [], processes)
+    binding = FakeBinding(ffi, fake, fake, fake)
+    assert binding.descendant_cpu_seconds(3000) == pytest.approx(1.5 + 0.25 + 300e-9)
+    # Each process's children listed once, but 3200's twice: 300 children fill the first 256-pid buffer.
+    assert fake.listed.count(3200) == 2 and all(fake.listed.count(pid) == 1 for pid in fake.listed if pid != 3200)
+
+
+def test_the_runtime_reads_descendant_cpu_through_libproc_when_the_binding_is_active(monkeypatch, ffi):
+    from lidguard.platform.macos.process import MacProcessWatcher
+
+    fake = FakeFrameworks(ffi, [], _tool_tree())
+    monkeypatch.setattr(_binding, "binding_status", lambda: (True, "fake"))
+    monkeypatch.setattr(_binding, "active_binding", lambda: FakeBinding(ffi, fake, fake, fake))
+    assert MacProcessWatcher().descendant_cpu_seconds(3000) == pytest.approx(4.0)

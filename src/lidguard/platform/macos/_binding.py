@@ -34,7 +34,7 @@ __all__ = [
     "binding_status",
 ]
 
-EXPECTED_ABI_VERSION = 1  # LIDGUARD_MACOS_ABI_VERSION in native/macos_cdef.h
+EXPECTED_ABI_VERSION = 2  # LIDGUARD_MACOS_ABI_VERSION in native/macos_cdef.h
 COREFOUNDATION_PATH = "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation"
 IOKIT_PATH = "/System/Library/Frameworks/IOKit.framework/IOKit"
 SYSTEM_LIBRARY_PATH = "/usr/lib/libSystem.B.dylib"
@@ -46,6 +46,8 @@ HID_USAGE_TEMPERATURE_SENSOR = 5
 HID_EVENT_TYPE_TEMPERATURE = 15
 HID_TEMPERATURE_FIELD = HID_EVENT_TYPE_TEMPERATURE << 16
 PROC_PIDTBSDINFO = 3
+PROC_PIDTASKINFO = 4
+MAX_DESCENDANTS = 4096  # a bound on the running-tool walk (a fork bomb is not the agent's tool)
 PROC_PIDPATHINFO_MAXSIZE = 4096
 SZOMB = 5  # sys/proc.h: pbi_status of a zombie
 CTL_KERN, KERN_PROCARGS2 = 1, 49
@@ -180,6 +182,45 @@ class MacBinding:
     def is_zombie(self, pid: int) -> bool:
         info = self._bsd_info(pid)
         return info is not None and int(info.pbi_status) == SZOMB
+
+    # -- libproc CPU time of a process's descendants (running tools) ------------------------------
+    def _child_pids(self, pid: int) -> list[int]:
+        capacity = 256
+        while True:
+            buffer = self.ffi.new("int[]", capacity)
+            count = self.system.proc_listchildpids(pid, buffer, capacity * self.ffi.sizeof("int"))
+            if count < 0:
+                return []
+            if count < capacity or capacity >= MAX_DESCENDANTS:
+                return [int(buffer[index]) for index in range(min(count, capacity)) if int(buffer[index]) > 0]
+            capacity *= 2  # full: there may be more
+
+    def _nanoseconds_per_unit(self) -> float:
+        info = self.ffi.new("mach_timebase_info_data_t *")
+        if self.system.mach_timebase_info(info) != 0 or info.numer == 0 or info.denom == 0:
+            return 1.0  # Intel Macs: the units are nanoseconds
+        return int(info.numer) / int(info.denom)
+
+    def descendant_cpu_seconds(self, pid: int) -> float | None:
+        """User + system CPU seconds of every descendant of ``pid`` (not ``pid`` itself), through
+        ``proc_listchildpids`` and ``proc_pidinfo(PROC_PIDTASKINFO)``; None when ``pid`` is gone. A
+        process that exits during the walk adds nothing."""
+        if self._bsd_info(pid) is None:
+            return None
+        task = self.ffi.new("struct proc_taskinfo *")
+        size = self.ffi.sizeof("struct proc_taskinfo")
+        units = 0
+        seen = {pid}
+        pending = self._child_pids(pid)
+        while pending and len(seen) <= MAX_DESCENDANTS:
+            child = pending.pop()
+            if child in seen:
+                continue
+            seen.add(child)
+            if self.system.proc_pidinfo(child, PROC_PIDTASKINFO, 0, task, size) == size:
+                units += int(task.pti_total_user) + int(task.pti_total_system)
+            pending.extend(self._child_pids(child))
+        return units * self._nanoseconds_per_unit() / 1e9
 
 
 @functools.cache

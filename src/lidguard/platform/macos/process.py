@@ -56,6 +56,9 @@ class MacProcessWatcher:
         return True
 
     def descendant_cpu_seconds(self, pid: int) -> float | None:
+        """Natively through libproc when the cffi binding is active, else one ``ps`` table."""
+        if _binding.binding_status()[0]:
+            return _binding.active_binding().descendant_cpu_seconds(pid)
         from ..ancestry import macos as ancestry
 
         return ancestry.descendant_cpu_seconds(pid)
