@@ -96,7 +96,11 @@ class LidguardProcesses:
         return [json.loads(line) for line in self.actions_file.read_text().splitlines() if line.strip()]
 
     def runtime_pids(self) -> list[int]:
-        result = subprocess.run(["pgrep", "-f", "lidguard run-server"], capture_output=True, text=True)
+        return self.pids_of_this_home("lidguard run-server")
+
+    def pids_of_this_home(self, pattern: str) -> list[int]:
+        """Processes whose command line matches ``pattern`` (pgrep -f) started with this test's HOME."""
+        result = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
         pids = []
         for pid in result.stdout.split():
             try:

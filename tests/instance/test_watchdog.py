@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,17 +39,9 @@ def _events(lidguard: Any, name: str) -> list[dict[str, Any]]:
     return [entry for entry in _log(lidguard) if entry["EventName"] == name]
 
 
-def _watchdog_pids(home: Path) -> list[int]:
-    result = subprocess.run(["pgrep", "-f", "lidguard.runtime.watchdog"], capture_output=True, text=True)
-    pids = []
-    for pid in result.stdout.split():
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes()
-        except OSError:
-            continue
-        if f"\0HOME={home}\0".encode() in b"\0" + environ:
-            pids.append(int(pid))
-    return pids
+
+
+WATCHDOG = "lidguard.runtime.watchdog"  # pgrep -f pattern of the watchdog process
 
 
 def _sleeper() -> subprocess.Popen[bytes]:
@@ -68,7 +59,7 @@ def test_a_frozen_runtime_is_ended_and_the_lid_policy_restored_exactly_once(watc
         assert backup.exists()
         assert lidguard.wait_until(lambda: bool(_events(lidguard, "watchdog-started")) and heartbeat.exists(), 30)
         [runtime] = lidguard.runtime_pids()
-        [watchdog] = _watchdog_pids(lidguard.home)
+        [watchdog] = lidguard.pids_of_this_home(WATCHDOG)
         first = heartbeat.stat().st_mtime
         assert lidguard.wait_until(lambda: heartbeat.stat().st_mtime != first, 10), "the heartbeat moves"
 
@@ -80,7 +71,7 @@ def test_a_frozen_runtime_is_ended_and_the_lid_policy_restored_exactly_once(watc
         print(f"frozen runtime ended and lid policy restored {took:.1f} s after SIGSTOP (stale age {STALE} s)")
         assert took < 180
         assert lidguard.wait_until(lambda: not lidguard.runtime_pids(), 20)
-        assert lidguard.wait_until(lambda: watchdog not in _watchdog_pids(lidguard.home), 20)
+        assert lidguard.wait_until(lambda: watchdog not in lidguard.pids_of_this_home(WATCHDOG), 20)
         assert not backup.exists() and not heartbeat.exists()
         restored = [a for a in lidguard.actions() if a["action"] == "lid-policy-restored"]
         assert [a["pid"] for a in restored] == [watchdog], "restored once, by the watchdog"
@@ -113,11 +104,11 @@ def test_a_clean_exit_takes_the_watchdog_and_the_heartbeat_with_it(watched: Any)
     lidguard = watched
     lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
     heartbeat = lidguard.data_dir / HEARTBEAT_FILE_NAME
-    assert lidguard.wait_until(lambda: bool(_watchdog_pids(lidguard.home)) and heartbeat.exists(), 30)
-    [watchdog] = _watchdog_pids(lidguard.home)
+    assert lidguard.wait_until(lambda: bool(lidguard.pids_of_this_home(WATCHDOG)) and heartbeat.exists(), 30)
+    [watchdog] = lidguard.pids_of_this_home(WATCHDOG)
     lidguard.run("stop-runtime", "--force", check=True)
     assert lidguard.wait_until(lambda: not lidguard.runtime_pids(), 30)
-    assert lidguard.wait_until(lambda: watchdog not in _watchdog_pids(lidguard.home), 20)
+    assert lidguard.wait_until(lambda: watchdog not in lidguard.pids_of_this_home(WATCHDOG), 20)
     assert not heartbeat.exists()
     assert not _events(lidguard, "watchdog-runtime-stale")
     assert [a["action"] for a in lidguard.actions()].count("lid-policy-restored") == 1  # by the runtime itself
@@ -131,5 +122,5 @@ def test_an_idle_runtime_launches_no_watchdog_and_a_switch_turns_it_off(watched:
     assert lidguard.wait_until(heartbeat.exists, 30), "the heartbeat beats without a watchdog too"
     lidguard.run("stop", "--provider", "claude", "--session", "s1", check=True)
     assert lidguard.wait_until(lambda: not heartbeat.exists(), 30), "owning nothing: no heartbeat"
-    assert not _watchdog_pids(lidguard.home)
+    assert not lidguard.pids_of_this_home(WATCHDOG)
     assert not _events(lidguard, "watchdog-started")

@@ -200,13 +200,7 @@ def test_linux_permission_help_lists_its_subcommands(lidguard, args):
 
 
 def capability_texts(report):
-    """doctor --json capabilities ({"name", "available", "state", "reason"}) as the human lines' texts."""
-    texts = {}
-    for item in report["capabilities"]:
-        if item["state"] == "available":
-            texts[item["name"]] = f"available ({item['reason']})" if item["reason"] else "available"
-        elif item["state"] == "info":
-            texts[item["name"]] = item["reason"]
-        else:
-            texts[item["name"]] = f"{item['state']}: {item['reason']}"
-    return texts
+    """doctor --json capabilities as the human lines' texts (the one formatter doctor uses)."""
+    from lidguard.cli.doctor import capability_text
+
+    return {item["name"]: capability_text(item) for item in report["capabilities"]}

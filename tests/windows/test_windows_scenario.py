@@ -204,16 +204,10 @@ def _environment() -> dict[str, str]:
 
 
 def capability_texts(report):
-    """doctor --json capabilities ({"name", "available", "state", "reason"}) as the human lines' texts."""
-    texts = {}
-    for item in report["capabilities"]:
-        if item["state"] == "available":
-            texts[item["name"]] = f"available ({item['reason']})" if item["reason"] else "available"
-        elif item["state"] == "info":
-            texts[item["name"]] = item["reason"]
-        else:
-            texts[item["name"]] = f"{item['state']}: {item['reason']}"
-    return texts
+    """doctor --json capabilities as the human lines' texts (the one formatter doctor uses)."""
+    from lidguard.cli.doctor import capability_text
+
+    return {item["name"]: capability_text(item) for item in report["capabilities"]}
 
 
 def test_a_running_tool_that_uses_cpu_keeps_the_session_then_idle_it_is_abandoned_and_suspends():

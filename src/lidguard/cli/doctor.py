@@ -18,7 +18,7 @@ from ..settings import load_settings_report
 from .context import CliContext
 from .file_health import file_problems
 
-__all__ = ["capability_objects", "collect_doctor_report", "doctor_exit_code", "format_doctor_report"]
+__all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "format_doctor_report"]
 
 # Protection holds the machine awake: without this capability lidguard protects nothing here.
 _PROTECTION = "power"
@@ -112,6 +112,15 @@ def _verdict(capabilities: list[dict[str, Any]], hooks: list[dict[str, Any]], se
     return {"ready": can_protect and not missing, "canProtect": can_protect, "missing": missing, "text": text}
 
 
+def capability_text(item: dict[str, Any]) -> str:
+    """One ``{"name", "available", "state", "reason"}`` capability as doctor's human line shows it."""
+    if item["state"] == "available":
+        return f"available ({item['reason']})" if item["reason"] else "available"
+    if item["state"] == "info":
+        return str(item["reason"])
+    return f"{item['state']}: {item['reason']}"
+
+
 def doctor_exit_code(report: dict[str, Any]) -> int:
     return 0 if report["verdict"]["canProtect"] else 1
 
@@ -189,14 +198,7 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
         state = "active" if module["active"] else "pure-Python fallback"
         lines.append(f"  {module['name']}: {state} ({module['reason']})")
     lines.append("Capabilities:")
-    for item in report["capabilities"]:
-        if item["state"] == "available":
-            text = f"available ({item['reason']})" if item["reason"] else "available"
-        elif item["state"] == "info":
-            text = item["reason"]
-        else:
-            text = f"{item['state']}: {item['reason']}"
-        lines.append(f"  {item['name']}: {text}")
+    lines += [f"  {item['name']}: {capability_text(item)}" for item in report["capabilities"]]
     lines.append(f"Power source: {report['powerSourceText']}")
     lines += _settings_lines(report["settings"])
     lines.append("Agent hooks:" if report["hooks"] else "Agent hooks: no agent CLI configuration folder found")
