@@ -312,19 +312,27 @@ def test_the_watcher_notices_a_task_complete_and_a_new_rollout(codex_home: Path,
     found = next(c for c in harness.runtime.components if isinstance(c, CodexRolloutComponent))
     found.rescan_seconds = 600.0  # only the watcher can see the changes within the bound
 
-    async def until(predicate: Any) -> None:
+    async def until(predicate: Any, nudge: Path | None = None) -> None:
+        """Until ``predicate``; ``nudge``: a file to append a marker-less line to every second, so a
+        change made before the watcher's inotify watch was in place (a loaded machine) is seen anyway
+        - by the watcher, never by the 600 s rescan."""
         with anyio.fail_after(15):
+            waited = 0
             while not predicate():
                 await anyio.sleep(0.05)
+                waited += 1
+                if nudge is not None and waited % 20 == 0:
+                    with open(nudge, "a") as handle:
+                        handle.write("\n")
 
     async def body(h: Harness) -> None:
         await until(lambda: KEY in h.runtime.state.sessions)
-        await anyio.sleep(0.5)  # the watcher is running
+        await until(lambda: found.watcher.watches_started >= 1)
         with open(path, "a") as handle:
             handle.write(complete())
-        await until(lambda: KEY not in h.runtime.state.sessions)
-        rollout(codex_home, started(), session=other)  # a new file in the watched folder
-        await until(lambda: other_key in h.runtime.state.sessions)
+        await until(lambda: KEY not in h.runtime.state.sessions, nudge=path)
+        new_path = rollout(codex_home, started(), session=other)  # a new file in the watched folder
+        await until(lambda: other_key in h.runtime.state.sessions, nudge=new_path)
         assert found.scans >= 3 and found.watcher.watches_started == 1
 
     anyio.run(lambda: with_runtime(harness, body), backend=backend)

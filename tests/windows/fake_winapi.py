@@ -262,7 +262,8 @@ class FakeWindowsApi:
     def open_named_pipe(self, name: str, timeout_ms: int) -> int:
         self._call("CreateFileW", name)
         try:
-            server = self.pipe_listeners.get(name, queue.Queue()).get(timeout=timeout_ms / 1000)
+            # setdefault: a client that comes before the first instance waits for it (WaitNamedPipe).
+            server = self.pipe_listeners.setdefault(name, queue.Queue()).get(timeout=timeout_ms / 1000)
         except queue.Empty:
             raise WindowsApiError("CreateFileW", ERROR_FILE_NOT_FOUND) from None
         client = self._new_handle()
