@@ -259,3 +259,72 @@ def test_a_refused_macos_registration_falls_back_to_the_poll_and_logs_once():
         run_mock(lambda: with_runtime(harness, body))
     finally:
         notify.close()
+
+
+def _windows_api():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "windows"))
+    from fake_winapi import FakeWindowsApi
+
+    return FakeWindowsApi()
+
+
+def _broadcast_from_a_system_thread(api, setting: str, value: int) -> None:
+    import threading
+
+    thread = threading.Thread(target=api.broadcast_setting, args=(setting, value))
+    thread.start()
+    thread.join(10)
+
+
+def test_windows_power_setting_notifications_drive_the_power_policy():
+    from lidguard.platform.windows.power_events import PowerSettingChanges
+    from lidguard.platform.windows.winapi import GUID_ACDC_POWER_SOURCE, GUID_BATTERY_PERCENTAGE_REMAINING
+
+    api = _windows_api()
+    harness, reads = _harness([])
+    harness.platform.power_source_changes = lambda: PowerSettingChanges(api)  # type: ignore[attr-defined]
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(1)
+        assert h.runtime.protection.applied and len(reads) == 1 and len(api.notification_callbacks) == 2
+        h.platform.machine.power_source = BATTERY_25
+        _broadcast_from_a_system_thread(api, GUID_BATTERY_PERCENTAGE_REMAINING, 25)
+        await anyio.sleep(0.01)
+        assert len(reads) == 2 and not h.runtime.protection.applied
+        await anyio.sleep(EVENT_GAP_SECONDS)
+        h.platform.machine.power_source = AC
+        _broadcast_from_a_system_thread(api, GUID_ACDC_POWER_SOURCE, 0)
+        await anyio.sleep(0.01)
+        assert len(reads) == 3 and h.runtime.protection.applied
+        await h.send("remove-session", Provider="Claude", SessionIdentifier="s1")
+        await anyio.sleep(0.01)
+        assert api.notification_callbacks == {}  # unregistered when no session wants protection
+        assert not any(name.startswith("power-source-events") for name in h.log_names())
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_refused_windows_registration_falls_back_to_the_poll_and_logs_once():
+    from lidguard.platform.windows.power_events import PowerSettingChanges
+    from lidguard.platform.windows.winapi import ERROR_ACCESS_DENIED
+
+    api = _windows_api()
+    api.fail("PowerSettingRegisterNotification", ERROR_ACCESS_DENIED, times=5)
+    harness, reads = _harness([])
+    harness.platform.power_source_changes = lambda: PowerSettingChanges(api)  # type: ignore[attr-defined]
+
+    async def body(h: Harness) -> None:
+        for _ in range(2):
+            await h.start()
+            await anyio.sleep(3 * POLL_SECONDS + 0.1)
+            assert len(reads) == 4
+            await h.send("remove-session", Provider="Claude", SessionIdentifier="s1")
+            reads.clear()
+        assert h.log_names().count("power-source-events-unavailable") == 1
+        assert api.names().count("PowerSettingRegisterNotification") == 1
+
+    run_mock(lambda: with_runtime(harness, body))

@@ -19,6 +19,7 @@ from lidguard.platform.windows.winapi import (
     ERROR_FILE_NOT_FOUND,
     ERROR_INVALID_HANDLE,
     ERROR_INVALID_PARAMETER,
+    GUID_LIDSWITCH_STATE_CHANGE,
     LIDACTION_SETTING,
     LIDACTION_SUBGROUP,
     WAIT_OBJECT_0,
@@ -45,6 +46,7 @@ class FakeWindowsApi:
         self.lid_values: dict[tuple[str, bool], int] = {(BALANCED, True): 1, (BALANCED, False): 1}
         # lid notifications
         self.notification_callbacks: dict[int, Callable[[int], None]] = {}
+        self.notification_settings: dict[int, str] = {}
         # machine
         self.monitors = 1
         self.display_paths: list[tuple[int, bool]] = [(11, True)]
@@ -138,16 +140,28 @@ class FakeWindowsApi:
     def power_setting_register_notification(self, setting: str, callback: Callable[[int], None]) -> int:
         self._call("PowerSettingRegisterNotification", setting)
         registration = self._new_handle()
-        self.notification_callbacks[registration] = callback
+        with self._lock:
+            self.notification_callbacks[registration] = callback
+            self.notification_settings[registration] = setting
         return registration
 
     def power_setting_unregister_notification(self, registration: int) -> None:
         self._call("PowerSettingUnregisterNotification", registration)
-        self.notification_callbacks.pop(registration)
+        with self._lock:
+            self.notification_callbacks.pop(registration)
+            self.notification_settings.pop(registration)
 
     def broadcast_lid(self, value: int) -> None:
-        """What Windows does on a lid change: call every registered callback with the DWORD."""
-        for callback in list(self.notification_callbacks.values()):
+        """What Windows does on a lid change: call every lid callback with the DWORD."""
+        self.broadcast_setting(GUID_LIDSWITCH_STATE_CHANGE, value)
+
+    def broadcast_setting(self, setting: str, value: int) -> None:
+        """PBT_POWERSETTINGCHANGE for ``setting``: every callback registered for it, with the DWORD
+        (call it from another thread to be Windows: callbacks run on a system thread)."""
+        with self._lock:
+            callbacks = [callback for registration, callback in self.notification_callbacks.items()
+                         if self.notification_settings[registration] == setting]
+        for callback in callbacks:
             callback(value)
 
     # -- suspend and power status -------------------------------------------------------------------
