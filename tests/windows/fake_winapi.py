@@ -63,6 +63,8 @@ class FakeWindowsApi:
         self.on_process_times: Callable[[int], None] | None = None
         self.process_sids: dict[int, str] = {}
         self.wait_handles: dict[int, int] = {}
+        self.terminated: list[int] = []
+        self.on_terminate: Callable[[int], None] | None = None
         self.volume = (0.4, True)
         self.sounds: list[tuple[str, bool]] = []
         # pipes: name -> queue of server-side handles waiting for a client
@@ -218,6 +220,30 @@ class FakeWindowsApi:
         if pid not in self.times:
             raise WindowsApiError("OpenProcess", ERROR_INVALID_PARAMETER)
         return self.times[pid]
+
+    def open_process_for_watchdog(self, pid: int) -> int:
+        self._call("OpenProcess", pid, "watchdog")
+        if pid not in self.alive:
+            raise WindowsApiError("OpenProcess", ERROR_INVALID_PARAMETER)
+        handle = self._new_handle()
+        self.wait_handles[handle] = pid
+        return handle
+
+    def process_creation_time(self, handle: int) -> int:
+        self._call("GetProcessTimes", handle)
+        if handle not in self.wait_handles:
+            raise WindowsApiError("GetProcessTimes", ERROR_INVALID_HANDLE)
+        return self.times[self.wait_handles[handle]][0]
+
+    def terminate_process(self, handle: int, exit_code: int) -> None:
+        self._call("TerminateProcess", handle, exit_code)
+        pid = self.wait_handles[handle]
+        if pid not in self.alive:
+            raise WindowsApiError("TerminateProcess", ERROR_ACCESS_DENIED)  # what an exited process gives
+        self.alive.discard(pid)
+        self.terminated.append(pid)
+        if self.on_terminate is not None:
+            self.on_terminate(pid)  # lets a test end the real process standing in for it
 
     def wait_for_single_object(self, handle: int, timeout_ms: int) -> int:
         self._call("WaitForSingleObject", handle, timeout_ms)
