@@ -28,7 +28,7 @@ HOLD_LOCK = """
 import sys, time
 from pathlib import Path
 from lidguard.platform.locking import InstanceLock
-lock = InstanceLock(Path(sys.argv[1]), record_pid=True)
+lock = InstanceLock(Path(sys.argv[1]), record_pid=sys.argv[2] == "record")
 assert lock.try_acquire()
 lock.mark_ready()
 print("locked", flush=True)
@@ -43,10 +43,11 @@ def _api(runtime_pid: int, *, created: int = RUNTIME_CREATED) -> FakeWindowsApi:
     return api
 
 
-@pytest.fixture
-def runtime(tmp_path):
-    """A real process holding ``<tmp>/runtime.lock`` with "<pid> ready", as a runtime does."""
-    process = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "runtime.lock")],
+@pytest.fixture(params=["record", "unreadable"])
+def runtime(tmp_path, request):
+    """A real process holding ``<tmp>/runtime.lock`` with "<pid> ready", as a runtime does; or with a
+    record others cannot read, as on Windows (the holder's byte-range lock is mandatory there)."""
+    process = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "runtime.lock"), request.param],
                                stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None and process.stdout.readline().strip() == "locked"
     yield process
@@ -135,3 +136,23 @@ def test_the_posix_link_needs_its_pipe():
                              "--runtime-pid", "1", "--stale-seconds", "1", "--poll-seconds", "1"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "--pipe-fd" in result.stderr
+
+
+def test_on_posix_a_lock_whose_record_cannot_be_read_is_never_acted_on(tmp_path):
+    """Without a handle on the process the pid in the lock is the only guard against a reused pid."""
+    process = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "runtime.lock"), "unreadable"],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "locked"
+        _stale_heartbeat(tmp_path)
+        read_end, write_end = os.pipe()
+        try:
+            link = runtime_link.PipeRuntimeLink(process.pid, read_end)
+            assert watch(_config(tmp_path, process.pid), link) == "runtime replaced"
+        finally:
+            os.close(read_end)
+            os.close(write_end)
+        assert process.poll() is None and _events(tmp_path) == []
+    finally:
+        process.kill()
+        process.wait()

@@ -28,10 +28,12 @@ _CREATE_NEW_PROCESS_GROUP = 0x00000200
 
 class RuntimeLink(Protocol):
     """The watchdog's view of its runtime. ``polite_end`` names the polite request (None: none on this
-    OS), ``force_end`` the forced one, for the log."""
+    OS), ``force_end`` the forced one, for the log; ``pinned``: the link holds the runtime's process
+    itself (a handle), so a reused pid can never be hit through it."""
 
     polite_end: str | None
     force_end: str
+    pinned: bool
 
     def gone(self, timeout: float) -> bool: ...
     def request_end(self) -> bool: ...  # False: the runtime is already gone
@@ -44,6 +46,7 @@ class PipeRuntimeLink:
 
     polite_end: str | None = "SIGTERM"
     force_end = "SIGKILL"
+    pinned = False  # signals go to a pid: only the one the lock names
 
     def __init__(self, runtime_pid: int, pipe_fd: int) -> None:
         self._pid = runtime_pid

@@ -89,12 +89,16 @@ def _log(config: WatchdogConfig, event_name: str, message: str, *, succeeded: bo
             sys.stderr.write(f"lidguard watchdog: {message}\n")
 
 
-def _still_the_runtime(config: WatchdogConfig) -> bool:
-    """The lock is held and names our runtime's pid (never a recycled pid)."""
+def _still_the_runtime(config: WatchdogConfig, link: RuntimeLink) -> bool:
+    """The lock is held and names our runtime's pid (never a recycled pid). A record others cannot
+    read (Windows: the holder's byte-range lock is mandatory) is enough only when the link holds the
+    runtime's process itself (``pinned``: a handle, so no other process can be hit)."""
     from ..platform.locking import held_by_another_process, lock_holder_record
 
+    if not held_by_another_process(config.lock_file):
+        return False
     words = lock_holder_record(config.lock_file).split()
-    return bool(words) and words[0] == str(config.runtime_pid) and held_by_another_process(config.lock_file)
+    return words[0] == str(config.runtime_pid) if words else link.pinned
 
 
 def _end_runtime(link: RuntimeLink) -> str:
@@ -163,7 +167,7 @@ def _watch(config: WatchdogConfig, link: RuntimeLink) -> str:
             continue
         if now - changed_at < config.stale_seconds or wall_age < config.stale_seconds:
             continue
-        if not _still_the_runtime(config):
+        if not _still_the_runtime(config, link):
             return "runtime replaced"
         _log(config, "watchdog-runtime-stale",
              f"The runtime (pid {config.runtime_pid}) has not refreshed its heartbeat for "

@@ -6,7 +6,9 @@ soon as it starts. A handle names one process for good, so a pid Windows reuses 
 waited on or terminated through it. The only window is before the open: a runtime that died between
 launching the watchdog and this open may have its pid reused by a newer process; that one was
 created after the watchdog (the runtime launched the watchdog while alive), so a process created
-later than this one is not the runtime and is never touched.
+later than this one is not the runtime and is never touched. Since the handle pins the process, the
+watchdog accepts a runtime lock that is held but whose ``<pid> ready`` record it cannot read (the
+holder's ``msvcrt.locking`` byte-range lock is mandatory on Windows).
 
 ``gone`` waits on the handle (``WaitForSingleObject``); there is no polite end for a process without
 a console, so the runtime is ended with ``TerminateProcess`` (the equivalent of SIGKILL). Every call
@@ -28,6 +30,7 @@ TERMINATED_EXIT_CODE = 1
 class ProcessRuntimeLink:
     polite_end: str | None = None
     force_end = "TerminateProcess"
+    pinned = True  # the handle names one process for good
 
     def __init__(self, api: WindowsApi, runtime_pid: int, own_pid: int) -> None:
         self._api = api
