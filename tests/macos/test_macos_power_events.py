@@ -158,3 +158,17 @@ def test_the_platform_listens_only_when_the_binding_is_active(monkeypatch, ffi, 
     monkeypatch.setattr(_binding, "active_binding", inactive)
     with pytest.raises(Unsupported, match="LIDGUARD_MACOS_BINDING=off"):
         MacOSPlatform().power_source_changes()
+
+
+def test_the_descriptor_wakes_the_asyncio_loop_too(ffi, notify):
+    listener = NotifyPowerSourceChanges(_binding_over(ffi, notify))
+
+    async def body() -> None:
+        notify.post(SOURCE)
+        with anyio.fail_after(10):
+            await listener.wait()
+
+    try:
+        anyio.run(body, backend="asyncio")
+    finally:
+        listener.close()
