@@ -1,17 +1,17 @@
-/* cffi cdef for lidguard._native._macos: the CoreFoundation, IOKit (IOHID event system) and libproc
- * calls lidguard makes on macOS.
+/* cffi cdef for lidguard._native._macos: the CoreFoundation, IOKit (IOHID event system), libproc
+ * and notify(3) calls lidguard makes on macOS.
  *
  * Out-of-line ABI mode (no compiler, like logind_cdef.h): cffi parses this file at build time and
  * lidguard.platform.macos._binding dlopen()s the frameworks at run time, on macOS only:
  *   /System/Library/Frameworks/CoreFoundation.framework/CoreFoundation
  *   /System/Library/Frameworks/IOKit.framework/IOKit
- *   /usr/lib/libSystem.B.dylib (libproc and sysctl)
+ *   /usr/lib/libSystem.B.dylib (libproc, sysctl and notify)
  * Only plain C types cross the boundary; no variadic function is declared.
  */
 
 /* lidguard's own constant, not from any header: bumped whenever a declaration below changes so the
  * binding refuses a stale generated module (read with ffi.integer_const, no dlopen needed). */
-enum { LIDGUARD_MACOS_ABI_VERSION = 2 };
+enum { LIDGUARD_MACOS_ABI_VERSION = 3 };
 
 /* CoreFoundation/CFBase.h */
 typedef const void *CFTypeRef;
@@ -137,3 +137,11 @@ int mach_timebase_info(mach_timebase_info_data_t *info);
 
 /* sys/sysctl.h: sysctl(3) with {CTL_KERN = 1, KERN_PROCARGS2 = 49, pid} reads argc + exec path + argv. */
 int sysctl(int *name, unsigned int namelen, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+
+/* notify.h (libsystem_notify, part of libSystem): NOTIFY_STATUS_OK = 0, NOTIFY_REUSE = 1 (register one
+ * more name on the descriptor already in *notify_fd). Each notification of a name writes that
+ * registration's token (a 4-byte int, network byte order) to the descriptor; notify_cancel of the
+ * last token on a descriptor closes it. IOPowerSources.h: kIOPSNotifyPowerSource =
+ * "com.apple.system.powersources.source", kIOPSNotifyPercentChange = "com.apple.system.powersources.percent". */
+uint32_t notify_register_file_descriptor(const char *name, int *notify_fd, int flags, int *out_token);
+uint32_t notify_cancel(int token);

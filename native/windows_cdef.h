@@ -10,7 +10,7 @@
 
 /* lidguard's own constant, not from any header: bumped whenever a declaration below changes so
  * the binding refuses a stale generated module (read with ffi.integer_const, no dlopen needed). */
-enum { LIDGUARD_WINDOWS_ABI_VERSION = 2 };
+enum { LIDGUARD_WINDOWS_ABI_VERSION = 3 };
 
 /* windef.h / winnt.h / basetsd.h base types. */
 typedef int32_t BOOL;
@@ -104,6 +104,7 @@ DWORD WINAPI GetLastError(void);
 HANDLE WINAPI GetCurrentProcess(void);
 HANDLE WINAPI OpenProcess(DWORD dwDesiredAccess, BOOL bInheritHandle, DWORD dwProcessId);
 DWORD WINAPI WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds);
+BOOL WINAPI TerminateProcess(HANDLE hProcess, UINT uExitCode);
 HLOCAL WINAPI LocalFree(HLOCAL hMem);
 BOOL WINAPI ReadProcessMemory(HANDLE hProcess, const void *lpBaseAddress, void *lpBuffer, SIZE_T nSize,
                               SIZE_T *lpNumberOfBytesRead);

@@ -174,3 +174,157 @@ def test_the_slow_poll_still_runs_beside_a_quiet_listener():
 
     run_mock(lambda: with_runtime(harness, body))
     assert opened[0].closed  # the runtime's shutdown closes it
+
+
+def _mac_notify(refuse: set[str] | None = None):
+    """The real macOS listener over a fake libSystem notify(3) (tests/macos/fake_notify.py) whose
+    descriptor is a real pipe."""
+    import sys
+    from pathlib import Path
+
+    import cffi
+
+    from lidguard.platform.macos._binding import MacBinding
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "tests" / "macos"))
+    from fake_notify import FakeNotify
+
+    ffi = cffi.FFI()
+    ffi.cdef((root / "native" / "macos_cdef.h").read_text())
+    notify = FakeNotify(ffi, refuse=refuse)
+    return notify, MacBinding(ffi, None, None, notify)
+
+
+def test_macos_iops_notifications_drive_the_power_policy_through_the_descriptor():
+    from lidguard.platform.macos.power_events import NOTIFY_NAMES, NotifyPowerSourceChanges
+
+    notify, binding = _mac_notify()
+    opened: list[NotifyPowerSourceChanges] = []
+    harness, reads = _harness([])
+
+    def power_source_changes() -> NotifyPowerSourceChanges:
+        opened.append(NotifyPowerSourceChanges(binding))
+        return opened[-1]
+
+    harness.platform.power_source_changes = power_source_changes  # type: ignore[attr-defined]
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(1)
+        assert h.runtime.protection.applied and len(reads) == 1 and len(notify.tokens) == 2
+        h.platform.machine.power_source = BATTERY_25
+        notify.post(NOTIFY_NAMES[1])  # kIOPSNotifyPercentChange: the floor reacts at once
+        await anyio.sleep(0.01)
+        assert len(reads) == 2 and not h.runtime.protection.applied
+        await anyio.sleep(EVENT_GAP_SECONDS)
+        h.platform.machine.power_source = AC
+        notify.post(NOTIFY_NAMES[0])  # kIOPSNotifyPowerSource
+        await anyio.sleep(0.01)
+        assert len(reads) == 3 and h.runtime.protection.applied
+        await h.send("remove-session", Provider="Claude", SessionIdentifier="s1")
+        await anyio.sleep(0.01)
+        assert notify.tokens == {} and notify.read_end is None  # cancelled: libnotify closed the descriptor
+        assert not any(name.startswith("power-source-events") for name in h.log_names())
+
+    try:
+        run_mock(lambda: with_runtime(harness, body))
+    finally:
+        notify.close()
+    assert len(opened) == 1
+
+
+def test_a_refused_macos_registration_falls_back_to_the_poll_and_logs_once():
+    from lidguard.platform.macos.power_events import NOTIFY_NAMES, NotifyPowerSourceChanges
+
+    notify, binding = _mac_notify(refuse={NOTIFY_NAMES[0]})
+    harness, reads = _harness([])
+    harness.platform.power_source_changes = lambda: NotifyPowerSourceChanges(binding)  # type: ignore[attr-defined]
+
+    async def body(h: Harness) -> None:
+        for _ in range(2):
+            await h.start()
+            await anyio.sleep(1)
+            h.platform.machine.power_source = BATTERY_25
+            await anyio.sleep(POLL_SECONDS - 2)
+            assert h.runtime.protection.applied  # no notification: the poll finds it
+            await anyio.sleep(2)
+            assert not h.runtime.protection.applied
+            await h.send("remove-session", Provider="Claude", SessionIdentifier="s1")
+            h.platform.machine.power_source = AC
+        assert h.log_names().count("power-source-events-unavailable") == 1
+        assert len(notify.registered) == 1  # not retried: poll only for the rest of the runtime
+
+    try:
+        run_mock(lambda: with_runtime(harness, body))
+    finally:
+        notify.close()
+
+
+def _windows_api():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "windows"))
+    from fake_winapi import FakeWindowsApi
+
+    return FakeWindowsApi()
+
+
+def _broadcast_from_a_system_thread(api, setting: str, value: int) -> None:
+    import threading
+
+    thread = threading.Thread(target=api.broadcast_setting, args=(setting, value))
+    thread.start()
+    thread.join(10)
+
+
+def test_windows_power_setting_notifications_drive_the_power_policy():
+    from lidguard.platform.windows.power_events import PowerSettingChanges
+    from lidguard.platform.windows.winapi import GUID_ACDC_POWER_SOURCE, GUID_BATTERY_PERCENTAGE_REMAINING
+
+    api = _windows_api()
+    harness, reads = _harness([])
+    harness.platform.power_source_changes = lambda: PowerSettingChanges(api)  # type: ignore[attr-defined]
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await anyio.sleep(1)
+        assert h.runtime.protection.applied and len(reads) == 1 and len(api.notification_callbacks) == 2
+        h.platform.machine.power_source = BATTERY_25
+        _broadcast_from_a_system_thread(api, GUID_BATTERY_PERCENTAGE_REMAINING, 25)
+        await anyio.sleep(0.01)
+        assert len(reads) == 2 and not h.runtime.protection.applied
+        await anyio.sleep(EVENT_GAP_SECONDS)
+        h.platform.machine.power_source = AC
+        _broadcast_from_a_system_thread(api, GUID_ACDC_POWER_SOURCE, 0)
+        await anyio.sleep(0.01)
+        assert len(reads) == 3 and h.runtime.protection.applied
+        await h.send("remove-session", Provider="Claude", SessionIdentifier="s1")
+        await anyio.sleep(0.01)
+        assert api.notification_callbacks == {}  # unregistered when no session wants protection
+        assert not any(name.startswith("power-source-events") for name in h.log_names())
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_refused_windows_registration_falls_back_to_the_poll_and_logs_once():
+    from lidguard.platform.windows.power_events import PowerSettingChanges
+    from lidguard.platform.windows.winapi import ERROR_ACCESS_DENIED
+
+    api = _windows_api()
+    api.fail("PowerSettingRegisterNotification", ERROR_ACCESS_DENIED, times=5)
+    harness, reads = _harness([])
+    harness.platform.power_source_changes = lambda: PowerSettingChanges(api)  # type: ignore[attr-defined]
+
+    async def body(h: Harness) -> None:
+        for _ in range(2):
+            await h.start()
+            await anyio.sleep(3 * POLL_SECONDS + 0.1)
+            assert len(reads) == 4
+            await h.send("remove-session", Provider="Claude", SessionIdentifier="s1")
+            reads.clear()
+        assert h.log_names().count("power-source-events-unavailable") == 1
+        assert api.names().count("PowerSettingRegisterNotification") == 1
+
+    run_mock(lambda: with_runtime(harness, body))

@@ -19,6 +19,7 @@ from lidguard.platform.windows.winapi import (
     ERROR_FILE_NOT_FOUND,
     ERROR_INVALID_HANDLE,
     ERROR_INVALID_PARAMETER,
+    GUID_LIDSWITCH_STATE_CHANGE,
     LIDACTION_SETTING,
     LIDACTION_SUBGROUP,
     WAIT_OBJECT_0,
@@ -45,6 +46,7 @@ class FakeWindowsApi:
         self.lid_values: dict[tuple[str, bool], int] = {(BALANCED, True): 1, (BALANCED, False): 1}
         # lid notifications
         self.notification_callbacks: dict[int, Callable[[int], None]] = {}
+        self.notification_settings: dict[int, str] = {}
         # machine
         self.monitors = 1
         self.display_paths: list[tuple[int, bool]] = [(11, True)]
@@ -61,6 +63,8 @@ class FakeWindowsApi:
         self.on_process_times: Callable[[int], None] | None = None
         self.process_sids: dict[int, str] = {}
         self.wait_handles: dict[int, int] = {}
+        self.terminated: list[int] = []
+        self.on_terminate: Callable[[int], None] | None = None
         self.volume = (0.4, True)
         self.sounds: list[tuple[str, bool]] = []
         # pipes: name -> queue of server-side handles waiting for a client
@@ -138,16 +142,28 @@ class FakeWindowsApi:
     def power_setting_register_notification(self, setting: str, callback: Callable[[int], None]) -> int:
         self._call("PowerSettingRegisterNotification", setting)
         registration = self._new_handle()
-        self.notification_callbacks[registration] = callback
+        with self._lock:
+            self.notification_callbacks[registration] = callback
+            self.notification_settings[registration] = setting
         return registration
 
     def power_setting_unregister_notification(self, registration: int) -> None:
         self._call("PowerSettingUnregisterNotification", registration)
-        self.notification_callbacks.pop(registration)
+        with self._lock:
+            self.notification_callbacks.pop(registration)
+            self.notification_settings.pop(registration)
 
     def broadcast_lid(self, value: int) -> None:
-        """What Windows does on a lid change: call every registered callback with the DWORD."""
-        for callback in list(self.notification_callbacks.values()):
+        """What Windows does on a lid change: call every lid callback with the DWORD."""
+        self.broadcast_setting(GUID_LIDSWITCH_STATE_CHANGE, value)
+
+    def broadcast_setting(self, setting: str, value: int) -> None:
+        """PBT_POWERSETTINGCHANGE for ``setting``: every callback registered for it, with the DWORD
+        (call it from another thread to be Windows: callbacks run on a system thread)."""
+        with self._lock:
+            callbacks = [callback for registration, callback in self.notification_callbacks.items()
+                         if self.notification_settings[registration] == setting]
+        for callback in callbacks:
             callback(value)
 
     # -- suspend and power status -------------------------------------------------------------------
@@ -204,6 +220,30 @@ class FakeWindowsApi:
         if pid not in self.times:
             raise WindowsApiError("OpenProcess", ERROR_INVALID_PARAMETER)
         return self.times[pid]
+
+    def open_process_for_watchdog(self, pid: int) -> int:
+        self._call("OpenProcess", pid, "watchdog")
+        if pid not in self.alive:
+            raise WindowsApiError("OpenProcess", ERROR_INVALID_PARAMETER)
+        handle = self._new_handle()
+        self.wait_handles[handle] = pid
+        return handle
+
+    def process_creation_time(self, handle: int) -> int:
+        self._call("GetProcessTimes", handle)
+        if handle not in self.wait_handles:
+            raise WindowsApiError("GetProcessTimes", ERROR_INVALID_HANDLE)
+        return self.times[self.wait_handles[handle]][0]
+
+    def terminate_process(self, handle: int, exit_code: int) -> None:
+        self._call("TerminateProcess", handle, exit_code)
+        pid = self.wait_handles[handle]
+        if pid not in self.alive:
+            raise WindowsApiError("TerminateProcess", ERROR_ACCESS_DENIED)  # what an exited process gives
+        self.alive.discard(pid)
+        self.terminated.append(pid)
+        if self.on_terminate is not None:
+            self.on_terminate(pid)  # lets a test end the real process standing in for it
 
     def wait_for_single_object(self, handle: int, timeout_ms: int) -> int:
         self._call("WaitForSingleObject", handle, timeout_ms)

@@ -13,7 +13,6 @@ import contextlib
 import os
 import signal
 import stat
-import subprocess
 import sys
 from typing import Any
 
@@ -26,6 +25,7 @@ from ..platform import load_platform
 from ..platform.api import Platform
 from ..platform.locking import InstanceLock, describe_lock_error
 from ..platform.paths import LidGuardPaths, RuntimeDirError, prepare_runtime_dir, resolve_paths
+from ..platform.runtime_link import launch_watchdog
 from ..settings import SettingsFileError, headless_defaults, load_or_create_settings
 from .app import Runtime
 from .protection import restore_pending_lid_backup
@@ -93,9 +93,6 @@ async def _main(platform: Platform, paths: LidGuardPaths, lock: InstanceLock | N
         task_group.cancel_scope.cancel()
 
 
-_WATCHDOG_PIPES: list[int] = []  # write ends held for the runtime's life: their end of file tells the watchdog
-
-
 def _arm_watchdog(runtime: Runtime, paths: LidGuardPaths) -> None:
     """The heartbeat launches the watchdog the first time the runtime owns protection (not at start:
     an idle runtime needs none); ``LIDGUARD_WATCHDOG=off`` or a bad switch value keeps it off."""
@@ -109,21 +106,10 @@ def _arm_watchdog(runtime: Runtime, paths: LidGuardPaths) -> None:
         return
     poll = min(runtime.heartbeat.interval, stale / 4)
 
-    def launch() -> None:
-        read_end, write_end = os.pipe()  # neither end is inherited by anything else the runtime starts
-        try:
-            subprocess.Popen(
-                [sys.executable, "-m", "lidguard.runtime.watchdog", "--data-dir", str(paths.data_dir),
-                 "--runtime-pid", str(os.getpid()), "--pipe-fd", str(read_end),
-                 "--stale-seconds", repr(stale), "--poll-seconds", repr(poll)],
-                pass_fds=(read_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True)
-        except BaseException:
-            os.close(write_end)
-            raise
-        finally:
-            os.close(read_end)
-        _WATCHDOG_PIPES.append(write_end)
+    def launch() -> None:  # the pipe (POSIX) or nothing (Windows: a process handle) is the OS's
+        launch_watchdog([sys.executable, "-m", "lidguard.runtime.watchdog", "--data-dir", str(paths.data_dir),
+                         "--runtime-pid", str(os.getpid()), "--stale-seconds", repr(stale),
+                         "--poll-seconds", repr(poll)])
 
     runtime.heartbeat.launch_watchdog = launch
 

@@ -5,17 +5,19 @@ while it owns a lid policy or an inhibitor, and removes it when it owns nothing
 (``components/heartbeat.py``). This process, launched by the runtime the first time it owns
 protection, acts when the heartbeat has not moved for the stale age (120 s), exactly once: it logs
 it, ends the runtime (SIGTERM, then SIGKILL after a short grace; on Linux that alone releases the
-fd-bound inhibitors a hung runtime would hold forever) and runs the crash recovery the next CLI call
-would run (``shared/recovery.py``: the lid policy from the pending backup). The session journal lets
-the next runtime pick the sessions up again; a SIGSTOPped runtime never sees the SIGTERM, so it does
-not empty its journal as a clean exit would.
+fd-bound inhibitors a hung runtime would hold forever; TerminateProcess on Windows) and runs the crash
+recovery the next CLI call would run (``shared/recovery.py``: the lid policy from the pending
+backup). The session journal lets the next runtime pick the sessions up again; a SIGSTOPped runtime
+never sees the SIGTERM, so it does not empty its journal as a clean exit would.
 
 Staleness is counted on this process's monotonic clock from the last change of the mtime it saw,
 and the mtime must be old on the wall clock too: a laptop that slept for an hour does not make a
-healthy runtime look hung. The runtime holds the write end of a pipe whose read end is this
-process's ``--pipe-fd``: end of file means the runtime is gone (whatever the reason), and the
-watchdog exits (a crash is recovered by the next CLI call, as always). Only the pid the runtime
-wrote into its lock is ever signalled. Stdlib only until it acts.
+healthy runtime look hung. How it knows the runtime is gone is the OS's (``platform/runtime_link.py``):
+on POSIX the runtime holds the write end of a pipe whose read end is this process's ``--pipe-fd``
+(end of file, whatever the reason); on Windows this process holds a handle on the runtime's process
+(opened at start, guarded against a reused pid by the creation time). Then the watchdog exits (a
+crash is recovered by the next CLI call, as always). Only the runtime whose pid it wrote into its
+lock is ever ended. Stdlib only until it acts (the Windows binding loads for the process handle).
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import select
 import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..platform.runtime_link import RuntimeLink
 
 __all__ = ["HEARTBEAT_FILE_NAME", "WatchdogConfig", "heartbeat_age", "main", "watch"]
 
@@ -41,7 +46,7 @@ EXIT_WAIT_SECONDS = 10.0
 class WatchdogConfig:
     data_dir: Path
     runtime_pid: int
-    pipe_fd: int
+    pipe_fd: int | None  # POSIX: the read end of the runtime's pipe; None on Windows
     stale_seconds: float
     poll_seconds: float
 
@@ -68,27 +73,6 @@ def heartbeat_age(path: Path, now: float | None = None) -> tuple[float, float] |
     return info.st_mtime, (time.time() if now is None else now) - info.st_mtime
 
 
-def _runtime_gone(config: WatchdogConfig, timeout: float) -> bool:
-    """Waits up to ``timeout`` for end of file on the pipe (the runtime's write end closed)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = max(0.0, deadline - time.monotonic())
-        try:
-            ready, _, _ = select.select([config.pipe_fd], [], [], remaining)
-        except InterruptedError:
-            continue
-        except (OSError, ValueError):
-            return True
-        if ready:
-            try:
-                if not os.read(config.pipe_fd, 64):
-                    return True
-            except OSError:
-                return True
-        if time.monotonic() >= deadline:
-            return False
-
-
 def _log(config: WatchdogConfig, event_name: str, message: str, *, succeeded: bool = True) -> None:
     """One line in the session log (the runtime's format); never raises."""
     try:
@@ -105,28 +89,29 @@ def _log(config: WatchdogConfig, event_name: str, message: str, *, succeeded: bo
             sys.stderr.write(f"lidguard watchdog: {message}\n")
 
 
-def _still_the_runtime(config: WatchdogConfig) -> bool:
-    """The lock is held and names our runtime's pid (never a recycled pid)."""
+def _still_the_runtime(config: WatchdogConfig, link: RuntimeLink) -> bool:
+    """The lock is held and names our runtime's pid (never a recycled pid). A record others cannot
+    read (Windows: the holder's byte-range lock is mandatory) is enough only when the link holds the
+    runtime's process itself (``pinned``: a handle, so no other process can be hit)."""
     from ..platform.locking import held_by_another_process, lock_holder_record
 
+    if not held_by_another_process(config.lock_file):
+        return False
     words = lock_holder_record(config.lock_file).split()
-    return bool(words) and words[0] == str(config.runtime_pid) and held_by_another_process(config.lock_file)
+    return words[0] == str(config.runtime_pid) if words else link.pinned
 
 
-def _end_runtime(config: WatchdogConfig) -> str:
-    """SIGTERM, then SIGKILL after the grace; returns how it ended."""
-    try:
-        os.kill(config.runtime_pid, signal.SIGTERM)
-    except OSError:
+def _end_runtime(link: RuntimeLink) -> str:
+    """The polite request (SIGTERM) where the OS has one, then the forced end (SIGKILL,
+    TerminateProcess) after the grace; returns how it ended."""
+    if not link.request_end():
         return "already gone"
-    if _runtime_gone(config, TERM_GRACE_SECONDS):
-        return "ended by SIGTERM"
-    kill = getattr(signal, "SIGKILL", signal.SIGTERM)
-    with contextlib.suppress(OSError):
-        os.kill(config.runtime_pid, kill)
-    if _runtime_gone(config, EXIT_WAIT_SECONDS):
-        return "ended by SIGKILL"
-    return "still running after SIGKILL"
+    if link.polite_end is not None and link.gone(TERM_GRACE_SECONDS):
+        return f"ended by {link.polite_end}"
+    link.force()
+    if link.gone(EXIT_WAIT_SECONDS):
+        return f"ended by {link.force_end}"
+    return f"still running after {link.force_end}"
 
 
 def _recover(config: WatchdogConfig) -> None:
@@ -152,12 +137,24 @@ def _recover(config: WatchdogConfig) -> None:
              succeeded=False)
 
 
-def watch(config: WatchdogConfig) -> str:
-    """Runs until the runtime exits or the watchdog acted once; returns what happened."""
+def watch(config: WatchdogConfig, link: RuntimeLink | None = None) -> str:
+    """Runs until the runtime exits or the watchdog acted once; returns what happened. ``link``: how
+    the runtime is watched and ended (this OS's by default)."""
+    if link is None:
+        from ..platform.runtime_link import open_runtime_link
+
+        link = open_runtime_link(config.runtime_pid, config.pipe_fd)
+    try:
+        return _watch(config, link)
+    finally:
+        link.close()
+
+
+def _watch(config: WatchdogConfig, link: RuntimeLink) -> str:
     seen_mtime: float | None = None
     changed_at = time.monotonic()
     while True:
-        if _runtime_gone(config, config.poll_seconds):
+        if link.gone(config.poll_seconds):
             return "runtime exited"  # a crash is recovered by the next CLI call, as without a watchdog
         reading = heartbeat_age(config.heartbeat_file)
         now = time.monotonic()
@@ -170,14 +167,14 @@ def watch(config: WatchdogConfig) -> str:
             continue
         if now - changed_at < config.stale_seconds or wall_age < config.stale_seconds:
             continue
-        if not _still_the_runtime(config):
+        if not _still_the_runtime(config, link):
             return "runtime replaced"
         _log(config, "watchdog-runtime-stale",
              f"The runtime (pid {config.runtime_pid}) has not refreshed its heartbeat for "
              f"{now - changed_at:.0f} s while it owned protection; ending it.", succeeded=False)
-        how = _end_runtime(config)
+        how = _end_runtime(link)
         _log(config, "watchdog-runtime-ended", f"The stale runtime (pid {config.runtime_pid}): {how}.",
-             succeeded=how != "still running after SIGKILL")
+             succeeded=not how.startswith("still running"))
         _recover(config)
         return "acted"
 
@@ -186,14 +183,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lidguard.runtime.watchdog")
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--runtime-pid", type=int, required=True)
-    parser.add_argument("--pipe-fd", type=int, required=True)
+    parser.add_argument("--pipe-fd", type=int, default=None)  # POSIX only
     parser.add_argument("--stale-seconds", type=float, required=True)
     parser.add_argument("--poll-seconds", type=float, required=True)
     args = parser.parse_args(argv)
     with contextlib.suppress(AttributeError, OSError, ValueError):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal that started the runtime may go
-    watch(WatchdogConfig(Path(args.data_dir), args.runtime_pid, args.pipe_fd, args.stale_seconds,
-                         args.poll_seconds))
+    config = WatchdogConfig(Path(args.data_dir), args.runtime_pid, args.pipe_fd, args.stale_seconds,
+                            args.poll_seconds)
+    from ..platform.runtime_link import open_runtime_link
+
+    try:
+        link = open_runtime_link(config.runtime_pid, config.pipe_fd)
+    except (OSError, ValueError) as error:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"lidguard watchdog: cannot watch the runtime: {error}\n")
+        return 2
+    watch(config, link)
     return 0
 
 

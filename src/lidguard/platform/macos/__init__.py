@@ -1,6 +1,7 @@
 """The macOS backend: command-line tools (caffeinate, pmset, ioreg, system_profiler, powermetrics,
 sudo -n, ps, afplay, osascript, visudo) through one runner (``commands.py``), plus a cffi binding
-(``_binding.py``) over CoreFoundation/IOKit/libproc for IOHID temperatures and process ancestry.
+(``_binding.py``) over CoreFoundation/IOKit/libproc/notify for IOHID temperatures, process ancestry
+and power-source notifications (``power_events.py``).
 
 Each capability lives in its own module (power, lid, display, suspend, thermal, process, sound,
 permission), as on Linux. This package imports nothing at import time: ``ancestry/macos.py`` (hook
@@ -80,10 +81,17 @@ class MacOSPlatform:
         return [NativeModuleStatus("macos", active, reason)]
 
     def power_source_changes(self) -> PowerSourceChanges:
-        """IOPS notifications are not wired yet: the runtime polls ``describe_power_source``."""
+        """IOPS notify(3) names on one descriptor (``power_events.py``); ``Unsupported`` (polled) when
+        the binding is inactive, ``OSError`` when notify(3) refuses the registration."""
         from ..api import Unsupported
+        from ._binding import BindingInactive, active_binding
+        from .power_events import NotifyPowerSourceChanges
 
-        raise Unsupported("power_source_changes", "IOPS power-source notifications are not used yet (polled)")
+        try:
+            binding = active_binding()
+        except BindingInactive as error:
+            raise Unsupported("power_source_changes", f"no IOPS notifications without the binding ({error})") from error
+        return NotifyPowerSourceChanges(binding)
 
     def describe_power_source(self) -> PowerSource:
         import subprocess

@@ -1,9 +1,10 @@
-"""The only importer of ``lidguard._native._macos``: CoreFoundation/IOKit (IOHID) and libproc calls.
+"""The only importer of ``lidguard._native._macos``: CoreFoundation/IOKit (IOHID), libproc and notify(3).
 
 Dumb on purpose (no policy, no logging): one method per whole job, returning plain values -
 ``read_hid_temperatures`` takes one batched snapshot of every IOHID temperature service, and
-``read_process``/``read_ancestry`` read one process / the whole chain. The thermal and process
-modules decide what to keep.
+``read_process``/``read_ancestry`` read one process / the whole chain, ``register_notifications``
+puts several notify(3) names on one file descriptor. The thermal, process and power-event modules
+decide what to keep.
 
 Loaded only on macOS (``sys.platform == "darwin"``), from the out-of-line ABI module generated from
 ``native/macos_cdef.h`` (``native/macos_build.py``). Inactive, with the reason, when
@@ -34,7 +35,7 @@ __all__ = [
     "binding_status",
 ]
 
-EXPECTED_ABI_VERSION = 2  # LIDGUARD_MACOS_ABI_VERSION in native/macos_cdef.h
+EXPECTED_ABI_VERSION = 3  # LIDGUARD_MACOS_ABI_VERSION in native/macos_cdef.h
 COREFOUNDATION_PATH = "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation"
 IOKIT_PATH = "/System/Library/Frameworks/IOKit.framework/IOKit"
 SYSTEM_LIBRARY_PATH = "/usr/lib/libSystem.B.dylib"
@@ -51,6 +52,8 @@ MAX_DESCENDANTS = 4096  # a bound on the running-tool walk (a fork bomb is not t
 PROC_PIDPATHINFO_MAXSIZE = 4096
 SZOMB = 5  # sys/proc.h: pbi_status of a zombie
 CTL_KERN, KERN_PROCARGS2 = 1, 49
+NOTIFY_STATUS_OK = 0
+NOTIFY_REUSE = 1
 _OFF_VALUES = ("off", "0", "no", "false", "disabled")
 
 
@@ -221,6 +224,31 @@ class MacBinding:
                 units += int(task.pti_total_user) + int(task.pti_total_system)
             pending.extend(self._child_pids(child))
         return units * self._nanoseconds_per_unit() / 1e9
+
+    # -- notify(3): Darwin notifications delivered as tokens written to one file descriptor ---------
+    def register_notifications(self, names: tuple[str, ...]) -> tuple[int, list[int]]:
+        """(descriptor, tokens): every name registered on one descriptor (the first creates it,
+        NOTIFY_REUSE adds the others). ``OSError`` when a registration fails; the ones made are cancelled."""
+        ffi, system = self.ffi, self.system
+        descriptor = ffi.new("int *", -1)
+        token = ffi.new("int *", -1)
+        tokens: list[int] = []
+        try:
+            for name in names:
+                status = system.notify_register_file_descriptor(name.encode(), descriptor,
+                                                                NOTIFY_REUSE if tokens else 0, token)
+                if status != NOTIFY_STATUS_OK:
+                    raise OSError(f"notify_register_file_descriptor({name}) failed with notify status {status}")
+                tokens.append(int(token[0]))
+        except BaseException:
+            self.cancel_notifications(tokens)
+            raise
+        return int(descriptor[0]), tokens
+
+    def cancel_notifications(self, tokens: list[int]) -> None:
+        """``notify_cancel`` each token (the last one closes the descriptor); never raises."""
+        for value in tokens:
+            self.system.notify_cancel(value)
 
 
 @functools.cache

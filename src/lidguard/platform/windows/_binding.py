@@ -32,7 +32,7 @@ from .winapi import (
 __all__ = ["EXPECTED_ABI_VERSION", "CffiWindowsApi", "binding_status", "load_windows_api"]
 
 # Must equal LIDGUARD_WINDOWS_ABI_VERSION in native/windows_cdef.h.
-EXPECTED_ABI_VERSION = 2
+EXPECTED_ABI_VERSION = 3
 _INVALID_HANDLE_VALUE = 2**64 - 1 if sys.maxsize > 2**32 else 2**32 - 1
 
 # winnt.h / processthreadsapi.h / winbase.h access rights and flags.
@@ -40,6 +40,7 @@ _SYNCHRONIZE = 0x00100000
 _PROCESS_QUERY_INFORMATION = 0x0400
 _PROCESS_VM_READ = 0x0010
 _PROCESS_QUERY_LIMITED_INFORMATION = 0x1000
+_PROCESS_TERMINATE = 0x0001
 _TOKEN_QUERY = 0x0008
 _TOKEN_ADJUST_PRIVILEGES = 0x0020
 _SE_PRIVILEGE_ENABLED = 0x00000002
@@ -372,18 +373,30 @@ class CffiWindowsApi:
         return int(self._kernel32.WaitForSingleObject(self._handle(handle), timeout_ms))
 
     def process_times(self, pid: int) -> tuple[int, int, int]:
-        ffi = self._ffi
         process = self._check_handle(self._kernel32.OpenProcess(_PROCESS_QUERY_LIMITED_INFORMATION, 0, pid),
                                      "OpenProcess")
         try:
-            times = ffi.new("FILETIME[4]")  # creation, exit, kernel, user
-            self._check_bool(self._kernel32.GetProcessTimes(self._handle(process), times, times + 1, times + 2,
-                                                            times + 3), "GetProcessTimes")
-            creation, _exit, kernel, user = ((int(time.dwHighDateTime) << 32) | int(time.dwLowDateTime)
-                                             for time in times)
-            return creation, kernel, user
+            return self._handle_times(process)
         finally:
             self._kernel32.CloseHandle(self._handle(process))
+
+    def _handle_times(self, process: int) -> tuple[int, int, int]:
+        times = self._ffi.new("FILETIME[4]")  # creation, exit, kernel, user
+        self._check_bool(self._kernel32.GetProcessTimes(self._handle(process), times, times + 1, times + 2,
+                                                        times + 3), "GetProcessTimes")
+        creation, _exit, kernel, user = ((int(time.dwHighDateTime) << 32) | int(time.dwLowDateTime)
+                                         for time in times)
+        return creation, kernel, user
+
+    def open_process_for_watchdog(self, pid: int) -> int:
+        access = _SYNCHRONIZE | _PROCESS_QUERY_LIMITED_INFORMATION | _PROCESS_TERMINATE
+        return self._check_handle(self._kernel32.OpenProcess(access, 0, pid), "OpenProcess")
+
+    def process_creation_time(self, handle: int) -> int:
+        return self._handle_times(handle)[0]
+
+    def terminate_process(self, handle: int, exit_code: int) -> None:
+        self._check_bool(self._kernel32.TerminateProcess(self._handle(handle), exit_code), "TerminateProcess")
 
     # -- users --------------------------------------------------------------------------------------
     def current_user_sid(self) -> str:

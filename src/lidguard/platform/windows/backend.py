@@ -101,8 +101,14 @@ class WindowsPlatform:
         return descriptions
 
     def power_source_changes(self) -> PowerSourceChanges:
-        """Power setting notifications are not wired yet: the runtime polls ``describe_power_source``."""
-        raise Unsupported("power_source_changes", "power setting notifications are not used yet (polled)")
+        """Power setting notifications (``power_events.py``); ``Unsupported`` (polled) without the
+        binding, ``WindowsApiError`` (an ``OSError``) when the registration is refused."""
+        if not self.api_available:
+            raise Unsupported("power_source_changes",
+                              f"the Windows API binding is unavailable ({self.binding_reason}); polled")
+        from .power_events import PowerSettingChanges
+
+        return PowerSettingChanges(self.api)
 
     def describe_power_source(self) -> PowerSource:
         try:

@@ -22,6 +22,8 @@ __all__ = [
     "ERROR_NOT_ALL_ASSIGNED",
     "ERROR_NOT_SUPPORTED",
     "ERROR_PIPE_BUSY",
+    "GUID_ACDC_POWER_SOURCE",
+    "GUID_BATTERY_PERCENTAGE_REMAINING",
     "GUID_LIDSWITCH_STATE_CHANGE",
     "LIDACTION_SETTING",
     "LIDACTION_SUBGROUP",
@@ -65,6 +67,10 @@ LIDACTION_SUBGROUP = "4f971e89-eebd-4455-a8de-9e59040e7347"
 LIDACTION_SETTING = "5ca83367-6e45-459f-a27b-476b1d01c936"
 # winnt.h GUID_LIDSWITCH_STATE_CHANGE: data 0 = closed, 1 = opened (REFERENCE 8.1).
 GUID_LIDSWITCH_STATE_CHANGE = "ba3e0f4d-b817-4094-a2d1-d56379e6a0f3"
+# winnt.h power setting notifications of the power source: GUID_ACDC_POWER_SOURCE (data 0 = AC,
+# 1 = battery, 2 = UPS) and GUID_BATTERY_PERCENTAGE_REMAINING (data 0-100).
+GUID_ACDC_POWER_SOURCE = "5d3e9a59-e9d5-4b00-a6bd-ff34ff516548"
+GUID_BATTERY_PERCENTAGE_REMAINING = "a7ad8041-b45a-4cae-87a3-eecbb468a9e1"
 
 # winuser.h
 SM_CMONITORS = 80
@@ -151,6 +157,12 @@ class WindowsApi(Protocol):
     # (creation time, kernel time, user time), FILETIME 100 ns units. ERROR_INVALID_PARAMETER: no such
     # process; ERROR_ACCESS_DENIED: another user's (or a protected) process.
     def process_times(self, pid: int) -> tuple[int, int, int]: ...
+    # kernel32 OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_TERMINATE) (the
+    # watchdog's handle on its runtime), GetProcessTimes on a handle (creation time, FILETIME units),
+    # TerminateProcess.
+    def open_process_for_watchdog(self, pid: int) -> int: ...
+    def process_creation_time(self, handle: int) -> int: ...
+    def terminate_process(self, handle: int, exit_code: int) -> None: ...
 
     # advapi32: the string SID of this process's user, and of another process's user.
     def current_user_sid(self) -> str: ...

@@ -13,10 +13,11 @@ battery that gives no percentage, a failed read. A machine that lists no battery
 
 The power source is read at once when a session starts wanting protection, then again at once on
 every change notification of the platform (``Platform.power_source_changes``: kernel power_supply
-uevents on Linux) and at the latest every ``POLL_SECONDS`` (a slow poll, also the only source where
-the platform has no notifications or its listener fails; a failure is logged once per runtime and the
-listener is not reopened; event-driven reads are at least ``EVENT_GAP_SECONDS`` apart). The listener
-is opened only while a session wants protection and closed when none does; nothing is read then.
+uevents on Linux, the IOPS notify(3) names on macOS, power setting notifications on Windows) and at
+the latest every ``POLL_SECONDS`` (a slow poll, also the only source where the platform has no
+notifications or its listener fails; a failure is logged once per runtime and the listener is not
+reopened; event-driven reads are at least ``EVENT_GAP_SECONDS`` apart). The listener is opened only
+while a session wants protection and closed when none does; nothing is read then.
 The decision is the pure ``decide`` below.
 """
 
