@@ -21,6 +21,12 @@ __all__ = ["CONFIG_LOCK_TIMEOUT_SECONDS", "ConfigLockError", "InstanceLock", "La
            "config_lock_path", "describe_lock_error", "held_by_another_process", "lock_holder_record",
            "stop_lock_holder"]
 
+# Windows file locks are mandatory byte ranges: a locked byte cannot be read by anyone else. Every lock
+# therefore sits on one byte far past the records the files carry ("<pid> ready", a launch failure), so
+# other processes can read the record while the lock is held. Locking past the end of a file is allowed
+# there and does not grow the file; records are written at offset 0 explicitly, never at the file
+# position the lock left behind.
+WINDOWS_LOCK_OFFSET = 1 << 30
 ACQUIRE_RETRY_SECONDS = 0.25  # clients probe the lock with a shared lock for a few microseconds
 GATE_POLL_SECONDS = 0.05
 CONFIG_LOCK_TIMEOUT_SECONDS = 15.0
@@ -54,9 +60,7 @@ class InstanceLock:
         fd = os.open(self.path, flags, 0o600)
         try:
             if sys.platform == "win32":
-                import msvcrt
-
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                _windows_locking(fd, "LK_NBLCK")
             else:
                 import fcntl
 
@@ -69,7 +73,7 @@ class InstanceLock:
         if self._record_pid:
             try:
                 os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
+                _write_at_start(fd, f"{os.getpid()}\n".encode())
             except OSError:
                 pass
         return True
@@ -78,8 +82,8 @@ class InstanceLock:
         """The runtime answers now: clients that find the lock held but no socket stop waiting sooner."""
         if self._fd is not None and self._record_pid:
             try:
-                os.pwrite(self._fd, f"{os.getpid()} ready\n".encode(), 0)
-            except (OSError, AttributeError):
+                _write_at_start(self._fd, f"{os.getpid()} ready\n".encode())
+            except OSError:
                 pass
 
     @property
@@ -90,11 +94,42 @@ class InstanceLock:
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
-        if sys.platform != "win32":
-            import fcntl
+        try:
+            if sys.platform == "win32":
+                _windows_locking(fd, "LK_UNLCK")  # closing frees it too, but not at once on Windows
+            else:
+                import fcntl
 
-            fcntl.flock(fd, fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        except OSError:
+            pass
         os.close(fd)
+
+
+def _windows_locking(fd: int, mode: str) -> None:
+    """Locks or unlocks the one byte at ``WINDOWS_LOCK_OFFSET`` (``msvcrt.locking`` works from the
+    file position)."""
+    os.lseek(fd, WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+    if sys.platform == "win32":  # always, callers check; this line tells the type checker
+        import msvcrt
+
+        msvcrt.locking(fd, getattr(msvcrt, mode), 1)
+
+
+def _write_at_start(fd: int, data: bytes) -> None:
+    """Writes ``data`` at offset 0 whatever the file position (Windows has no ``os.pwrite``)."""
+    if hasattr(os, "pwrite"):
+        os.pwrite(fd, data, 0)
+        return
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, data)
+
+
+def _read_at_start(fd: int, size: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return os.read(fd, size)
 
 
 def describe_lock_error(path: Path, error: OSError) -> str:
@@ -206,9 +241,7 @@ class LaunchGate:
         assert self._fd is not None
         try:
             if sys.platform == "win32":
-                import msvcrt
-
-                msvcrt.locking(self._fd, msvcrt.LK_NBLCK, 1)
+                _windows_locking(self._fd, "LK_NBLCK")
             else:
                 import fcntl
 
@@ -221,10 +254,7 @@ class LaunchGate:
         assert self._fd is not None
         try:
             if sys.platform == "win32":
-                import msvcrt
-
-                os.lseek(self._fd, 0, os.SEEK_SET)
-                msvcrt.locking(self._fd, msvcrt.LK_UNLCK, 1)
+                _windows_locking(self._fd, "LK_UNLCK")
             else:
                 import fcntl
 
@@ -257,7 +287,7 @@ class LaunchGate:
     def read_record(self) -> str:
         assert self._fd is not None
         try:
-            return os.pread(self._fd, 4096, 0).decode("utf-8", "replace") if hasattr(os, "pread") else ""
+            return _read_at_start(self._fd, 4096).decode("utf-8", "replace")
         except OSError:
             return ""
 
@@ -267,8 +297,8 @@ class LaunchGate:
         try:
             os.ftruncate(self._fd, 0)
             if text:
-                os.pwrite(self._fd, text.encode("utf-8", "replace")[:4096], 0)
-        except (OSError, AttributeError):
+                _write_at_start(self._fd, text.encode("utf-8", "replace")[:4096])
+        except OSError:
             pass
 
     def close(self) -> None:
@@ -291,9 +321,7 @@ def config_lock_path(path: Path) -> Path:
 def _try_lock(fd: int) -> bool:
     try:
         if sys.platform == "win32":
-            import msvcrt
-
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            _windows_locking(fd, "LK_NBLCK")
         else:
             import fcntl
 
@@ -310,10 +338,7 @@ def _try_lock(fd: int) -> bool:
 def _unlock(fd: int) -> None:
     try:
         if sys.platform == "win32":
-            import msvcrt
-
-            os.lseek(fd, 0, os.SEEK_SET)
-            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+            _windows_locking(fd, "LK_UNLCK")
         else:
             import fcntl
 
