@@ -5,7 +5,8 @@ nothing is built on the request path. The publisher (one background task, alive 
 watches) builds the status reply, and when its bytes differ from the last line sent it numbers it
 (``Sequence``, increasing for the runtime's life) and hands it to every watcher. Lines go out at
 most once per ``COALESCE_SECONDS``: a burst of changes becomes one line with the newest state. The
-publisher also looks again every ``RECHECK_SECONDS`` for what no event announces (the lid state).
+publisher also looks again every ``RECHECK_SECONDS`` for what no event announces (the lid state:
+the machine snapshot is refreshed the way a request refreshes it, ``MachineView.cached``).
 
 Each watcher holds at most one line, the newest: a slow reader never queues anything and never
 slows the runtime; it skips the states it was too slow for (the connection task sends, see
@@ -133,6 +134,7 @@ class StatusStreamComponent(ComponentBase):
                 self._wake = anyio.Event()
                 if not self._watchers:
                     break
+                await self._runtime.machine.cached()  # the lid and displays as a status request sees them
                 self._publish()
                 await anyio.sleep(COALESCE_SECONDS)  # changes meanwhile wake the next round: one line for all
         finally:
