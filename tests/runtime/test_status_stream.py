@@ -263,3 +263,19 @@ def test_sending_more_than_the_input_limit_after_the_request_ends_the_stream():
         server.close()
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_watcher_never_keeps_an_idle_runtime_from_exiting():
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        watcher = await _open(h)
+        await _take(watcher)
+        await h.start("a")
+        await h.send("remove-session", Provider="Claude", SessionIdentifier="a")
+        assert not h.runtime.busy()
+        with anyio.fail_after(h.runtime.settings.server_runtime_cleanup_delay_minutes * 60 + 60):
+            await h.runtime.exit_requested.wait()
+        assert h.runtime.status_stream.watcher_count == 1  # still watching when the exit came
+
+    run_mock(lambda: with_runtime(harness, body))
