@@ -89,6 +89,7 @@ def test_status_watch_follows_sessions_a_killed_runtime_and_ends_on_ctrl_c(lidgu
         first = view.wait_for(lambda s: WAITING_LINE in s)
         assert view.text().startswith("\x1b[?25l")  # the cursor is hidden while it redraws
         assert "Settings file:" in first
+        assert lidguard.runtime_pids() == []  # watching never starts the runtime
         lidguard.run("start", "--provider", "claude", "--session", "s1", "--cwd", "/work/app", check=True)
         shown = view.wait_for(lambda s: _session_rows(s) == ["Claude:s1"])
         assert shown.startswith("LidGuard runtime running    sessions: 1") and "/work/app" in shown

@@ -326,3 +326,19 @@ def test_watch_status_gives_up_on_a_silent_or_garbled_stream(monkeypatch, lines,
         listener.close()
         server_thread.join(5)
     assert not thread.is_alive()
+
+
+def test_watch_status_starts_the_runtime_only_when_asked(lidguard):
+    paths = resolve_paths()
+    stop = threading.Event()
+    passive: list[Any] = []
+    thread = _follow(paths, stop, passive, reconnect_seconds=0.1)
+    time.sleep(1.0)
+    assert passive == [None] and lidguard.runtime_pids() == []  # retried for a second, started nothing
+    stop.set()
+    thread.join(5)
+    started = watch_client.watch_status(paths, start_runtime=True)
+    first = next(started)
+    started.close()
+    assert first is not None and first["Watch"] is True and first["Sequence"] == 1
+    assert len(lidguard.runtime_pids()) == 1
