@@ -26,9 +26,9 @@ CLEAR = "\x1b[H\x1b[2J"
 class Terminal:
     """``lidguard status --watch`` on a pty it has as its controlling terminal (Ctrl-C is a real ^C)."""
 
-    def __init__(self, lidguard: Any, *args: str) -> None:
+    def __init__(self, lidguard: Any, *args: str, rows: int = 50) -> None:
         self.controller, terminal = os.openpty()
-        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 160, 0, 0))
 
         def own_terminal() -> None:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
@@ -115,13 +115,17 @@ def test_the_suspend_countdown_ticks_between_updates_and_sigterm_ends_it(lidguar
     lidguard.run("settings", "--post-stop-suspend-delay-seconds", "600", check=True)
     lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
     lidguard.run("stop", "--provider", "claude", "--session", "s1", check=True)
-    view = Terminal(lidguard)
+    view = Terminal(lidguard, rows=20)
     try:
         countdown = re.compile(r"\(in (\d+) s\)")
         first = view.wait_for(lambda s: countdown.search(s) is not None)
         seconds = int(countdown.search(first).group(1))  # type: ignore[union-attr]
         later = view.wait_for(lambda s: (m := countdown.search(s)) is not None and int(m.group(1)) <= seconds - 2)
         assert "Suspend scheduled:" in later
+        shown = later.splitlines()  # cut to the terminal's 20 rows: nothing scrolls away
+        assert len(shown) == 20 and shown[0].startswith("LidGuard runtime running")
+        assert shown[-3].startswith("... ") and "more lines" in shown[-3]
+        assert shown[-1].startswith("Updated ") and shown[-1].endswith("Ctrl-C ends.")
         view.process.send_signal(signal.SIGTERM)
         assert view.finish() == 0
         assert view.text().endswith("\x1b[?25h")

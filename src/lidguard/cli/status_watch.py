@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import queue
+import shutil
 import signal
 import sys
 import threading
@@ -36,6 +37,16 @@ _SHOW_CURSOR = "\x1b[?25h"
 _END = object()
 
 
+def _fit(lines: list[str]) -> list[str]:
+    """The top of the view (runtime, sessions, pending suspend come first) when it is taller than the
+    terminal, so the redraw never scrolls them away; two rows stay for the footer."""
+    room = max(3, shutil.get_terminal_size((100, 24)).lines - 2)
+    if len(lines) <= room:
+        return lines
+    hidden = len(lines) - room + 1
+    return [*lines[:room - 1], f"... {hidden} more lines (a taller terminal shows them; `lidguard status` prints all)"]
+
+
 def _follow(context: CliContext, stop: threading.Event, updates: queue.Queue[Any]) -> None:
     try:
         for status in watch_status(context.paths, stop=stop, reconnect_seconds=RECONNECT_SECONDS):
@@ -58,7 +69,7 @@ class _Screen:
 
     def finish(self) -> None:
         if self.terminal:
-            self._write(_SHOW_CURSOR)
+            self._write("\n" + _SHOW_CURSOR)  # the shell's prompt goes below the last view
 
     def draw(self, view: StatusView) -> None:
         if self.json_mode:
@@ -69,7 +80,7 @@ class _Screen:
             lines = [WAITING_LINE, *lines[1:]] if not self.terminal else [WAITING_LINE, "", *lines]
         if self.terminal:
             footer = f"Updated {datetime.now().strftime('%H:%M:%S')} - watching for changes; Ctrl-C ends."
-            self._write(_CLEAR + "\n".join([*lines, "", footer]) + "\n")
+            self._write(_CLEAR + "\n".join([*_fit(lines), "", footer]))
             return
         self._write(("\n" if self.blocks else "") + "\n".join(lines) + "\n")
         self.blocks += 1
