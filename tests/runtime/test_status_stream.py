@@ -8,7 +8,8 @@ import socket
 
 import anyio
 import pytest
-from lidguard_runtime_harness import Harness, closed_lid_machine, run_mock, with_runtime
+from lidguard_runtime_harness import Harness, assert_nothing_left_applied, closed_lid_machine, run_mock, with_runtime
+from test_runtime_cancellation import CancelAtStep
 
 from lidguard.runtime import watch_stream
 from lidguard.runtime.components.status_stream import COALESCE_SECONDS, RECHECK_SECONDS, Watcher
@@ -279,3 +280,54 @@ def test_a_watcher_never_keeps_an_idle_runtime_from_exiting():
         assert h.runtime.status_stream.watcher_count == 1  # still watching when the exit came
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_cancelling_the_runtime_at_every_step_while_a_watcher_follows_leaves_nothing_behind(monkeypatch, tmp_path):
+    """As ``test_runtime_cancellation``: the task group is cancelled after task step N, for every N, while
+    a watcher takes every line of a session's start, stop, pending suspend and pause."""
+    def run(target: int | None) -> tuple[Harness, CancelAtStep, list[int]]:
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / f"run-{target}"))
+        harness = Harness(machine=closed_lid_machine())
+        instrument = CancelAtStep(target)
+        sequences: list[int] = []
+
+        async def scenario() -> None:
+            with anyio.CancelScope() as outer:
+                try:
+                    async with anyio.create_task_group() as task_group:
+                        await harness.runtime.run(task_group)
+                        instrument.scope = outer
+                        watcher = await _open(harness)
+
+                        async def reader() -> None:
+                            while True:
+                                sequences.append(_decode(await watcher.take())["Sequence"])
+
+                        task_group.start_soon(reader)
+                        await harness.start()
+                        await harness.stop()
+                        await anyio.sleep(1)
+                        await harness.send("pause", PauseSeconds=60)
+                        await anyio.sleep(1)
+                        harness.runtime.status_stream.close(watcher)
+                        await anyio.sleep(1)
+                        instrument.scope = None
+                        task_group.cancel_scope.cancel()
+                finally:
+                    await harness.runtime.shutdown()
+
+        run_mock(scenario, instruments=[instrument])
+        return harness, instrument, sequences
+
+    complete, counted, sequences = run(None)
+    assert sequences == [1, 2, 3, 4] and complete.runtime.status_stream._publisher is None
+    assert counted.steps > 50, counted.steps
+    assert not complete.paths.exception_log_file.exists()
+    for target in range(1, counted.steps + 1):
+        harness, instrument, sequences = run(target)
+        if not instrument.fired:
+            break
+        assert_nothing_left_applied(harness)
+        assert sequences == sorted(set(sequences))
+        log = harness.paths.exception_log_file
+        assert not log.exists(), f"cancelled after step {target}: {log.read_text()}"

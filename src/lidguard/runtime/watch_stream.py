@@ -9,10 +9,12 @@ connections (no cap, no request timeouts). What it sends:
 * a keep-alive line (``"KeepAlive": true``) after ``KEEPALIVE_SECONDS`` without one, so a client can
   tell a dead runtime from a quiet one.
 
-What ends it: the client closing its end, the client sending more than ``INPUT_LIMIT`` bytes after
-its request (anything it sends is read and dropped), a client that takes nothing for
-``STALL_SECONDS`` (its socket buffer stays full), the watcher cap (one failure line instead), and
-the runtime exiting (the server cancels every connection; the stream just ends).
+What ends it: the client closing its end (a half-close counts: EOF is the only sign a Unix socket
+gives of a client that went away, and a gone watcher must not hold one of the few watcher slots),
+the client sending more than ``INPUT_LIMIT`` bytes after its request (anything it sends is read and
+dropped), a client that takes nothing for ``STALL_SECONDS`` (its socket buffer stays full), the
+watcher cap (one failure line instead), and the runtime exiting (the server cancels every
+connection; the stream just ends).
 """
 
 from __future__ import annotations
