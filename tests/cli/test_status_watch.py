@@ -30,12 +30,15 @@ class Terminal:
         self.controller, terminal = os.openpty()
         fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", rows, 160, 0, 0))
 
+        env = {key: value for key, value in lidguard.env.items() if key not in ("LINES", "COLUMNS")}  # the pty's size
+        env.update(TERM="xterm", NO_COLOR="1")
+
         def own_terminal() -> None:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
         self.process = subprocess.Popen(
             [sys.executable, "-m", "lidguard", "status", "--watch", *args], stdin=terminal, stdout=terminal,
-            stderr=terminal, env={**lidguard.env, "TERM": "xterm", "NO_COLOR": "1"}, start_new_session=True,
+            stderr=terminal, env=env, start_new_session=True,
             preexec_fn=own_terminal)
         os.close(terminal)
         self.output = b""
