@@ -106,4 +106,4 @@ def test_serve_named_pipe_answers_on_the_event_loop_until_cancelled():
             group.cancel_scope.cancel()
 
     anyio.run(main)
-    assert answered == [b'{"v": 1, "Command": "status"}']
+    assert answered == [b'{"v": 1, "Command": "status"}\n']  # the newline: a complete request

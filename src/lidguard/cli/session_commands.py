@@ -22,28 +22,46 @@ from .pause_commands import paused_line
 if TYPE_CHECKING:
     from ..platform.api import PowerSource
 
-__all__ = ["add_session_commands"]
+__all__ = ["StatusView", "add_session_commands"]
 
 
 def _status(context: CliContext, args: argparse.Namespace) -> int:
-    from ..settings.display import format_settings_block
-    from ..settings.store import load_settings_report
-    from .file_health import file_problems
+    if args.watch:
+        from .status_watch import run_status_watch
 
-    report = load_settings_report(context.paths.settings_file)  # never raises, never writes
-    files = file_problems(context.paths)
+        return run_status_watch(context, json_mode=args.json)
     response = context.request("status")
     running = bool(response.get("Succeeded"))
-    settings = report.settings
-    if running:
-        settings = _runtime_settings(response.get("Settings"), settings)
-    else:
-        if not response.get("RuntimeUnavailable"):
-            raise CliError(str(response.get("Message")))
-        response = _local_status(context)
-    power_source = _power_source(context)
+    if not running and not response.get("RuntimeUnavailable"):
+        raise CliError(str(response.get("Message")))
+    view = StatusView(context, response if running else None)
     if args.json:
-        print_json({
+        print_json(view.json())
+    else:
+        print("\n".join(view.lines(terminal=sys.stdout.isatty())))
+    return 0
+
+
+class StatusView:
+    """What ``status`` shows for one runtime reply (None: no runtime), ready to render again later
+    (``status --watch`` redraws the suspend countdown every second from the same reply)."""
+
+    def __init__(self, context: CliContext, response: dict[str, Any] | None) -> None:
+        from ..settings.store import load_settings_report
+        from .file_health import file_problems
+
+        self.context = context
+        self.report = load_settings_report(context.paths.settings_file)  # never raises, never writes
+        self.files = file_problems(context.paths)
+        self.running = response is not None
+        self.response = response if response is not None else _local_status(context)
+        self.settings = _runtime_settings(self.response.get("Settings"), self.report.settings) \
+            if self.running else self.report.settings
+        self.power_source = _power_source(context)
+
+    def json(self) -> dict[str, Any]:
+        response, running, power_source = self.response, self.running, self.power_source
+        return {
             "runtimeRunning": running,
             "powerSource": power_source.to_json() if power_source is not None else None,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
@@ -54,42 +72,49 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
                                                    lid=response.get("LidSwitchState")),
             "protectionHeldBack": _held_back(response),
             "paused": _paused_json(response.get("Paused")),
-            "settingsFile": str(context.paths.settings_file),
-            "settingsError": report.error,
-            "settingsProblems": list(report.problems),
-            "fileProblems": files,
-            "settings": settings.to_camel_json(),
+            "settingsFile": str(self.context.paths.settings_file),
+            "settingsError": self.report.error,
+            "settingsProblems": list(self.report.problems),
+            "fileProblems": self.files,
+            "settings": self.settings.to_camel_json(),
             "sessions": [session_json(session) for session in response.get("Sessions", [])],
             "sessionJournal": response.get("SessionJournal"),
-        })
-        return 0
-    pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
-    tail = [pending or "Pending suspend: none"]
-    paused = paused_line(response.get("Paused"))
-    if paused is not None:
-        tail.append(paused)
-    tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
-    journal = response.get("SessionJournal")
-    if isinstance(journal, dict) and journal.get("Degraded"):
-        tail.append(f"Session journal degraded (a runtime crash would forget sessions): {journal['Degraded']}")
-    if power_source is not None:
-        tail.append(f"Power source: {power_source.describe()}")
-    tail.append(f"Settings file: {context.paths.settings_file}")
-    if report.error:
-        tail.append(f"Settings file error: {report.error}")
-    tail += [f"Settings problem: {problem}" for problem in report.problems]
-    tail += [f"File problem: {problem}" for problem in files]
-    tail += format_settings_block(settings)
-    if sys.stdout.isatty():
-        from .status_view import colour_wanted, terminal_status_lines
+        }
 
-        print("\n".join(terminal_status_lines(running, response, tail, colour=colour_wanted())))
-        return 0
-    lines = ["LidGuard runtime is running." if running else "LidGuard runtime is not running."]
-    lines += response_block({**response, "PendingSuspend": None}, with_message=False)
-    lines += tail
-    print("\n".join(escape_control(line) for line in lines))
-    return 0
+    @property
+    def suspend_pending(self) -> bool:
+        return isinstance(self.response.get("PendingSuspend"), dict)
+
+    def lines(self, *, terminal: bool) -> list[str]:
+        """The colour table on a terminal (``status_view.py``), else the plain text scripts read."""
+        from ..settings.display import format_settings_block
+
+        response, report = self.response, self.report
+        pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
+        tail = [pending or "Pending suspend: none"]
+        paused = paused_line(response.get("Paused"))
+        if paused is not None:
+            tail.append(paused)
+        tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
+        journal = response.get("SessionJournal")
+        if isinstance(journal, dict) and journal.get("Degraded"):
+            tail.append(f"Session journal degraded (a runtime crash would forget sessions): {journal['Degraded']}")
+        if self.power_source is not None:
+            tail.append(f"Power source: {self.power_source.describe()}")
+        tail.append(f"Settings file: {self.context.paths.settings_file}")
+        if report.error:
+            tail.append(f"Settings file error: {report.error}")
+        tail += [f"Settings problem: {problem}" for problem in report.problems]
+        tail += [f"File problem: {problem}" for problem in self.files]
+        tail += format_settings_block(self.settings)
+        if terminal:
+            from .status_view import colour_wanted, terminal_status_lines
+
+            return terminal_status_lines(self.running, response, tail, colour=colour_wanted())
+        lines = ["LidGuard runtime is running." if self.running else "LidGuard runtime is not running."]
+        lines += response_block({**response, "PendingSuspend": None}, with_message=False)
+        lines += tail
+        return [escape_control(line) for line in lines]
 
 
 def _runtime_settings(data: Any, fallback: Any) -> Any:
@@ -155,6 +180,8 @@ def add_session_commands(subparsers: Any) -> None:
     _add_hook_command_help(subparsers, "stop")
     parser = subparsers.add_parser("status", help="Show the runtime, its sessions and the settings.")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--watch", action="store_true",
+                        help="keep showing the status, redrawn on every change the runtime reports (Ctrl-C ends)")
     parser.set_defaults(handler=_status)
     _add_hook_command_help(subparsers, "remove-session")
     parser = subparsers.add_parser("cleanup-orphans", help="Remove sessions whose watched process is gone.")

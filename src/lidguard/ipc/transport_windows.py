@@ -53,7 +53,9 @@ def _live_api() -> WindowsApi:
     return api
 
 
-def _read_line(api: WindowsApi, handle: int, max_bytes: int) -> bytes:
+def _read_line(api: WindowsApi, handle: int, max_bytes: int, *, keep_newline: bool = False) -> bytes:
+    """Bytes up to the first newline (kept with ``keep_newline``: the runtime tells a complete
+    request from one cut off by the end of the pipe that way), or what came before EOF."""
     chunks: list[bytes] = []
     size = 0
     while size <= max_bytes:
@@ -62,7 +64,7 @@ def _read_line(api: WindowsApi, handle: int, max_bytes: int) -> bytes:
             break
         newline = chunk.find(b"\n")
         if newline >= 0:
-            chunks.append(chunk[:newline])
+            chunks.append(chunk[:newline + 1] if keep_newline else chunk[:newline])
             break
         chunks.append(chunk)
         size += len(chunk)
@@ -105,6 +107,9 @@ class NamedPipeConnection:
 
     def receive_line(self, max_bytes: int, timeout: float | None) -> bytes:
         return _read_line(self._api, self._open_handle(), max_bytes)
+
+    def receive_some(self, max_bytes: int, timeout: float | None) -> bytes | None:
+        return self._api.read_file(self._open_handle(), min(max_bytes, PIPE_BUFFER_BYTES))
 
     def close(self) -> None:
         handle, self._handle = self._handle, None
@@ -166,7 +171,7 @@ class NamedPipeListener:
             if self._stop.is_set():
                 return
             trusted, _peer = _same_user(api, api.pipe_client_process_id(handle))
-            line = _read_line(api, handle, self._max_request_bytes)
+            line = _read_line(api, handle, self._max_request_bytes, keep_newline=True)
             reply = handle_line(line) if trusted else REFUSED_REPLY
             api.write_file(handle, reply if reply.endswith(b"\n") else reply + b"\n")
         except OSError:
