@@ -25,6 +25,7 @@ from . import policy, suspend_policy
 from .clock import Clock, WallClock
 from .components import Component
 from .components.codex_rollouts import CodexRolloutComponent
+from .components.dimming import DimmingComponent
 from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
 from .components.heartbeat import HeartbeatComponent
@@ -92,12 +93,14 @@ class Runtime:
         self.heartbeat = HeartbeatComponent(self)
         self.pause = PauseComponent(self)
         self.settings_guard = SettingsGuardComponent(self)
+        self.dimming = DimmingComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
                                              LeaseComponent(self), CodexRolloutComponent(self), self.journal,
-                                             self.heartbeat, self.pause, self.settings_guard, self.timers]
+                                             self.heartbeat, self.pause, self.settings_guard, self.dimming,
+                                             self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():

@@ -38,6 +38,7 @@ class MacOSPlatform:
     name = "macos"
 
     def __init__(self) -> None:
+        from ..unsupported import UnsupportedBrightness
         from .display import MacDisplayReader
         from .lid import MacLidStateReader
         from .power import MacLidPolicy, MacPowerRequests
@@ -55,6 +56,8 @@ class MacOSPlatform:
         self.process = MacProcessWatcher()
         self.sound = MacSoundPlayer()
         self.permission = _MacPermission()
+        self.brightness = UnsupportedBrightness("brightness", "built-in display dimming is not built for macOS yet "
+                                                              "(would use DisplayServices)")
 
     @classmethod
     def from_environment(cls) -> MacOSPlatform:
