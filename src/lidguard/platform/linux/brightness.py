@@ -141,7 +141,7 @@ class LinuxBrightness:
         try:
             device = self._device()
         except Unsupported as error:
-            return f"unsupported: {error}"
+            return f"unsupported: {error.reason}"
         from ._binding import binding_status
 
         active, reason = binding_status()
