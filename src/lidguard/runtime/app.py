@@ -306,4 +306,5 @@ class Runtime:
                               pending_suspend=self.suspend.describe(),
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
                                      "ProtectionHeldBack": self.protection.held_back(),
-                                     "Paused": self.pause.describe(), **(extra or {})})
+                                     "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
+                                     **(extra or {})})
