@@ -107,3 +107,23 @@ def test_doctor_lists_brightness_and_an_optional_capability_is_never_missing():
     assert verdict["ready"] is True and verdict["text"] == "ready"
     capabilities = capability_objects({"power": "available (x)", "sound": "unsupported: none"})
     assert _verdict(capabilities, hooks, {"error": None})["ready"] is False
+
+
+def test_a_hook_started_runtime_restores_a_predecessors_dimmed_display(lidguard):
+    """The hook path checks only the lid backup before it starts the runtime; the runtime itself then
+    restores the brightness a killed predecessor left (startup), before it answers."""
+    import subprocess
+    import sys
+
+    lidguard.set_machine(brightness={"device": "backlight/fake", "value": 20, "maximum": 100})
+    _write_backup(lidguard, BACKUP)
+    prompt = {"session_id": "h1", "cwd": "/w/app", "hook_event_name": "UserPromptSubmit", "prompt": "go"}
+    result = subprocess.run([sys.executable, "-m", "lidguard", "claude-hook"], env=lidguard.env,
+                            input=json.dumps(prompt).encode(), capture_output=True, timeout=60)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert lidguard.wait_until(lambda: _sets(lidguard) == [80], timeout=20)
+    [restore] = [action for action in lidguard.actions() if action["action"] == "brightness-set"]
+    assert restore["pid"] in lidguard.runtime_pids()
+    assert not (lidguard.data_dir / "pending-brightness-backup.json").exists()
+    log = (lidguard.data_dir / "session-execution.log").read_text()
+    assert "brightness-restored-from-pending-backup" in log
