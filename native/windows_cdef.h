@@ -10,7 +10,7 @@
 
 /* lidguard's own constant, not from any header: bumped whenever a declaration below changes so
  * the binding refuses a stale generated module (read with ffi.integer_const, no dlopen needed). */
-enum { LIDGUARD_WINDOWS_ABI_VERSION = 2 };
+enum { LIDGUARD_WINDOWS_ABI_VERSION = 3 };
 
 /* windef.h / winnt.h / basetsd.h base types. */
 typedef int32_t BOOL;
@@ -357,3 +357,12 @@ struct IAudioEndpointVolumeVtbl {
     HRESULT (__stdcall *SetMute)(IAudioEndpointVolume *self, BOOL bMute, const GUID *pguidEventContext);
     HRESULT (__stdcall *GetMute)(IAudioEndpointVolume *self, BOOL *pbMute);
 };
+
+/* winuser.h: LASTINPUTINFO, GetLastInputInfo (user32; the tick of this session's last input);
+ * sysinfoapi.h: GetTickCount (kernel32; milliseconds since boot, wraps after 49.7 days). */
+typedef struct {
+    UINT cbSize;
+    DWORD dwTime;
+} LASTINPUTINFO;
+BOOL WINAPI GetLastInputInfo(LASTINPUTINFO *plii);
+DWORD WINAPI GetTickCount(void);

@@ -32,7 +32,7 @@ from .winapi import (
 __all__ = ["EXPECTED_ABI_VERSION", "CffiWindowsApi", "binding_status", "load_windows_api"]
 
 # Must equal LIDGUARD_WINDOWS_ABI_VERSION in native/windows_cdef.h.
-EXPECTED_ABI_VERSION = 2
+EXPECTED_ABI_VERSION = 3
 _INVALID_HANDLE_VALUE = 2**64 - 1 if sys.maxsize > 2**32 else 2**32 - 1
 
 # winnt.h / processthreadsapi.h / winbase.h access rights and flags.
@@ -283,6 +283,12 @@ class CffiWindowsApi:
         status = self._ffi.new("SYSTEM_POWER_STATUS *")
         self._check_bool(self._kernel32.GetSystemPowerStatus(status), "GetSystemPowerStatus")
         return status.ACLineStatus, status.BatteryFlag, status.BatteryLifePercent
+
+    def idle_milliseconds(self) -> int:
+        info = self._ffi.new("LASTINPUTINFO *")
+        info.cbSize = self._ffi.sizeof("LASTINPUTINFO")
+        self._check_bool(self._user32.GetLastInputInfo(info), "GetLastInputInfo")
+        return (int(self._kernel32.GetTickCount()) - int(info.dwTime)) & 0xFFFFFFFF  # both wrap together
 
     def broadcast_monitor_off(self) -> None:
         self._check_bool(self._user32.SendNotifyMessageW(self._ffi.cast("HWND", _HWND_BROADCAST), _WM_SYSCOMMAND,

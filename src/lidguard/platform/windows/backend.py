@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, PowerSourceChanges, Unsupported
-from ..unsupported import UnsupportedBrightness
+from .brightness import WindowsBrightness
 from .display import WindowsDisplayReader
 from .lid import WindowsLidStateReader
 from .power import WindowsLidPolicy, WindowsPowerRequests
@@ -33,7 +33,7 @@ _USES = {
     "process": "Toolhelp snapshot + NtQueryInformationProcess, SYNCHRONIZE handles, GetProcessTimes",
     "sound": "PlaySound + IAudioEndpointVolume",
     "permission": "no setup needed",
-    "brightness": "WmiMonitorBrightness/WmiSetBrightness (not built yet)",
+    "brightness": "WMI WmiMonitorBrightness/WmiSetBrightness + GetLastInputInfo",
 }
 _AC_OFFLINE, _AC_ONLINE = 0, 1
 _BATTERY_CHARGING, _NO_SYSTEM_BATTERY, _UNKNOWN = 8, 128, 255
@@ -81,8 +81,7 @@ class WindowsPlatform:
         self.process = WindowsProcessWatcher(self.api)
         self.sound = WindowsSoundPlayer(self.api)
         self.permission = _WindowsPermission()
-        self.brightness = UnsupportedBrightness("brightness", "built-in display dimming is not built for Windows yet "
-                                                              "(would use WmiMonitorBrightness/WmiSetBrightness)")
+        self.brightness = WindowsBrightness(self.api, command_runner)
 
     @classmethod
     def from_environment(cls) -> WindowsPlatform:
