@@ -11,7 +11,7 @@
 
 /* lidguard's own constant, not from any header: bumped whenever a declaration below changes so the
  * binding refuses a stale generated module (read with ffi.integer_const, no dlopen needed). */
-enum { LIDGUARD_MACOS_ABI_VERSION = 2 };
+enum { LIDGUARD_MACOS_ABI_VERSION = 3 };
 
 /* CoreFoundation/CFBase.h */
 typedef const void *CFTypeRef;
@@ -137,3 +137,15 @@ int mach_timebase_info(mach_timebase_info_data_t *info);
 
 /* sys/sysctl.h: sysctl(3) with {CTL_KERN = 1, KERN_PROCARGS2 = 49, pid} reads argc + exec path + argv. */
 int sysctl(int *name, unsigned int namelen, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+
+/* CoreGraphics/CGDirectDisplay.h + CGDisplayConfiguration.h (CoreGraphics.framework): the online
+ * displays and which one is the built-in panel (CGDisplayIsBuiltin returns a boolean_t, 32 bits). */
+typedef uint32_t CGDirectDisplayID;
+typedef int32_t CGError;
+CGError CGGetOnlineDisplayList(uint32_t maxDisplays, CGDirectDisplayID *onlineDisplays, uint32_t *displayCount);
+int CGDisplayIsBuiltin(CGDirectDisplayID display);
+
+/* DisplayServices.framework (private, no header; the prototypes brightness tools have long used):
+ * the built-in panel's brightness as 0.0-1.0; 0 means success. */
+int DisplayServicesGetBrightness(CGDirectDisplayID display, float *brightness);
+int DisplayServicesSetBrightness(CGDirectDisplayID display, float brightness);

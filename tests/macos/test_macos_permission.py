@@ -116,7 +116,7 @@ def test_doctor_lists_every_capability_with_its_source_or_reason(mac):
     capabilities = capability_texts(report)
     assert set(capabilities) == {"power", "lid_policy", "lid", "display", "suspend", "thermal", "process",
                                  "sound", "permission", "brightness"}
-    assert capabilities["brightness"].startswith("unsupported: built-in display dimming is not built for macOS")
+    assert capabilities["brightness"].startswith("unsupported: the DisplayServices binding is inactive")
     for name in ("power", "lid_policy", "lid", "display", "suspend", "thermal", "sound"):
         assert capabilities[name].startswith("available (command-line:"), (name, capabilities[name])
     assert "IOHID binding inactive" in capabilities["thermal"]
