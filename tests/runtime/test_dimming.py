@@ -431,3 +431,27 @@ def test_cancelling_the_runtime_at_any_point_still_restores(step):
 
     run_mock(lambda: with_runtime(harness, body))
     assert _brightness(harness) == 80 and not harness.paths.brightness_backup_file.exists()
+
+
+@pytest.mark.parametrize("adopted", [False, True])
+def test_a_refused_dim_changes_nothing_and_keeps_only_a_predecessors_backup(adopted):
+    harness = _harness()
+
+    def refuse(level: BrightnessLevel) -> None:
+        raise OSError("logind refused SetBrightness")
+
+    harness.platform.brightness.set_brightness = refuse  # type: ignore[method-assign]
+
+    async def body(h: Harness) -> None:
+        if adopted:
+            h.paths.brightness_backup_file.parent.mkdir(parents=True, exist_ok=True)
+            write_brightness_backup(h.paths.brightness_backup_file,
+                                    BrightnessBackup(BrightnessLevel("backlight/fake", 90, 100), 20))
+        _go_idle(h, minutes_ago=10)
+        await h.start()
+        await anyio.sleep(60)
+        assert h.runtime.protection.applied and h.runtime.dimming.describe() is None
+        assert h.log_names().count("dimming-set-failed") == 1
+        assert h.paths.brightness_backup_file.exists() is adopted
+
+    run_mock(lambda: with_runtime(harness, body))

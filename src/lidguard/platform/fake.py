@@ -32,7 +32,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -95,19 +95,36 @@ class FakeMachine:
         failure = data.get("soundFailure")
         machine.sound_failure = str(failure) if failure else None
         if "brightness" in data:
-            level = data["brightness"]
-            machine.brightness = (BrightnessLevel(str(level.get("device", "backlight/fake")), int(level["value"]),
-                                                  int(level["maximum"])) if isinstance(level, dict) else None)
+            machine.brightness = _brightness_from_json(data["brightness"])
         brightness_failure = data.get("brightnessFailure")
         machine.brightness_failure = str(brightness_failure) if brightness_failure else None
         machine.idle = data.get("idle") is True
-        since = data.get("idleSinceUtc")
-        machine.idle_since = datetime.fromisoformat(since) if isinstance(since, str) else None
+        machine.idle_since = _utc_from_json(data.get("idleSinceUtc"))
         source = data.get("powerSource")
         if isinstance(source, dict):
             machine.power_source = PowerSource(source.get("onAc"), source.get("batteryPercent"),
                                                source.get("batteryStatus"))
         return machine
+
+
+def _brightness_from_json(level: Any) -> BrightnessLevel | None:
+    """``{"device", "value", "maximum"}``; anything else is no backlight."""
+    if not isinstance(level, dict):
+        return None
+    value, maximum = level.get("value"), level.get("maximum")
+    if type(value) is not int or type(maximum) is not int:
+        return None
+    return BrightnessLevel(str(level.get("device", "backlight/fake")), value, maximum)
+
+
+def _utc_from_json(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 class FakeSoundError(RuntimeError):

@@ -163,23 +163,29 @@ class DimmingComponent(ComponentBase):
             target = dim_target(level, runtime.settings.dim_display_brightness_percent)
             if target is None:
                 return  # already at or below the dim level: nothing to do, nothing to restore
-            backup = self._backup_for(level, target)
-            if backup is None:
+            found = self._backup_for(level, target)
+            if found is None:
                 return
+            backup, adopted = found
             try:
                 await runtime.call_platform(runtime.platform.brightness.set_brightness,
                                             BrightnessLevel(level.device, target, level.maximum))
             except Exception as error:
-                self._note("set-failed", f"Dimming the display failed: {error}")
-                path.unlink(missing_ok=True)
+                if not adopted:
+                    path.unlink(missing_ok=True)  # nothing changed: nothing to restore
+                if isinstance(error, Unsupported):
+                    self._unsupported = str(error)
+                    self._note("unsupported", f"Display dimming is off for this runtime: {error}")
+                else:
+                    self._note("set-failed", f"Dimming the display failed: {error}")
                 return
             self._dimmed, self._dimmed_at = backup, runtime.clock.now()
             runtime.log("display-dimmed", COMMAND, f"Dimmed the display from {level.value}/{level.maximum} to "
                         f"{target}/{level.maximum} ({level.device}): the user is away.")
 
-    def _backup_for(self, level: BrightnessLevel, target: int) -> BrightnessBackup | None:
-        """Saves the brightness before the change; adopts a predecessor's backup for the same device (its
-        value is the user's); None when the display must be left alone."""
+    def _backup_for(self, level: BrightnessLevel, target: int) -> tuple[BrightnessBackup, bool] | None:
+        """Saves the brightness before the change, or adopts a predecessor's backup for the same device
+        (its value is the user's; True); None when the display must be left alone."""
         runtime = self._runtime
         path = runtime.paths.brightness_backup_file
         try:
@@ -192,17 +198,15 @@ class DimmingComponent(ComponentBase):
             self._note("skipped", f"Left the display brightness alone: the brightness backup set aside as "
                                   f"{unsettled[0]} is not settled; check the brightness and delete that file.")
             return None
-        if existing is not None and existing.original.device == level.device:
-            backup = BrightnessBackup(existing.original, target)
-        else:
-            backup = BrightnessBackup(level, target)
+        adopted = existing is not None and existing.original.device == level.device
+        backup = BrightnessBackup(existing.original if existing is not None and adopted else level, target)
         try:
             write_brightness_backup(path, backup)
         except OSError as error:
             self._note("skipped", f"Left the display brightness alone: the brightness backup {path} cannot be "
                                   f"written: {error.strerror or error}.")
             return None
-        return backup
+        return backup, adopted
 
     async def _restore(self, reason: str) -> None:
         runtime = self._runtime
