@@ -242,3 +242,16 @@ def test_the_runtime_dims_restores_on_activity_and_a_kill_9_is_repaired_by_the_n
     assert status["runtimeRunning"] is False
     assert logind.sysfs_brightness("intel_backlight") == 96000 and not backup.exists()
     assert logind.brightness_calls()[-1] == ["backlight", "intel_backlight", 96000]
+
+
+def test_without_the_binding_dimming_is_unsupported_and_doctor_says_why(machine_root, monkeypatch,
+                                                                         unreachable_system_bus):
+    monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")
+    _backlight(machine_root, "intel_backlight", "raw", 50, 100)
+    control = LinuxBrightness()
+    assert control.read_brightness() == BrightnessLevel("backlight/intel_backlight", 50, 100)  # sysfs alone
+    assert control.describe().startswith("unavailable: SetBrightness needs the logind binding (disabled by ")
+    with pytest.raises(Unsupported):
+        control.read_idle()
+    with pytest.raises(Unsupported):
+        control.set_brightness(BrightnessLevel("backlight/intel_backlight", 10, 100))
