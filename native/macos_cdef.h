@@ -145,3 +145,15 @@ int sysctl(int *name, unsigned int namelen, void *oldp, size_t *oldlenp, void *n
  * "com.apple.system.powersources.source", kIOPSNotifyPercentChange = "com.apple.system.powersources.percent". */
 uint32_t notify_register_file_descriptor(const char *name, int *notify_fd, int flags, int *out_token);
 uint32_t notify_cancel(int token);
+
+/* CoreGraphics/CGDirectDisplay.h + CGDisplayConfiguration.h (CoreGraphics.framework): the online
+ * displays and which one is the built-in panel (CGDisplayIsBuiltin returns a boolean_t, 32 bits). */
+typedef uint32_t CGDirectDisplayID;
+typedef int32_t CGError;
+CGError CGGetOnlineDisplayList(uint32_t maxDisplays, CGDirectDisplayID *onlineDisplays, uint32_t *displayCount);
+int CGDisplayIsBuiltin(CGDirectDisplayID display);
+
+/* DisplayServices.framework (private, no header; the prototypes brightness tools have long used):
+ * the built-in panel's brightness as 0.0-1.0; 0 means success. */
+int DisplayServicesGetBrightness(CGDirectDisplayID display, float *brightness);
+int DisplayServicesSetBrightness(CGDirectDisplayID display, float brightness);

@@ -358,3 +358,12 @@ struct IAudioEndpointVolumeVtbl {
     HRESULT (__stdcall *SetMute)(IAudioEndpointVolume *self, BOOL bMute, const GUID *pguidEventContext);
     HRESULT (__stdcall *GetMute)(IAudioEndpointVolume *self, BOOL *pbMute);
 };
+
+/* winuser.h: LASTINPUTINFO, GetLastInputInfo (user32; the tick of this session's last input);
+ * sysinfoapi.h: GetTickCount (kernel32; milliseconds since boot, wraps after 49.7 days). */
+typedef struct {
+    UINT cbSize;
+    DWORD dwTime;
+} LASTINPUTINFO;
+BOOL WINAPI GetLastInputInfo(LASTINPUTINFO *plii);
+DWORD WINAPI GetTickCount(void);

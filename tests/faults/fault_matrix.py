@@ -43,6 +43,8 @@ FAULT_FILES: list[FaultFile] = [
     FaultFile("runtime lock", "runtime.lock"),
     FaultFile("socket path", "run/runtime.sock"),
     FaultFile("runtime heartbeat", "runtime.heartbeat"),
+    FaultFile("brightness backup", "pending-brightness-backup.json",
+              nan=b'{"Device": "backlight/fake", "Brightness": NaN, "MaxBrightness": 1e400, "DimmedTo": 1}'),
 ]
 
 FAULTS = ("missing", "empty", "corrupt", "NaN", "huge", "FIFO", "directory", "symlink", "unreadable", "ENOSPC")

@@ -29,6 +29,7 @@ DEFAULT_STATE = {
     "powermetrics": "intel",        # intel | apple-silicon | unsupported
     "cpu_temperature": 61.25,
     "volume": 35,
+    "hid_idle_ns": 1_500_000_000,   # ioreg IOHIDSystem HIDIdleTime; null: the key is missing
     "muted": False,
     "visudo": "ok",                 # ok | reject
 }
@@ -126,6 +127,11 @@ def sudo(argv: list[str]) -> None:
 
 def ioreg(argv: list[str]) -> None:
     state = load_state()
+    if "IOHIDSystem" in argv:  # the idle time, as `ioreg -c IOHIDSystem -r -d 1 -k HIDIdleTime` prints it
+        if state["hid_idle_ns"] is not None:
+            print(f'+-o IOHIDSystem  <class IOHIDSystem, id 0x100000431, registered, matched, active>\n'
+                  f'    {{\n      "HIDIdleTime" = {state["hid_idle_ns"]}\n    }}\n')
+        return
     if state["clamshell"] == "absent":
         return
     value = "Yes" if state["clamshell"] == "closed" else "No"

@@ -33,7 +33,7 @@ def test_the_cdef_parses_and_the_struct_matches_the_sdk_size(ffi):
 
 
 def test_every_symbol_the_binding_uses_is_declared():
-    used = set(re.findall(r"\b(?:cf|iokit|system)\.([A-Za-z_][A-Za-z0-9_]*)\(", BINDING_SOURCE))
+    used = set(re.findall(r"\b(?:cf|iokit|system|cg|ds)\.([A-Za-z_][A-Za-z0-9_]*)\(", BINDING_SOURCE))
     used |= set(re.findall(r'cf_data\("([A-Za-z_][A-Za-z0-9_]*)"\)', BINDING_SOURCE))
     types = set(re.findall(r'ffi\.(?:new|cast|sizeof)\("([A-Za-z_ ][A-Za-z0-9_ ]*?)[ *\[\]]*"', BINDING_SOURCE))
     assert len(used) >= 15, used

@@ -115,7 +115,8 @@ def test_doctor_lists_every_capability_with_its_source_or_reason(mac):
     assert report["platform"] == "macos"
     capabilities = capability_texts(report)
     assert set(capabilities) == {"power", "lid_policy", "lid", "display", "suspend", "thermal", "process",
-                                 "sound", "permission"}
+                                 "sound", "permission", "brightness"}
+    assert capabilities["brightness"].startswith("unsupported: the DisplayServices binding is inactive")
     for name in ("power", "lid_policy", "lid", "display", "suspend", "thermal", "sound"):
         assert capabilities[name].startswith("available (command-line:"), (name, capabilities[name])
     assert "IOHID binding inactive" in capabilities["thermal"]

@@ -25,6 +25,8 @@ RANGES = [
     ("ClosedLidStopFollowUpSoundVolumeOverridePercent",
      "closed-lid-stop-follow-up-sound-volume-override-percent", 1, 100, True),
     ("BatteryFloorPercent", "battery-floor-percent", 30, 100, False),
+    ("DimDisplayWhenIdleMinutes", "dim-display-when-idle-minutes", 1, 1440, True),
+    ("DimDisplayBrightnessPercent", "dim-display-brightness-percent", 1, 100, False),
 ]
 OPTIONS = {option.name: option for option in SETTING_OPTIONS}
 

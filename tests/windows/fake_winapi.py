@@ -52,6 +52,7 @@ class FakeWindowsApi:
         self.display_paths: list[tuple[int, bool]] = [(11, True)]
         self.modern_standby = False
         self.power_status = (1, 8, 80)
+        self.idle_ms = 0  # GetLastInputInfo: milliseconds since the last input
         self.suspends: list[bool] = []
         self.processes: list[tuple[int, int, str]] = []
         self.command_lines: dict[int, str] = {}
@@ -177,6 +178,10 @@ class FakeWindowsApi:
     def modern_standby_present(self) -> bool:
         self._call("GetPwrCapabilities")
         return self.modern_standby
+
+    def idle_milliseconds(self) -> int:
+        self._call("GetLastInputInfo")
+        return self.idle_ms
 
     def get_system_power_status(self) -> tuple[int, int, int]:
         self._call("GetSystemPowerStatus")

@@ -47,7 +47,7 @@ def test_struct_layouts_match_64_bit_windows():
     expected = {"REASON_CONTEXT": 32, "PROCESSENTRY32W": 568, "DISPLAYCONFIG_PATH_INFO": 72,
                 "DISPLAYCONFIG_MODE_INFO": 64, "SYSTEM_POWER_CAPABILITIES": 76, "PROCESS_BASIC_INFORMATION": 48,
                 "UNICODE_STRING": 16, "SYSTEM_POWER_STATUS": 12, "TOKEN_PRIVILEGES": 16, "GUID": 16,
-                "FILETIME": 8}
+                "FILETIME": 8, "LASTINPUTINFO": 8}
     assert {name: ffi.sizeof(name) for name in expected} == expected
     assert ffi.offsetof("SYSTEM_POWER_CAPABILITIES", "AoAc") == 20
     assert ffi.offsetof("DISPLAYCONFIG_PATH_INFO", "targetInfo") == 20

@@ -20,6 +20,8 @@ from .file_health import file_problems
 
 __all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "format_doctor_report"]
 
+# Capabilities only an option uses (DimDisplayWhenIdleMinutes, off by default): shown, never "missing".
+_OPTIONAL = ("brightness",)
 # Protection holds the machine awake: without this capability lidguard protects nothing here.
 _PROTECTION = "power"
 
@@ -96,7 +98,7 @@ def _verdict(capabilities: list[dict[str, Any]], hooks: list[dict[str, Any]], se
     protection = by_name.get(_PROTECTION)
     can_protect = bool(protection and protection["available"])
     missing = [f"{item['name']} ({item['reason']})" for item in capabilities
-               if not item["available"] and item["name"] != _PROTECTION]
+               if not item["available"] and item["name"] not in (_PROTECTION, *_OPTIONAL)]
     missing += [f"{hook['provider']} hooks broken ({hook['problem']})" for hook in hooks if hook["problem"]]
     if settings["error"]:
         missing.append("a usable settings file (the defaults are used)")

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..fileio import append_problem
+from ..runtime.dimming import set_aside_brightness_backups
 from ..runtime.protection import set_aside_lid_backups, set_aside_message
 
 if TYPE_CHECKING:
@@ -18,6 +19,9 @@ __all__ = ["file_problems"]
 
 def file_problems(paths: LidGuardPaths) -> list[str]:
     lines = [set_aside_message(aside) for aside in set_aside_lid_backups(paths.lid_backup_file)]
+    lines += [f"Brightness backup set aside as {aside}: it could not be used and its values were not restored "
+              "(display dimming stays off until then). Check the display brightness, then delete that file."
+              for aside in set_aside_brightness_backups(paths.brightness_backup_file)]
     for log in (paths.session_log_file, paths.suspend_history_file, paths.exception_log_file):
         problem = append_problem(log)
         if problem is not None:

@@ -72,6 +72,7 @@ class StatusView:
                                                    lid=response.get("LidSwitchState")),
             "protectionHeldBack": _held_back(response),
             "paused": _paused_json(response.get("Paused")),
+            "displayDimmed": _dimmed(response.get("DisplayDimmed")),
             "settingsFile": str(self.context.paths.settings_file),
             "settingsError": self.report.error,
             "settingsProblems": list(self.report.problems),
@@ -96,6 +97,10 @@ class StatusView:
         if paused is not None:
             tail.append(paused)
         tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
+        dimmed = _dimmed(response.get("DisplayDimmed"))
+        if dimmed is not None:
+            tail.append(f"Display dimmed (the user is away): {dimmed['dimmedTo']}/{dimmed['maxBrightness']}, "
+                        f"restored to {dimmed['brightness']} on activity ({dimmed['device']})")
         journal = response.get("SessionJournal")
         if isinstance(journal, dict) and journal.get("Degraded"):
             tail.append(f"Session journal degraded (a runtime crash would forget sessions): {journal['Degraded']}")
@@ -195,6 +200,14 @@ def _held_back(response: dict[str, Any]) -> list[str]:
     """Why the runtime holds protection back (power policy, Emergency Hibernation); sessions stay."""
     reasons = response.get("ProtectionHeldBack")
     return [str(reason) for reason in reasons if isinstance(reason, str)] if isinstance(reasons, list) else []
+
+
+def _dimmed(dimmed: Any) -> dict[str, Any] | None:
+    """camelCase ``DisplayDimmed`` of a reply (the runtime dimmed the display), else None."""
+    keys = ("Device", "Brightness", "MaxBrightness", "DimmedTo", "SinceUtc")
+    if not isinstance(dimmed, dict) or not all(key in dimmed for key in keys):
+        return None
+    return {key[:1].lower() + key[1:]: dimmed[key] for key in keys}
 
 
 def _paused_json(paused: Any) -> dict[str, Any] | None:

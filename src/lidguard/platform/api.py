@@ -13,6 +13,7 @@ Capabilities (one module of the same name per OS folder):
     process   ancestry and exit watching (ProcessWatcher)
     sound     post-stop sound playback and the volume override (SoundPlayer)
     permission  the OS permission that lets logind/power calls work without a prompt (PermissionManager)
+    brightness  the built-in display's brightness and whether the user is idle (BrightnessControl)
 
 Platform extras (``describe_power_source``, ``power_source_changes``, ``native_module_statuses``) are
 declared here too, so the CLI and ``doctor`` never probe a backend with ``getattr`` nor import an OS
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
@@ -30,7 +32,10 @@ from .errors import Unsupported
 from .process_info import ProcessInfo
 
 __all__ = [
+    "BrightnessControl",
+    "BrightnessLevel",
     "CAPABILITIES",
+    "IdleReading",
     "DisplayConnector",
     "DisplayReader",
     "LidActionSnapshot",
@@ -60,7 +65,8 @@ __all__ = [
     "play_sound",
 ]
 
-CAPABILITIES = ("power", "lid_policy", "lid", "display", "suspend", "thermal", "process", "sound", "permission")
+CAPABILITIES = ("power", "lid_policy", "lid", "display", "suspend", "thermal", "process", "sound", "permission",
+                "brightness")
 PERMISSION_SUBCOMMANDS = ("status", "check", "install", "remove")
 
 
@@ -143,6 +149,27 @@ class NativeModuleStatus:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "active": self.active, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class BrightnessLevel:
+    """The built-in display's brightness in the device's own units (``0..maximum``) and which device
+    it is (Linux ``backlight/intel_backlight``); set it back on the same device only."""
+
+    device: str
+    value: int
+    maximum: int
+
+    def percent(self) -> int:
+        return round(self.value * 100 / self.maximum) if self.maximum > 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class IdleReading:
+    """Whether the user is idle now, and since when (UTC; None when the OS does not say)."""
+
+    idle: bool
+    since: datetime | None = None
 
 
 class PowerHandle(Protocol):
@@ -257,6 +284,22 @@ class PermissionManager(Protocol):
     def describe(self) -> str: ...
 
 
+@runtime_checkable
+class BrightnessControl(Protocol):
+    """Reversible built-in display dimming (seed 004). ``read_brightness`` raises ``Unsupported`` when
+    there is no built-in display backlight to control; ``set_brightness`` sets ``level.value`` on
+    ``level.device`` (never another device); ``read_idle`` says whether the user is away. Each raises
+    ``OSError`` (or ``Unsupported``) when the OS refuses now; ``describe`` is one line for ``doctor``."""
+
+    def read_brightness(self) -> BrightnessLevel: ...
+
+    def set_brightness(self, level: BrightnessLevel) -> None: ...
+
+    def read_idle(self) -> IdleReading: ...
+
+    def describe(self) -> str: ...
+
+
 class Platform(Protocol):
     """One OS backend: a name plus one object per capability (read-only members, so plain
     attributes of any narrower type satisfy it)."""
@@ -281,6 +324,8 @@ class Platform(Protocol):
     def sound(self) -> SoundPlayer: ...
     @property
     def permission(self) -> PermissionManager: ...
+    @property
+    def brightness(self) -> BrightnessControl: ...
 
     def describe_capabilities(self) -> dict[str, str]:
         """capability -> "available (...)", "unavailable: reason" (could work, does not now) or

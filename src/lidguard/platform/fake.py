@@ -8,11 +8,16 @@ every question) and every action is appended as one JSON line to ``LIDGUARD_FAKE
      "temperaturesCelsius": [45.0], "suspendSucceeds": true, "hibernateSucceeds": true,
      "refuseWhileBlocked": true,
      "powerSource": {"onAc": true, "batteryPercent": 80, "batteryStatus": "Charging"},
-     "soundWarnings": ["..."], "soundFailure": "..."}
+     "soundWarnings": ["..."], "soundFailure": "..."},
+     "brightness": {"device": "backlight/fake", "value": 80, "maximum": 100} | null,
+     "idle": false, "idleSinceUtc": "2026-01-01T00:00:00Z", "brightnessFailure": "..."}
 
 Every key is optional; no file means all defaults (lid open, one internal display, no temperature,
 suspend and hibernate succeed, no power source: ``describe_power_source`` raises ``Unsupported``,
-sounds play without warnings). ``soundWarnings`` are returned by every playback (as a backend's
+sounds play without warnings, a built-in backlight at 80 of 100, the user active). A brightness set by
+lidguard stays in this process's memory (recorded as ``brightness-set``) until the state file names
+another value; ``brightness: null`` means no backlight (``Unsupported``); ``brightnessFailure`` makes
+reading and setting it raise ``OSError``. ``soundWarnings`` are returned by every playback (as a backend's
 volume-override warnings); ``soundFailure`` makes playback raise with those warnings attached.
 Like a strict OS (logind refusing while any block inhibitor on sleep is held, macOS ``disablesleep 1``
 keeping ``sleepnow`` from sleeping), a request is refused while this platform's own keep-awake or
@@ -26,14 +31,17 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
 from .api import (
     CAPABILITIES,
     PERMISSION_SUBCOMMANDS,
+    BrightnessLevel,
     DisplayConnector,
+    IdleReading,
     LidActionSnapshot,
     LidState,
     NativeModuleStatus,
@@ -63,6 +71,10 @@ class FakeMachine:
     refuse_while_blocked: bool = True
     sound_warnings: list[str] = field(default_factory=list)
     sound_failure: str | None = None
+    brightness: BrightnessLevel | None = field(default_factory=lambda: BrightnessLevel("backlight/fake", 80, 100))
+    brightness_failure: str | None = None
+    idle: bool = False
+    idle_since: datetime | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FakeMachine:
@@ -82,11 +94,37 @@ class FakeMachine:
         machine.sound_warnings = [str(item) for item in warnings] if isinstance(warnings, list) else []
         failure = data.get("soundFailure")
         machine.sound_failure = str(failure) if failure else None
+        if "brightness" in data:
+            machine.brightness = _brightness_from_json(data["brightness"])
+        brightness_failure = data.get("brightnessFailure")
+        machine.brightness_failure = str(brightness_failure) if brightness_failure else None
+        machine.idle = data.get("idle") is True
+        machine.idle_since = _utc_from_json(data.get("idleSinceUtc"))
         source = data.get("powerSource")
         if isinstance(source, dict):
             machine.power_source = PowerSource(source.get("onAc"), source.get("batteryPercent"),
                                                source.get("batteryStatus"))
         return machine
+
+
+def _brightness_from_json(level: Any) -> BrightnessLevel | None:
+    """``{"device", "value", "maximum"}``; anything else is no backlight."""
+    if not isinstance(level, dict):
+        return None
+    value, maximum = level.get("value"), level.get("maximum")
+    if type(value) is not int or type(maximum) is not int:
+        return None
+    return BrightnessLevel(str(level.get("device", "backlight/fake")), value, maximum)
+
+
+def _utc_from_json(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 class FakeSoundError(RuntimeError):
@@ -165,6 +203,7 @@ class FakePlatform:
         self.process = _FakeProcess()
         self.sound = self
         self.permission = _FakePermission(self)
+        self.brightness = _FakeBrightness(self)
 
     @classmethod
     def from_environment(cls) -> FakePlatform:
@@ -248,6 +287,40 @@ class FakePlatform:
 
     def close(self) -> None:
         return None
+
+
+class _FakeBrightness:
+    def __init__(self, platform: FakePlatform) -> None:
+        self._platform = platform
+        self._set: tuple[BrightnessLevel, BrightnessLevel] | None = None  # (state-file level then, level set)
+
+    def _level(self) -> BrightnessLevel:
+        machine = self._platform.machine
+        if machine.brightness_failure is not None:
+            raise OSError(machine.brightness_failure)
+        if machine.brightness is None:
+            raise Unsupported("brightness", "the simulated machine has no backlight")
+        return machine.brightness
+
+    def read_brightness(self) -> BrightnessLevel:
+        level = self._level()
+        if self._set is not None and self._set[0] == level:
+            return self._set[1]  # what this process set, while the state file still names the same level
+        return level
+
+    def set_brightness(self, level: BrightnessLevel) -> None:
+        current = self._level()
+        if level.device != current.device or not 0 <= level.value <= current.maximum:
+            raise OSError(f"fake backlight refuses {level}")
+        self._set = (current, replace(current, value=level.value))
+        self._platform.record("brightness-set", device=level.device, value=level.value)
+
+    def read_idle(self) -> IdleReading:
+        machine = self._platform.machine
+        return IdleReading(machine.idle, machine.idle_since)
+
+    def describe(self) -> str:
+        return "available (fake platform)"
 
 
 class _FakePermission:

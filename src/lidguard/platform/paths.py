@@ -113,9 +113,14 @@ class LidGuardPaths:
         return self.data_dir / "pending-macos-power-state-backup.json"
 
     @property
+    def brightness_backup_file(self) -> Path:
+        """The display brightness saved before dimming it (runtime/dimming.py)."""
+        return self.data_dir / "pending-brightness-backup.json"
+
+    @property
     def pending_backup_files(self) -> tuple[Path, ...]:
         """Every file a crashed runtime or a hibernate may leave for the next CLI recovery step."""
-        return (self.lid_backup_file, self.power_state_backup_file)
+        return (self.lid_backup_file, self.power_state_backup_file, self.brightness_backup_file)
 
     @property
     def socket_file(self) -> Path:

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import TextIO
 
 from .api import (
+    BrightnessLevel,
     DisplayConnector,
+    IdleReading,
     LidActionSnapshot,
     LidState,
     NativeModuleStatus,
@@ -102,6 +104,22 @@ class _Permission(_UnsupportedCapability):
         return f"unsupported: {self._reason}"
 
 
+class UnsupportedBrightness(_UnsupportedCapability):
+    """No display dimming (also what a backend uses until its own ``brightness.py`` exists)."""
+
+    def read_brightness(self) -> BrightnessLevel:
+        raise self._fail()
+
+    def set_brightness(self, level: BrightnessLevel) -> None:
+        raise self._fail()
+
+    def read_idle(self) -> IdleReading:
+        raise self._fail()
+
+    def describe(self) -> str:
+        return f"unsupported: {self._reason}"
+
+
 class UnsupportedPlatform:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -116,6 +134,7 @@ class UnsupportedPlatform:
         self.process = _Process("process", reason)
         self.sound = _Sound("sound", reason)
         self.permission = _Permission("permission", reason)
+        self.brightness = UnsupportedBrightness("brightness", reason)
 
     def describe_capabilities(self) -> dict[str, str]:
         from .api import CAPABILITIES

@@ -25,6 +25,7 @@ from . import policy, suspend_policy
 from .clock import Clock, WallClock
 from .components import Component
 from .components.codex_rollouts import CodexRolloutComponent
+from .components.dimming import DimmingComponent
 from .components.emergency import EmergencyComponent
 from .components.followup import FollowUpComponent
 from .components.heartbeat import HeartbeatComponent
@@ -94,12 +95,14 @@ class Runtime:
         self.pause = PauseComponent(self)
         self.settings_guard = SettingsGuardComponent(self)
         self.status_stream = StatusStreamComponent(self)
+        self.dimming = DimmingComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
                                              LeaseComponent(self), CodexRolloutComponent(self), self.journal,
-                                             self.heartbeat, self.pause, self.settings_guard, self.status_stream,
+                                             self.heartbeat, self.pause, self.settings_guard, self.dimming,
+                                             self.status_stream,
                                              self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
@@ -306,4 +309,5 @@ class Runtime:
                               pending_suspend=self.suspend.describe(),
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
                                      "ProtectionHeldBack": self.protection.held_back(),
-                                     "Paused": self.pause.describe(), **(extra or {})})
+                                     "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
+                                     **(extra or {})})

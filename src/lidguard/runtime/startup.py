@@ -46,6 +46,19 @@ def _recover_lid_policy(platform: Platform, paths: LidGuardPaths, runtime: Runti
                     succeeded=False)
 
 
+def _recover_brightness(platform: Platform, paths: LidGuardPaths, runtime: Runtime) -> None:
+    from .dimming import restore_pending_brightness
+
+    try:
+        line = restore_pending_brightness(platform, paths.brightness_backup_file)
+    except Exception as error:  # a bad backup or a refusing logind must not keep the runtime from starting
+        runtime.log("brightness-restore-failed", "run-server", f"Could not restore the display brightness: {error}",
+                    succeeded=False)
+        return
+    if line is not None:
+        runtime.log("brightness-restored-from-pending-backup", "run-server", f"{line} (left by an earlier runtime)")
+
+
 async def _main(platform: Platform, paths: LidGuardPaths, lock: InstanceLock | None = None) -> None:
     """Everything that logs happens here, inside the event loop."""
     try:
@@ -59,6 +72,7 @@ async def _main(platform: Platform, paths: LidGuardPaths, lock: InstanceLock | N
         # Fail closed before any journaled session is replayed: keep-awake only, no lid policy, no suspend.
         runtime.settings_guard.engage(settings_error.problem, "run-server")
     _recover_lid_policy(platform, paths, runtime)
+    _recover_brightness(platform, paths, runtime)
     _arm_watchdog(runtime, paths)
     for note in SET_ASIDE_NOTES:
         runtime.log("runtime-file-set-aside", "run-server", note, succeeded=False)

@@ -12,6 +12,13 @@ def _off(value: object, suffix: str = "") -> str:
     return "off" if value is None or value == "" else f"{value}{suffix}"
 
 
+def _dimming(settings: Settings) -> str:
+    minutes = settings.dim_display_when_idle_minutes
+    if minutes is None:
+        return "off"
+    return f"after {minutes} minutes, to {settings.dim_display_brightness_percent} %"
+
+
 def format_settings_block(settings: Settings) -> list[str]:
     power = settings.power_request
     lines = ["Settings:", f"  Prevent system sleep: {power.prevent_system_sleep}"]
@@ -21,6 +28,7 @@ def format_settings_block(settings: Settings) -> list[str]:
         f"  Prevent display sleep: {power.prevent_display_sleep}",
         f"  Change lid action: {settings.change_lid_action}",
         f"  Power policy: {settings.power_policy.value} (battery floor {settings.battery_floor_percent} %)",
+        f"  Dim display when idle: {_dimming(settings)}",
         f"  Watch parent process: {settings.watch_parent_process}",
         f"  Session timeout: {_off(settings.session_timeout_minutes, ' minutes')}",
         f"  Session lease: {_off(settings.session_lease_hours, ' hours')}",

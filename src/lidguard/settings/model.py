@@ -15,6 +15,8 @@ Ranges (``NUMBER_RANGES``; the CLI rejects anything outside them, see ``validati
     PostStopSuspendSoundVolumeOverridePercent        off or 1-100
     ClosedLidStopFollowUpSoundVolumeOverridePercent  off or 1-100
     BatteryFloorPercent                              30-100 (PowerPolicy AcOrBattery, seed 004)
+    DimDisplayWhenIdleMinutes                        off or 1-1440 (one day; default off, seed 004)
+    DimDisplayBrightnessPercent                      1-100 (default 20)
 
 The maxima keep every deadline the runtime computes (now + timeout) far inside the range of dates.
 Values read from a file or received by the runtime are normalized, never rejected, and never
@@ -78,6 +80,7 @@ MINUTES_MAX = 7 * 24 * 60  # one week
 LEASE_HOURS_MAX = 7 * 24  # one week
 DELAY_SECONDS_MAX = 60 * 60  # one hour
 SUSPEND_HISTORY_COUNT_MAX = 1000
+DIM_IDLE_MINUTES_MAX = 24 * 60  # one day
 SYSTEM_SOUND_NAMES = ("Asterisk", "Beep", "Exclamation", "Hand", "Question")
 
 
@@ -125,6 +128,8 @@ NUMBER_RANGES: dict[str, NumberRange] = {
     "PostStopSuspendSoundVolumeOverridePercent": NumberRange(1, 100, None, True),
     "ClosedLidStopFollowUpSoundVolumeOverridePercent": NumberRange(1, 100, None, True),
     "BatteryFloorPercent": NumberRange(30, 100, 30, False),
+    "DimDisplayWhenIdleMinutes": NumberRange(1, DIM_IDLE_MINUTES_MAX, None, True),
+    "DimDisplayBrightnessPercent": NumberRange(1, 100, 20, False),
 }
 ENUM_SETTINGS: dict[str, tuple[type[enum.StrEnum], enum.StrEnum]] = {
     "SuspendMode": (SuspendModeSetting, SuspendModeSetting.SLEEP),
@@ -263,6 +268,10 @@ class Settings(BaseModel):
     )
     power_policy: PowerPolicy = Field(PowerPolicy.AC_OR_BATTERY, alias="PowerPolicy")
     battery_floor_percent: int = Field(30, alias="BatteryFloorPercent")
+    # Seed 004: dim the built-in display while sessions are protected, the lid is open and the user has
+    # been idle this long (off: never); restored on activity (runtime/components/dimming.py).
+    dim_display_when_idle_minutes: int | None = Field(None, alias="DimDisplayWhenIdleMinutes")
+    dim_display_brightness_percent: int = Field(20, alias="DimDisplayBrightnessPercent")
     webhook_previews: bool = Field(True, alias="WebhookPreviews")  # prompt/answer text in webhook bodies
     log_full_text: bool = Field(False, alias="LogFullText")  # prompt/reply text in hook event logs (debugging)
 
@@ -296,6 +305,7 @@ class Settings(BaseModel):
         "closed_lid_stop_follow_up_delay_seconds", "suspend_history_entry_count",
         "emergency_hibernation_temperature_celsius", "post_stop_suspend_sound_volume_override_percent",
         "closed_lid_stop_follow_up_sound_volume_override_percent", "battery_floor_percent",
+        "dim_display_when_idle_minutes", "dim_display_brightness_percent",
         mode="before",
     )
     @classmethod

@@ -251,4 +251,9 @@ SETTING_OPTIONS: tuple[SettingOption, ...] = (
                   "acorbattery|aconly", "Protect on AC or on battery above the floor, or on AC only."),
     _number_option(("battery-floor-percent",), "BatteryFloorPercent",
                    "On battery below this charge protection is held back (sessions stay)."),
+    _number_option(("dim-display-when-idle-minutes",), "DimDisplayWhenIdleMinutes",
+                   "Dim the built-in display after N idle minutes while sessions are protected and the lid is "
+                   "open (off = never; restored on activity)."),
+    _number_option(("dim-display-brightness-percent",), "DimDisplayBrightnessPercent",
+                   "Brightness in percent of the maximum that the idle display is dimmed to."),
 )

@@ -75,6 +75,8 @@ def headless_defaults_json() -> dict[str, Any]:
         "ClosedLidStopFollowUpSoundVolumeOverridePercent": None,
         "PowerPolicy": "AcOrBattery",
         "BatteryFloorPercent": 30,
+        "DimDisplayWhenIdleMinutes": None,
+        "DimDisplayBrightnessPercent": 20,
         "WebhookPreviews": True,
         "LogFullText": False,
     }

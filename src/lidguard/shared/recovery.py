@@ -1,4 +1,5 @@
-"""REFERENCE 1.1 crash recovery before a session starts: restore a lid policy a crashed runtime left.
+"""REFERENCE 1.1 crash recovery before a session starts: restore a lid policy a crashed runtime left
+(and the display brightness it dimmed, seed 004).
 
 Shared by the CLI and the hook commands. "No runtime alive" means the single-instance lock in the data
 folder is free, never "the socket did not answer": a caller whose environment differs from the
@@ -65,6 +66,22 @@ def _restore_pending_backups(paths: LidGuardPaths, platform: Callable[[], Platfo
         machine.restore_pending_state(paths.data_dir)
     except Exception as error:
         raise RecoveryError(f"Failed to restore the power state from the pending backup: {error}") from error
+    line = _restore_brightness(machine, paths)
+    if line is not None and line.startswith(("Failed", "Brightness backup")) and warn is not None:
+        warn(line)  # brightness never blocks the command: the backup stays for the next one
+
+
+def _restore_brightness(machine: Platform, paths: LidGuardPaths) -> str | None:
+    """The display brightness a killed runtime left dimmed (runtime/dimming.py); one line, None when
+    there was no backup. Never raises: a failed restore keeps the backup, an unusable one is set aside."""
+    from ..runtime.dimming import BrightnessBackupSetAside, restore_pending_brightness
+
+    try:
+        return restore_pending_brightness(machine, paths.brightness_backup_file)
+    except BrightnessBackupSetAside as error:
+        return f"Brightness backup unusable: {error}"
+    except Exception as error:
+        return f"Failed to restore the display brightness from the pending backup: {error}"
 
 
 class RuntimeHoldsLock(RecoveryError):
@@ -128,6 +145,9 @@ def _restore_all(paths: LidGuardPaths, platform: Callable[[], Platform]) -> list
         lines += machine.restore_pending_state(paths.data_dir)
     except Exception as error:
         lines.append(f"Failed to restore the power state from the pending backup: {error}")
+    brightness = _restore_brightness(machine, paths)
+    if brightness is not None:
+        lines.append(brightness)
     return lines
 
 

@@ -1,7 +1,7 @@
 """The Linux backend: systemd-logind over D-Bus for power, sysfs/procfs readers for the machine.
 
 Each capability lives in its own module (power, lid, display, suspend, thermal, process, sound,
-permission); this class only assembles them and reports what is available for ``lidguard doctor``.
+permission, brightness); this class only assembles them and reports what is available for ``lidguard doctor``.
 Readers honour ``LIDGUARD_SYSFS_ROOT``; logind is reached through ``DBUS_SYSTEM_BUS_ADDRESS``.
 """
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, PowerSourceChanges, Unsupported
+from .brightness import LinuxBrightness
 from .display import LinuxDisplayReader
 from .lid import LinuxLidStateReader
 from .power import LinuxLidPolicy, LinuxPowerRequests
@@ -81,6 +82,7 @@ class LinuxPlatform:
         self.process = LinuxProcessWatcher()
         self.sound = LinuxSoundPlayer()
         self.permission = _LinuxPermission()
+        self.brightness = LinuxBrightness()
 
     @classmethod
     def from_environment(cls) -> LinuxPlatform:

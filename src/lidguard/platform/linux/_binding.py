@@ -1,7 +1,7 @@
 """The only importer of ``lidguard._native._logind``: sd-bus calls to systemd-logind, and nothing more.
 
 Dumb on purpose (no policy, no retries, no logging): each method sends one
-``org.freedesktop.login1.Manager`` call (see org.freedesktop.login1(5)) and returns plain values.
+``org.freedesktop.login1.Manager`` (or ``Session``) call (see org.freedesktop.login1(5)) and returns plain values.
 Failures become typed exceptions::
 
     Exception
@@ -36,6 +36,7 @@ __all__ = [
     "LOGIND_DESTINATION",
     "LOGIND_MANAGER_INTERFACE",
     "LOGIND_PATH",
+    "LOGIND_SESSION_INTERFACE",
     "InhibitorEntry",
     "LogindConnection",
     "LogindError",
@@ -49,6 +50,7 @@ __all__ = [
 LOGIND_DESTINATION = "org.freedesktop.login1"
 LOGIND_PATH = "/org/freedesktop/login1"
 LOGIND_MANAGER_INTERFACE = "org.freedesktop.login1.Manager"
+LOGIND_SESSION_INTERFACE = "org.freedesktop.login1.Session"
 LIBRARY_NAMES = ("libsystemd.so.0", "libelogind.so.0")
 # Must equal LIDGUARD_LOGIND_ABI_VERSION in native/logind_cdef.h.
 EXPECTED_ABI_VERSION = 1
@@ -228,26 +230,44 @@ class LogindConnection:
 
     def read_bool_property(self, name: str) -> bool:
         """A boolean Manager property such as ``LidClosed`` or ``Docked`` (sd_bus_get_property_trivial(3))."""
+        return bool(self.read_property(LOGIND_PATH, LOGIND_MANAGER_INTERFACE, name, "b"))
+
+    def read_property(self, path: str, interface: str, name: str, type_char: str) -> int:
+        """One ``b`` (as 0/1) or ``t`` (uint64) property of any logind object (sd_bus_get_property_trivial(3))."""
+        c_type = {"b": "int *", "t": "uint64_t *"}[type_char]
         error = self._ffi.new("sd_bus_error *")
-        value = self._ffi.new("int *")
+        value = self._ffi.new(c_type)
         with self._lock:
             bus = self._require_open()
             try:
                 return_code = self._lib.sd_bus_get_property_trivial(
                     bus,
                     LOGIND_DESTINATION.encode(),
-                    LOGIND_PATH.encode(),
-                    LOGIND_MANAGER_INTERFACE.encode(),
+                    path.encode(),
+                    interface.encode(),
                     name.encode(),
                     error,
-                    b"b",
+                    type_char.encode(),
                     value,
                 )
                 if return_code < 0:
                     raise self._error_from_reply(error, return_code, f"Get {name}")
-                return bool(value[0])
+                return int(value[0])
             finally:
                 self._lib.sd_bus_error_free(error)
+
+    # -- org.freedesktop.login1.Session, see org.freedesktop.login1(5) ------------------------------
+
+    def get_session(self, session_id: str) -> str:
+        """Manager.GetSession(s) -> o: ``auto`` is the caller's session, else the user's display session."""
+        return self._call(LOGIND_PATH, LOGIND_MANAGER_INTERFACE, "GetSession", [b"s"], [session_id],
+                          self._read_object_path)
+
+    def set_brightness(self, session_path: str, subsystem: str, name: str, brightness: int) -> None:
+        """Session.SetBrightness(ssu): logind writes the device's sysfs ``brightness`` for the session's
+        owner (no root; the session must belong to the caller's user)."""
+        self._call(session_path, LOGIND_SESSION_INTERFACE, "SetBrightness", [b"s", b"s", b"u"],
+                   [subsystem, name, brightness], self._read_nothing)
 
     # -- message plumbing ---------------------------------------------------------------------------
 
@@ -278,6 +298,17 @@ class LogindConnection:
         values: list[Any],
         read_reply: Callable[[Any], _Result],
     ) -> _Result:
+        return self._call(LOGIND_PATH, LOGIND_MANAGER_INTERFACE, member, types, values, read_reply)
+
+    def _call(
+        self,
+        path: str,
+        interface: str,
+        member: str,
+        types: list[bytes],
+        values: list[Any],
+        read_reply: Callable[[Any], _Result],
+    ) -> _Result:
         ffi, lib = self._ffi, self._lib
         message_pointer = ffi.new("sd_bus_message **")
         reply_pointer = ffi.new("sd_bus_message **")
@@ -289,8 +320,8 @@ class LogindConnection:
                     bus,
                     message_pointer,
                     LOGIND_DESTINATION.encode(),
-                    LOGIND_PATH.encode(),
-                    LOGIND_MANAGER_INTERFACE.encode(),
+                    path.encode(),
+                    interface.encode(),
                     member.encode(),
                 ),
                 "sd_bus_message_new_method_call",
@@ -317,6 +348,10 @@ class LogindConnection:
             pointer = self._ffi.new("char[]", str(value).encode("utf-8"))
         elif type_char == b"b":
             pointer = self._ffi.new("int *", 1 if value else 0)
+        elif type_char == b"u":
+            if type(value) is not int or not 0 <= value <= 0xFFFFFFFF:
+                raise ValueError(f"not a D-Bus uint32: {value!r}")
+            pointer = self._ffi.new("uint32_t *", value)
         else:
             raise ValueError(f"unsupported D-Bus argument type {type_char!r}")
         self._check(self._lib.sd_bus_message_append_basic(message, type_char, pointer), "append argument")
@@ -327,6 +362,11 @@ class LogindConnection:
     def _read_string(self, reply: Any) -> str:
         pointer = self._ffi.new("const char **")
         self._check(self._lib.sd_bus_message_read_basic(reply, b"s", pointer), "read string")
+        return self._ffi.string(pointer[0]).decode("utf-8", "replace")
+
+    def _read_object_path(self, reply: Any) -> str:
+        pointer = self._ffi.new("const char **")
+        self._check(self._lib.sd_bus_message_read_basic(reply, b"o", pointer), "read object path")
         return self._ffi.string(pointer[0]).decode("utf-8", "replace")
 
     def _read_uint32(self, reply: Any) -> int:

@@ -4,7 +4,7 @@ sudo -n, ps, afplay, osascript, visudo) through one runner (``commands.py``), pl
 and power-source notifications (``power_events.py``).
 
 Each capability lives in its own module (power, lid, display, suspend, thermal, process, sound,
-permission), as on Linux. This package imports nothing at import time: ``ancestry/macos.py`` (hook
+permission, brightness), as on Linux. This package imports nothing at import time: ``ancestry/macos.py`` (hook
 path, stdlib only) uses ``ps.py`` from here, and the capability modules load when the platform is
 built. Every tool resolves on PATH off macOS, so ``LIDGUARD_PLATFORM=macos`` runs on Linux over
 stand-in scripts (tests/macos); in test mode only stand-ins ever run (see ``commands.py``).
@@ -39,6 +39,7 @@ class MacOSPlatform:
     name = "macos"
 
     def __init__(self) -> None:
+        from .brightness import MacBrightness
         from .display import MacDisplayReader
         from .lid import MacLidStateReader
         from .power import MacLidPolicy, MacPowerRequests
@@ -56,6 +57,7 @@ class MacOSPlatform:
         self.process = MacProcessWatcher()
         self.sound = MacSoundPlayer()
         self.permission = _MacPermission()
+        self.brightness = MacBrightness()
 
     @classmethod
     def from_environment(cls) -> MacOSPlatform:

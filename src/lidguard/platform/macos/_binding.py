@@ -28,6 +28,8 @@ __all__ = [
     "COREFOUNDATION_PATH",
     "EXPECTED_ABI_VERSION",
     "IOKIT_PATH",
+    "MacDisplayBinding",
+    "active_display_binding",
     "SYSTEM_LIBRARY_PATH",
     "BindingInactive",
     "MacBinding",
@@ -39,6 +41,9 @@ EXPECTED_ABI_VERSION = 3  # LIDGUARD_MACOS_ABI_VERSION in native/macos_cdef.h
 COREFOUNDATION_PATH = "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation"
 IOKIT_PATH = "/System/Library/Frameworks/IOKit.framework/IOKit"
 SYSTEM_LIBRARY_PATH = "/usr/lib/libSystem.B.dylib"
+COREGRAPHICS_PATH = "/System/Library/Frameworks/CoreGraphics.framework/CoreGraphics"
+DISPLAYSERVICES_PATH = "/System/Library/PrivateFrameworks/DisplayServices.framework/DisplayServices"
+MAX_ONLINE_DISPLAYS = 32
 CF_STRING_ENCODING_UTF8 = 0x08000100
 CF_NUMBER_SINT32_TYPE = 3
 # IOHIDFamily: vendor usage page 0xff00 usage 5 = temperature sensors; event type 15 = temperature.
@@ -249,6 +254,62 @@ class MacBinding:
         """``notify_cancel`` each token (the last one closes the descriptor); never raises."""
         for value in tokens:
             self.system.notify_cancel(value)
+
+
+class MacDisplayBinding:
+    """The built-in panel's brightness (CoreGraphics + the private DisplayServices; fakes in tests).
+    Loaded apart from :class:`MacBinding`: a missing private framework only turns dimming off."""
+
+    def __init__(self, ffi: Any, coregraphics: Any, displayservices: Any) -> None:
+        self.ffi = ffi
+        self.cg = coregraphics
+        self.ds = displayservices
+
+    def builtin_display(self) -> int | None:
+        """The online built-in display's id (None: lid closed in clamshell mode, or a desktop Mac)."""
+        displays = self.ffi.new("CGDirectDisplayID[]", MAX_ONLINE_DISPLAYS)
+        count = self.ffi.new("uint32_t *")
+        error = self.cg.CGGetOnlineDisplayList(MAX_ONLINE_DISPLAYS, displays, count)
+        if error != 0:
+            raise OSError(f"CGGetOnlineDisplayList failed with CGError {error}")
+        for index in range(min(int(count[0]), MAX_ONLINE_DISPLAYS)):
+            if self.cg.CGDisplayIsBuiltin(displays[index]):
+                return int(displays[index])
+        return None
+
+    def get_brightness(self, display: int) -> float:
+        value = self.ffi.new("float *")
+        error = self.ds.DisplayServicesGetBrightness(display, value)
+        if error != 0:
+            raise OSError(f"DisplayServicesGetBrightness failed with {error}")
+        return float(value[0])
+
+    def set_brightness(self, display: int, value: float) -> None:
+        error = self.ds.DisplayServicesSetBrightness(display, value)
+        if error != 0:
+            raise OSError(f"DisplayServicesSetBrightness failed with {error}")
+
+
+@functools.cache
+def _load_display() -> tuple[MacDisplayBinding | None, str]:
+    binding, reason = _load()
+    if binding is None:
+        return None, reason
+    try:
+        libraries = [binding.ffi.dlopen(path) for path in (COREGRAPHICS_PATH, DISPLAYSERVICES_PATH)]
+    except OSError as error:
+        return None, f"CoreGraphics/DisplayServices could not be loaded ({error})"
+    return MacDisplayBinding(binding.ffi, *libraries), "CoreGraphics and DisplayServices via cffi"
+
+
+def active_display_binding() -> MacDisplayBinding:
+    active, reason = binding_status()
+    if not active:
+        raise BindingInactive(reason)
+    binding, reason = _load_display()
+    if binding is None:
+        raise BindingInactive(reason)
+    return binding
 
 
 @functools.cache

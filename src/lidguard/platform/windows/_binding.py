@@ -285,6 +285,12 @@ class CffiWindowsApi:
         self._check_bool(self._kernel32.GetSystemPowerStatus(status), "GetSystemPowerStatus")
         return status.ACLineStatus, status.BatteryFlag, status.BatteryLifePercent
 
+    def idle_milliseconds(self) -> int:
+        info = self._ffi.new("LASTINPUTINFO *")
+        info.cbSize = self._ffi.sizeof("LASTINPUTINFO")
+        self._check_bool(self._user32.GetLastInputInfo(info), "GetLastInputInfo")
+        return (int(self._kernel32.GetTickCount()) - int(info.dwTime)) & 0xFFFFFFFF  # both wrap together
+
     def broadcast_monitor_off(self) -> None:
         self._check_bool(self._user32.SendNotifyMessageW(self._ffi.cast("HWND", _HWND_BROADCAST), _WM_SYSCOMMAND,
                                                          _SC_MONITORPOWER, 2), "SendNotifyMessageW")

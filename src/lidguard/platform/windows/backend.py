@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 from ..api import CAPABILITIES, NativeModuleStatus, PowerSource, PowerSourceChanges, Unsupported
+from .brightness import WindowsBrightness
 from .display import WindowsDisplayReader
 from .lid import WindowsLidStateReader
 from .power import WindowsLidPolicy, WindowsPowerRequests
@@ -32,6 +33,7 @@ _USES = {
     "process": "Toolhelp snapshot + NtQueryInformationProcess, SYNCHRONIZE handles, GetProcessTimes",
     "sound": "PlaySound + IAudioEndpointVolume",
     "permission": "no setup needed",
+    "brightness": "WMI WmiMonitorBrightness/WmiSetBrightness + GetLastInputInfo",
 }
 _AC_OFFLINE, _AC_ONLINE = 0, 1
 _BATTERY_CHARGING, _NO_SYSTEM_BATTERY, _UNKNOWN = 8, 128, 255
@@ -79,6 +81,7 @@ class WindowsPlatform:
         self.process = WindowsProcessWatcher(self.api)
         self.sound = WindowsSoundPlayer(self.api)
         self.permission = _WindowsPermission()
+        self.brightness = WindowsBrightness(self.api, command_runner)
 
     @classmethod
     def from_environment(cls) -> WindowsPlatform:
