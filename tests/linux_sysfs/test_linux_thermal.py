@@ -249,3 +249,24 @@ def test_native_and_pure_samplers_agree(zones: dict[int, bytes | None]) -> None:
             else:
                 _zone(tree, index, content)
         assert _read_native(tree.root) == read_zone_temperatures_pure(tree.root)
+
+
+@needs_compiled
+def test_native_sorts_zone_names_like_the_pure_key(sysfs_tree: SysfsTree) -> None:
+    """The compiled sampler lists and sorts the zones in C: numeric suffixes by value (ties by name, so
+    ``07`` before ``7``), a suffix past 64 bits in Python's exact order, the rest last by bytes; and a
+    folder of more entries than one getdents buffer holds."""
+    suffixes = ["7", "07", "10", "2", "", "_b", "_a", "x1", "99999999999999999999999", "18446744073709551616",
+                "9999999999999999999", "\u0663", "1\u00e9", "-1"]
+    for number, suffix in enumerate(suffixes):
+        _zone(sysfs_tree, suffix, f"{number + 1}000\n")
+    for index in range(300):  # not zones, but listed: the listing takes several getdents64 calls
+        (sysfs_tree.root / THERMAL / f"cooling_device{index}-{'x' * 60}").mkdir()
+    expected = read_zone_temperatures_pure(sysfs_tree.root)
+    assert len(expected) == len(suffixes)
+    assert _read_native(sysfs_tree.root) == expected
+    for suffix in ("99999999999999999999999", "18446744073709551616"):  # drop the > 64-bit ones: the C sort
+        (sysfs_tree.root / THERMAL / f"thermal_zone{suffix}" / "temp").unlink()
+        (sysfs_tree.root / THERMAL / f"thermal_zone{suffix}" / "type").unlink()
+        (sysfs_tree.root / THERMAL / f"thermal_zone{suffix}").rmdir()
+    assert _read_native(sysfs_tree.root) == read_zone_temperatures_pure(sysfs_tree.root)
