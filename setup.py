@@ -36,7 +36,6 @@ def _cython_extensions():
     if sys.platform.startswith("linux"):
         return [
             Extension("lidguard._native._proctree", ["native/proctree_linux.pyx"], optional=not REQUIRE_EXTENSIONS),
-            Extension("lidguard._native._thermal", ["native/thermal_linux.pyx"], optional=not REQUIRE_EXTENSIONS),
         ]
     return []
 

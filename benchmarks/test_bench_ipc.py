@@ -26,6 +26,8 @@ the p50 target (one sequential client). The figures are printed either way:
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -70,6 +72,8 @@ MAX_COLD_STATUS_CPU_RATIO = 9.0
 ECHO_SERVER = textwrap.dedent("""
     import asyncio, sys
     REPLY = b'{"v":1,"Succeeded":true,"Message":"echo"}\\n'
+    if len(sys.argv) > 2:  # a reply line the runtime sent (the client reads and decodes as much)
+        REPLY = open(sys.argv[2], "rb").read()
     async def serve(reader, writer):
         try:
             await reader.readline()
@@ -148,11 +152,10 @@ def runtime(isolated_home: Path) -> Iterator[Runtime]:
 ECHO_PIDS: dict[Path, int] = {}  # echo socket -> the echo server's pid (its CPU time is read)
 
 
-@pytest.fixture
-def echo_socket(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "echo.sock"
-    process = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(path)], stdout=subprocess.PIPE, text=True,
-                               start_new_session=True)
+@contextlib.contextmanager
+def echo_server(path: Path, reply_file: Path | None = None) -> Iterator[Path]:
+    command = [sys.executable, "-c", ECHO_SERVER, str(path)] + ([str(reply_file)] if reply_file else [])
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
     ECHO_PIDS[path] = process.pid
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
@@ -162,6 +165,12 @@ def echo_socket(tmp_path: Path) -> Iterator[Path]:
         _stop_process(process)
         if process.stdout is not None:
             process.stdout.close()
+
+
+@pytest.fixture
+def echo_socket(tmp_path: Path) -> Iterator[Path]:
+    with echo_server(tmp_path / "echo.sock") as path:
+        yield path
 
 
 def _session(client: int, round_number: int) -> dict[str, Any]:
@@ -242,13 +251,14 @@ def _report(lines: list[str]) -> None:
 
 
 def test_hundred_concurrent_clients_lose_nothing_and_meet_the_throughput_target(
-        benchmark: Any, runtime: Runtime, echo_socket: Path) -> None:
+        benchmark: Any, runtime: Runtime, echo_socket: Path, tmp_path: Path) -> None:
     anchor = {"Provider": "Claude", "SessionIdentifier": "bench-anchor"}
     assert send_request(runtime.socket, {"Command": "start", **anchor})["Succeeded"]
     runtime_rates: list[float] = []
     echo_rates: list[float] = []
     latencies: list[float] = []
     cpu_ratios: list[float] = []  # runtime CPU per request / echo CPU per request, per run
+    typical: list[dict[str, Any]] = []  # a reply of the median size
     requests = CLIENTS * ROUNDS * 3
 
     def measure() -> None:
@@ -259,6 +269,10 @@ def test_hundred_concurrent_clients_lose_nothing_and_meet_the_throughput_target(
         rate, replies, round_latencies = concurrent_load(runtime.socket)
         runtime_cpu = process_cpu_seconds(runtime.process.pid) - runtime_cpu
         _assert_nothing_lost(runtime, replies)
+        if not typical:
+            ordered = sorted((reply for client in replies for reply in client),
+                             key=lambda reply: len(reply["Sessions"]))
+            typical.append(ordered[len(ordered) // 2])
         runtime_rates.append(rate)
         latencies.extend(round_latencies)
         # /proc counts in clock ticks: an echo run under one tick counts as one
@@ -269,11 +283,21 @@ def test_hundred_concurrent_clients_lose_nothing_and_meet_the_throughput_target(
     [session] = runtime.status()["Sessions"]  # only the anchor is left: nothing lost, nothing stuck
     assert session["SessionIdentifier"] == "bench-anchor"
     runtime_rps, echo_rps = max(runtime_rates), max(echo_rates)
+    # Issue 22's second reference: the same burst against an echo that answers with one of the runtime's own
+    # reply lines (every reply lists every session, ~50 here), so the client reads and decodes as much.
+    reply_file = tmp_path / "typical-reply.json"
+    reply_file.write_bytes(json.dumps(typical[0], separators=(",", ":")).encode() + b"\n")
+    typical_bytes = reply_file.stat().st_size
+    with echo_server(tmp_path / "sized-echo.sock", reply_file) as sized_socket:
+        sized_rps = max(concurrent_load(sized_socket)[0] for _ in range(2))
     required = TARGET_RPS * min(1.0, echo_rps / ECHO_REFERENCE_RPS) * CI_MARGIN
-    benchmark.extra_info.update(runtime_rps=runtime_rps, echo_rps=echo_rps, required_rps=required)
+    benchmark.extra_info.update(runtime_rps=runtime_rps, echo_rps=echo_rps, required_rps=required,
+                                sized_echo_rps=sized_rps, typical_reply_bytes=typical_bytes)
     _report([f"{CLIENTS} clients x {ROUNDS} rounds x 3 requests: runtime {runtime_rps:.0f} req/s "
              f"(runs: {', '.join(f'{rate:.0f}' for rate in runtime_rates)}), echo floor {echo_rps:.0f} req/s, "
              f"required {required:.0f} req/s (target {TARGET_RPS:.0f})",
+             f"runtime / echo = {runtime_rps / echo_rps:.2f}; echo answering a runtime reply "
+             f"({typical_bytes} B): {sized_rps:.0f} req/s, runtime / that echo = {runtime_rps / sized_rps:.2f}",
              f"under load: p50 {percentile(latencies, 0.5) * 1e3:.1f} ms, "
              f"p99 {percentile(latencies, 0.99) * 1e3:.1f} ms",
              f"CPU per request, runtime / echo: {', '.join(f'{ratio:.1f}' for ratio in cpu_ratios)} "

@@ -1,14 +1,20 @@
-"""Ancestry walk of a real process chain: compiled reader vs pure reader vs psutil.
+"""Ancestry walk of a real process chain: compiled reader vs pure reader vs psutil vs a plain C loop.
 
 Run: ``python -m pytest benchmarks/test_bench_proctree.py`` (add ``--benchmark-disable`` for a
 quick smoke run: every benchmark body then runs once). The compiled reader stays in the project only
 while it wins here (design/STYLE.md, house rule 5).
+
+The C baseline (issue 22) is a plain C program compiled with ``cc`` when the benchmark runs: the same walk
+over the same files (``stat``, ``exe``, ``cmdline`` of each ancestor, each read to its end with open/read/
+close, readlink), timed inside the program with the benchmark's clock, so the compiled reader is measured
+against what the kernel costs, not against another Python reader.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -32,6 +38,76 @@ GROUP = "proctree-ancestry"
 # ratios). Both are bound by /proc syscalls (7-9 per process); measured 1.6-1.8x on a loaded 2-core box,
 # and the compiled walk then runs at about the cost of its syscalls issued from Python.
 MIN_NATIVE_SPEEDUP = 1.2
+# Issue 22: the compiled walk within this factor of the plain C loop (asserted in both modes: CPU time off
+# STRICT). Issue 22 also asked for 25x psutil: printed, not asserted, because it lies below the floor of the
+# files the hook needs: the compiled walk runs at 1.05-1.07x the C loop (which reads each file to EOF, one
+# read more than the compiled walk), and psutil is ~20x that loop (measured 19.2-19.4x, quiet machine).
+MAX_NATIVE_VS_C = 1.5
+PSUTIL_TARGET = 25.0
+C_WALK = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static char buffer[1 << 20];
+
+static long read_file(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    long length = 0, count;
+    if (fd < 0) return -1;
+    while ((count = read(fd, buffer + length, sizeof buffer - 1 - length)) > 0) length += count;
+    close(fd);
+    return count < 0 ? -1 : length;
+}
+
+static int walk(long pid) {
+    char path[64], link[4097];
+    int depth = 0;
+    while (pid > 0 && depth < 64) {
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        long length = read_file(path);
+        if (length <= 0) break;
+        buffer[length] = 0;
+        char *close_paren = strrchr(buffer, ')');
+        if (close_paren == NULL) break;
+        long parent = strtol(close_paren + 4, NULL, 10);
+        snprintf(path, sizeof path, "/proc/%ld/exe", pid);
+        if (readlink(path, link, sizeof link - 1) < 0) link[0] = 0;
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+        read_file(path);
+        depth++;
+        pid = parent;
+    }
+    return depth;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* walk PID CALLS ROUNDS wall|cpu: prints the depth and the median over ROUNDS of seconds per walk */
+int main(int argc, char **argv) {
+    long pid = atol(argv[1]);
+    int calls = atoi(argv[2]), rounds = atoi(argv[3]);
+    clockid_t clock = argv[4][0] == 'w' ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID;
+    double samples[64];
+    int depth = walk(pid);
+    for (int round = 0; round < rounds && round < 64; round++) {
+        struct timespec start, end;
+        clock_gettime(clock, &start);
+        for (int i = 0; i < calls; i++) walk(pid);
+        clock_gettime(clock, &end);
+        samples[round] = ((end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9) / calls;
+    }
+    qsort(samples, rounds, sizeof samples[0], by_value);
+    printf("%d %.9f\n", depth, samples[rounds / 2]);
+    return 0;
+}
+"""
 LEVEL_SCRIPT = """#!/bin/sh
 if [ "$1" -le 0 ]; then
   echo $$
@@ -62,6 +138,25 @@ def leaf_pid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
             os.killpg(top.pid, signal.SIGKILL)
             top.wait()
         top.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def c_walk(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """The plain C walk, compiled now; None without a C compiler."""
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        return None
+    folder = Path(tmp_path_factory.mktemp("c-walk"))
+    (folder / "walk.c").write_text(C_WALK)
+    subprocess.run([compiler, "-O2", "-o", str(folder / "walk"), str(folder / "walk.c")], check=True,
+                   capture_output=True, timeout=120)
+    return folder / "walk"
+
+
+def _c_median_seconds(program: Path, pid: int, *, rounds: int, calls: int) -> tuple[int, float]:
+    output = subprocess.run([str(program), str(pid), str(calls), str(rounds), "wall" if STRICT else "cpu"],
+                            check=True, capture_output=True, text=True, timeout=60).stdout.split()
+    return int(output[0]), float(output[1])
 
 
 def _compiled_read_chain() -> Callable[[int], list[object]] | None:
@@ -127,28 +222,44 @@ def _median_seconds(walk: Callable[[int], object], pid: int, *, rounds: int, cal
     return statistics.median(samples)
 
 
-def test_median_ratios(leaf_pid: int, capsys: pytest.CaptureFixture[str]) -> None:
-    """Measures the three walks interleaved in one run, prints medians and ratios, and asserts that the
-    compiled reader wins: at least MIN_NATIVE_SPEEDUP times faster than the pure one (STYLE rule 5)."""
+def test_median_ratios(leaf_pid: int, c_walk: Path | None, capsys: pytest.CaptureFixture[str]) -> None:
+    """Measures the walks interleaved in one run (the C loop too, when a compiler is there), prints medians
+    and ratios, and asserts that the compiled reader wins: at least MIN_NATIVE_SPEEDUP times faster than
+    the pure one (STYLE rule 5) and within MAX_NATIVE_VS_C of the C loop."""
     native = _compiled_read_chain()
     walks: dict[str, Callable[[int], object]] = {"pure": walk_pure, "psutil": walk_psutil}
     if native is not None:
         walks["native"] = native
         assert [tuple(info) for info in native(leaf_pid)] == [tuple(info) for info in walk_pure(leaf_pid)]
     medians: dict[str, list[float]] = {name: [] for name in walks}
+    if c_walk is not None:
+        medians["C"] = []
+        depth, _ = _c_median_seconds(c_walk, leaf_pid, rounds=1, calls=1)
+        assert depth == len(walk_pure(leaf_pid)), "the C loop walks another chain"
     for _ in range(7):  # interleaved, so a noisy moment hits every walk alike
         for name, walk in walks.items():
             medians[name].append(_median_seconds(walk, leaf_pid, rounds=3, calls=20))
+        if c_walk is not None:
+            medians["C"].append(_c_median_seconds(c_walk, leaf_pid, rounds=3, calls=20)[1])
     result = {name: statistics.median(values) for name, values in medians.items()}
     lines = [f"{name:>7}: {seconds * 1e6:9.1f} us per ancestry walk" for name, seconds in result.items()]
-    speedup = None
+
+    def ratio(slow: str, fast: str) -> float:  # median of per-round ratios
+        return statistics.median(a / b for a, b in zip(medians[slow], medians[fast], strict=True))
+
+    speedup = versus_c = None
     if "native" in result:
-        speedup = statistics.median(pure / compiled for pure, compiled in zip(medians["pure"], medians["native"],
-                                                                               strict=True))
+        speedup, versus_psutil = ratio("pure", "native"), ratio("psutil", "native")
         lines.append(f"pure/native = {speedup:.2f}x (median of per-round ratios; at least {MIN_NATIVE_SPEEDUP}x), "
-                     f"psutil/native = {result['psutil'] / result['native']:.1f}x")
+                     f"psutil/native = {versus_psutil:.1f}x (issue 22 asked {PSUTIL_TARGET:.0f}x)")
+        if "C" in result:
+            versus_c = ratio("native", "C")
+            lines.append(f"native/C = {versus_c:.2f}x (at most {MAX_NATIVE_VS_C}x)")
     lines.append(f"psutil/pure = {result['psutil'] / result['pure']:.1f}x")
     with capsys.disabled():
-        print(f"\nproctree ancestry medians (depth >= {CHAIN_LEVELS + 2}):\n  " + "\n  ".join(lines))
+        print(f"\nproctree ancestry medians (depth >= {CHAIN_LEVELS + 2}; "
+              f"{'wall' if STRICT else 'CPU'} time):\n  " + "\n  ".join(lines))
     if speedup is not None:
         assert speedup >= MIN_NATIVE_SPEEDUP, f"the compiled walk is only {speedup:.2f}x the pure one"
+    if versus_c is not None:
+        assert versus_c <= MAX_NATIVE_VS_C, f"the compiled walk takes {versus_c:.2f}x the plain C loop"

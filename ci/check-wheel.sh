@@ -15,7 +15,7 @@ sdist=$(ls "$work"/dist/lidguard-*.tar.gz)
 tar -tzf "$sdist" >"$work/sdist-files.txt"  # to a file: grep -q closing a pipe breaks pipefail
 grep -q "^lidguard-[^/]*/LICENSE$" "$work/sdist-files.txt" || { echo "sdist lacks LICENSE"; exit 1; }
 python3 -m zipfile -l "$wheel" >"$work/wheel-files.txt"
-for module in "_native/_proctree.*\.so" "_native/_thermal.*\.so" "_native/_logind\.py" "dist-info/licenses/LICENSE"; do
+for module in "_native/_proctree.*\.so" "_native/_logind\.py" "dist-info/licenses/LICENSE"; do
     grep -q "$module" "$work/wheel-files.txt" || { echo "wheel lacks $module"; exit 1; }
 done
 

@@ -52,8 +52,7 @@ if probe is None or probe.returncode != 0:
     problems.append(f"system: {mock_python} cannot import dbusmock, dbus and gi (python3-dbusmock)")
 native = Path("src/lidguard/_native")
 # Each built module and the sources it comes from (the generated .c files in native/ do not count).
-builds = {"_proctree.*.so": ["proctree_linux.pyx"], "_thermal.*.so": ["thermal_linux.pyx"],
-          "_logind.py": ["logind_cdef.h", "logind_build.py"]}
+builds = {"_proctree.*.so": ["proctree_linux.pyx"], "_logind.py": ["logind_cdef.h", "logind_build.py"]}
 for pattern, sources in builds.items():
     found = sorted(native.glob(pattern))
     if not found:
@@ -131,5 +130,5 @@ fi
 # Cython or cffi.
 "$PYTHON" setup.py -q build_ext --inplace
 # cffi leaves an unchanged _logind.py alone: mark every build product as current for the check.
-touch src/lidguard/_native/_proctree.*.so src/lidguard/_native/_thermal.*.so src/lidguard/_native/_logind.py
+touch src/lidguard/_native/_proctree.*.so src/lidguard/_native/_logind.py
 check

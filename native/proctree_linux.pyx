@@ -84,8 +84,13 @@ cdef Py_ssize_t read_whole_file(const char* path, GrowableBuffer* buffer) noexce
     return length
 
 
+cdef extern from "Python.h":
+    object PyUnicode_DecodeUTF8(const char* data, Py_ssize_t size, const char* errors)
+
+
 cdef inline str decode_text(const char* start, Py_ssize_t length):
-    return start[:length].decode("utf-8", "surrogateescape")
+    # bytes.decode("utf-8", "surrogateescape") without the intermediate bytes object
+    return PyUnicode_DecodeUTF8(start, length, "surrogateescape")
 
 
 cdef tuple split_cmdline(const char* data, Py_ssize_t length):
@@ -147,18 +152,85 @@ cdef int parse_stat(const char* data, Py_ssize_t length, Py_ssize_t* comm_start,
     return 0
 
 
+cdef extern from "<fcntl.h>" nogil:
+    int openat(int directory_fd, const char* path, int flags)
+    int O_DIRECTORY
+
+cdef extern from "<unistd.h>" nogil:
+    Py_ssize_t readlinkat(int directory_fd, const char* path, char* buffer, size_t size)
+
+
+cdef Py_ssize_t read_file_at(int directory_fd, const char* path, GrowableBuffer* buffer) noexcept nogil:
+    """``read_whole_file`` relative to an open directory, with one read for a file that fits: a read
+    that returns less than asked is the end of these files (seq_file /proc/<pid>/stat and
+    get_mm_cmdline fill the buffer as far as they have data; so does a regular file of a fake tree),
+    which saves the read that would return 0. Returns the length, or -1 on error."""
+    cdef int fd = openat(directory_fd, path, O_RDONLY | O_CLOEXEC)
+    if fd < 0:
+        return -1
+    cdef Py_ssize_t length = 0
+    cdef Py_ssize_t count
+    cdef char* grown
+    while True:
+        if length == buffer.capacity:
+            grown = <char*>realloc(buffer.data, buffer.capacity * 2)
+            if grown == NULL:
+                c_close(fd)
+                return -1
+            buffer.data = grown
+            buffer.capacity *= 2
+        count = c_read(fd, buffer.data + length, buffer.capacity - length)
+        if count < 0:
+            c_close(fd)
+            return -1
+        length += count
+        if count == 0 or length < buffer.capacity:
+            break
+    c_close(fd)
+    return length
+
+
+cdef inline Py_ssize_t pid_path(char* path, long pid, const char* leaf) noexcept nogil:
+    """Writes ``<pid>/<leaf>`` (NUL-terminated) into ``path`` (at least 32 bytes); returns its length."""
+    cdef char digits[24]
+    cdef int count = 0
+    cdef Py_ssize_t length = 0
+    cdef unsigned long value = <unsigned long>pid
+    while True:
+        digits[count] = <char>(48 + value % 10)
+        count += 1
+        value //= 10
+        if value == 0:
+            break
+    while count > 0:
+        count -= 1
+        path[length] = digits[count]
+        length += 1
+    path[length] = b'/'
+    length += 1
+    while leaf[0] != 0:
+        path[length] = leaf[0]
+        length += 1
+        leaf += 1
+    path[length] = 0
+    return length
+
+
 def read_chain(long pid, int max_depth=64, str proc_root="/proc"):
     """Returns ``[(pid, ppid, name, exe, cmdline), ...]`` from ``pid`` up through its parents.
 
     Stops after a process whose ppid is 0 (init and kthreadd), at a process that is gone or whose
     stat is unreadable or malformed, at a pid seen before (only possible in a fake tree), or after
-    ``max_depth`` processes. A missing ``pid`` gives an empty list.
+    ``max_depth`` processes. A missing ``pid`` (or proc root) gives an empty list.
+
+    Three system calls per file at most, paths relative to the proc root opened once (``openat``,
+    ``readlinkat``): the walk costs about what a plain C loop over the same files costs
+    (benchmarks/test_bench_proctree.py measures both).
     """
     cdef bytes root = proc_root.encode("utf-8", "surrogateescape")
     if len(root) > 4096:
         raise ValueError("proc_root is longer than PATH_MAX")
-    cdef const char* root_text = root
-    cdef char path[PATH_CAPACITY]
+    cdef char path[48]
     cdef char link_target[LINK_CAPACITY]
     cdef GrowableBuffer buffer
     cdef list chain = []
@@ -168,26 +240,34 @@ def read_chain(long pid, int max_depth=64, str proc_root="/proc"):
     cdef Py_ssize_t length, comm_start, comm_length, link_length
     cdef str name, exe
     cdef tuple cmdline
+    cdef int root_fd
+    if pid <= 0 or max_depth <= 0:
+        return chain
+    # "<root>/<pid>/stat" of the pure reader: an empty root means "/<pid>/stat"
+    root_fd = c_open(root if root else b"/", O_RDONLY | O_CLOEXEC | O_DIRECTORY)
+    if root_fd < 0:
+        return chain
     buffer.capacity = INITIAL_BUFFER
     buffer.data = <char*>malloc(INITIAL_BUFFER)
     if buffer.data == NULL:
+        c_close(root_fd)
         raise MemoryError()
     try:
         while current > 0 and len(chain) < max_depth and current not in seen:
-            snprintf(path, PATH_CAPACITY, "%s/%ld/stat", root_text, current)
-            length = read_whole_file(path, &buffer)
+            pid_path(path, current, b"stat")
+            length = read_file_at(root_fd, path, &buffer)
             if length < 0:
                 break
             if parse_stat(buffer.data, length, &comm_start, &comm_length, &parent) != 0:
                 break
             name = decode_text(buffer.data + comm_start, comm_length)
 
-            snprintf(path, PATH_CAPACITY, "%s/%ld/exe", root_text, current)
-            link_length = c_readlink(path, link_target, LINK_CAPACITY - 1)
+            pid_path(path, current, b"exe")
+            link_length = readlinkat(root_fd, path, link_target, LINK_CAPACITY - 1)
             exe = decode_text(link_target, link_length) if link_length > 0 else ""
 
-            snprintf(path, PATH_CAPACITY, "%s/%ld/cmdline", root_text, current)
-            length = read_whole_file(path, &buffer)
+            pid_path(path, current, b"cmdline")
+            length = read_file_at(root_fd, path, &buffer)
             cmdline = split_cmdline(buffer.data, length) if length > 0 else ()
 
             chain.append((current, parent, name, exe, cmdline))
@@ -195,6 +275,7 @@ def read_chain(long pid, int max_depth=64, str proc_root="/proc"):
             current = parent
     finally:
         free(buffer.data)
+        c_close(root_fd)
     return chain
 
 

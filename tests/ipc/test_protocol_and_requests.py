@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lidguard.ipc import protocol
 from lidguard.ipc.limits import MAX_PROCESS_IDENTIFIER
@@ -85,3 +87,34 @@ def test_requests_within_bounds_parse():
     assert request.watched_process_identifier == MAX_PROCESS_IDENTIFIER and request.force
     check_wire_message({"v": 1, "Command": "status", "WatchedProcessIdentifier": None})
     assert "shutdown" in protocol.COMMANDS
+
+
+def _depth_exceeds_by_regex(text: bytes, limit: int) -> bool:
+    """The original scan (escapes, then strings, removed by regex): the oracle for the faster one."""
+    import re
+    from itertools import accumulate
+
+    if text.count(b"[") + text.count(b"{") <= limit:
+        return False
+    without_strings = re.sub(rb'"[^"]*"', b"", re.sub(rb"\\.", b"", text, flags=re.DOTALL))
+    steps = [{91: 1, 123: 1, 93: -1, 125: -1}.get(byte, 0) for byte in without_strings]
+    return max(accumulate(steps, initial=0)) > limit
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.binary(max_size=80).map(lambda raw: bytes(b'[]{}"\\a,:'[byte % 9] for byte in raw)),
+       limit=st.integers(min_value=0, max_value=6))
+def test_nesting_depth_scan_matches_the_regex_scan(text: bytes, limit: int) -> None:
+    assert protocol.nesting_depth_exceeds(text, limit) is _depth_exceeds_by_regex(text, limit)
+
+
+@pytest.mark.parametrize("text", [
+    b'{"v":1,"Sessions":[' + b",".join([b'{"a":"x","b":[1,{"c":null}]}'] * 100) + b"]}",  # a wide reply
+    b'{"v":1,"a":"' + b"[" * 100 + b'"}',  # brackets inside a string
+    b'{"v":1,"a":"\\"' + b"[" * 100 + b'"}',  # ... after an escaped quote
+    b"[" * (MAX_NESTING_DEPTH + 1) + b"]" * (MAX_NESTING_DEPTH + 1),
+    b'["\\\\",' * 70 + b"]" * 70,
+    b'"' + b"[" * 70,  # a stray quote: what follows it still counts
+])
+def test_nesting_depth_scan_on_wide_and_tricky_lines(text: bytes) -> None:
+    assert protocol.nesting_depth_exceeds(text) is _depth_exceeds_by_regex(text, MAX_NESTING_DEPTH)

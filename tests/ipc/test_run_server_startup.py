@@ -27,7 +27,7 @@ def test_run_server_starts_with_a_pending_lid_backup_and_restores_it(lidguard, s
     assert lidguard.wait_until(lambda: not lidguard.runtime_pids())
     backup.write_bytes(saved)
     # No session to bring back (the journal would restore s1 and protect it again, lid policy included).
-    # The journal is written 50 ms after a change, off the loop: a kill before that leaves none.
+    # (the journal is written up to 50 ms after the start, BATCH_SECONDS: a runtime killed sooner left none)
     (lidguard.data_dir / "session-journal.jsonl").unlink(missing_ok=True)
     runtime = start_runtime()
     runtime.wait_ready()

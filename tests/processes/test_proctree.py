@@ -294,6 +294,30 @@ def test_long_cmdline_is_read_whole(tmp_path: Path, reader: AncestryReader) -> N
     assert info.cmdline == arguments
 
 
+@pytest.mark.parametrize("size", [4095, 4096, 4097, 8192])
+def test_files_at_the_read_buffer_size_are_read_whole(tmp_path: Path, reader: AncestryReader, size: int) -> None:
+    """The compiled walk takes a read shorter than its 4096-byte buffer as the end of the file: a file that
+    fills the buffer exactly must still be read on to its end (stat and cmdline alike)."""
+    cmdline = b"x" * (size - 1) + b"\0"
+    comm = "c" * (size - len(b"11 () S 0 11 11 0 -1 4194560\n"))
+    add_process(tmp_path, 11, 0, name=comm, cmdline=cmdline)
+    assert (tmp_path / "11" / "stat").stat().st_size == size
+    (info,) = reader(11, proc_root=str(tmp_path))
+    assert info.cmdline == ("x" * (size - 1),)
+    assert (info.name, info.ppid) == (comm, 0)
+
+
+def test_proc_root_missing_a_file_or_relative(tmp_path: Path, reader: AncestryReader,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    add_process(tmp_path / "proc", 5, 0)
+    (tmp_path / "file").write_text("5")
+    assert reader(5, proc_root=str(tmp_path / "absent")) == []
+    assert reader(5, proc_root=str(tmp_path / "file")) == []
+    monkeypatch.chdir(tmp_path)
+    assert [info.pid for info in reader(5, proc_root="proc")] == [5]
+    assert [info.pid for info in reader(5, proc_root="proc/")] == [5]
+
+
 def test_parent_loop_stops(tmp_path: Path, reader: AncestryReader) -> None:
     add_process(tmp_path, 10, 11)
     add_process(tmp_path, 11, 10)

@@ -74,6 +74,44 @@ def test_changed_session_and_settings_are_never_served_from_the_cache() -> None:
     assert [s["SessionIdentifier"] for s in removed["Sessions"]] == ["b"]
 
 
+def _expected_sessions(state: RegistryState) -> tuple[list[dict[str, Any]], int]:
+    """bounds.py spelled out: registry order, at most REPLY_SESSION_LIMIT, within the byte budget (one
+    separator per session), the first always listed; the rest counted."""
+    from lidguard.runtime.bounds import REPLY_SESSION_LIMIT, REPLY_SESSIONS_BUDGET_BYTES
+
+    listed: list[dict[str, Any]] = []
+    size = 0
+    for session in state.sorted_sessions():
+        wire = session_to_wire(session)
+        size += len(encode_message(wire)) - len(b'{"v":1,}\n') + 2 + 1  # the session's own JSON + a separator
+        if len(listed) >= REPLY_SESSION_LIMIT or (listed and size > REPLY_SESSIONS_BUDGET_BYTES):
+            break
+        listed.append(wire)
+    return listed, len(state.sessions) - len(listed)
+
+
+@pytest.mark.parametrize("count, big", [(0, False), (3, False), (100, False), (101, False), (250, False),
+                                        (40, True), (1, True)])
+def test_reply_lists_the_bounded_prefix_of_the_registry(count: int, big: bool) -> None:
+    """The cached wire forms keep the bounds of bounds.py whatever the registry: the session limit, the byte
+    budget (big sessions), the first session even over budget, and every change of the registry."""
+    state = RegistryState()
+    for index in range(count):
+        directory = "/" + "\u00e9" * (4095 if big and index else 40000 if big else 10)
+        state = state.with_session(_session(f"s{index:04d}", index, working_directory=directory))
+    for step in range(4):
+        reply = json.loads(encode_reply(_reply(state)))
+        listed, omitted = _expected_sessions(state)
+        assert reply["Sessions"] == listed
+        assert reply.get("SessionsOmitted", 0) == omitted and reply["ActiveSessionCount"] == count
+        if not count:
+            break
+        keys = [session.key for session in state.sorted_sessions()]
+        first = state.sessions[keys[0]]  # churn: one session changes, one leaves, one arrives
+        state = state.with_session(first.with_soft_lock("Stop", NOW)).without([keys[-1]])
+        state = state.with_session(_session(f"new{step}", -step, working_directory="/w"))
+
+
 class _DurablePolicy:
     """A lid policy whose hold outlives the process (powercfg, pmset): the backup must be fsynced."""
 

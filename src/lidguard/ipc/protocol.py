@@ -57,6 +57,7 @@ COMMANDS = (
 _ESCAPE = re.compile(rb"\\.", re.DOTALL)
 _STRING = re.compile(rb'"[^"]*"')  # once escapes are gone, a string cannot hold a quote
 _NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_NOT_STRUCTURE = bytes(set(range(256)) - set(b'[]{}"\\'))  # keeps brackets, quotes and backslashes
 _STEP = [0] * 256
 _STEP[ord("[")] = _STEP[ord("{")] = 1
 _STEP[ord("]")] = _STEP[ord("}")] = -1
@@ -69,12 +70,19 @@ class ProtocolError(ValueError):
 def nesting_depth_exceeds(text: bytes, limit: int = MAX_NESTING_DEPTH) -> bool:
     """True when arrays/objects nest deeper than ``limit`` (brackets inside strings do not count).
 
-    Cheap and linear (C-level regex and ``accumulate``): a line with at most ``limit`` opening
-    brackets cannot nest deeper, so ordinary requests are never scanned.
+    Cheap and linear (C-level ``translate``/``replace``/regex and ``accumulate``): a line with at most
+    ``limit`` opening brackets cannot nest deeper, so ordinary requests are never scanned; a reply
+    listing many sessions is reduced to its quotes and brackets first, and its strings (now ``""``
+    pairs, unless a bracket sits inside one) are dropped without a regex.
     """
-    if text.count(b"[") + text.count(b"{") <= limit:
+    skeleton = text.translate(None, _NOT_STRUCTURE)
+    if skeleton.count(b"[") + skeleton.count(b"{") <= limit:
         return False
-    brackets = _STRING.sub(b"", _ESCAPE.sub(b"", text)).translate(None, _NOT_BRACKETS)
+    if b"\\" in skeleton:  # escapes go first, on the whole text (an escaped quote is no delimiter)
+        skeleton = _ESCAPE.sub(b"", text).translate(None, _NOT_STRUCTURE)
+    brackets = skeleton.replace(b'""', b"")
+    if b'"' in brackets:  # a bracket inside a string (or a stray quote): strip the strings pair by pair
+        brackets = _STRING.sub(b"", skeleton).translate(None, _NOT_BRACKETS)
     return max(accumulate(map(_STEP.__getitem__, brackets), initial=0)) > limit
 
 

@@ -12,6 +12,7 @@ as read-only.
 from __future__ import annotations
 
 import json
+from itertools import accumulate
 from typing import Any
 
 from ..ipc.protocol import PROTOCOL_VERSION, encode_message
@@ -19,7 +20,7 @@ from ..platform.api import LidState
 from ..settings.model import Settings
 from .bounds import REPLY_SESSION_LIMIT, REPLY_SESSIONS_BUDGET_BYTES
 from .logs import format_utc
-from .sessions import RegistryState, Session, SessionKey
+from .sessions import RegistryState, Session
 
 __all__ = ["build_response", "encode_reply", "session_to_wire"]
 
@@ -68,7 +69,9 @@ class _ReplyCache:
     """Wire forms by identity of the frozen values they come from (bounded by the registry's size)."""
 
     def __init__(self) -> None:
-        self._sessions: dict[SessionKey, tuple[Session, dict[str, Any], str]] = {}
+        # id of a session object -> (that object, its wire dict, its JSON): the entry holds the object, so
+        # the id stays its own while cached; an id lookup is C-level (a SessionKey hashes in Python)
+        self._sessions: dict[int, tuple[Session, dict[str, Any], str]] = {}
         self._state: RegistryState | None = None
         self._state_wire = WireSessions()
         self._state_wire.json = "[]"
@@ -76,28 +79,28 @@ class _ReplyCache:
         self._settings: Settings | None = None
         self._settings_wire = WireSettings()
 
+    def _entry(self, session: Session) -> tuple[Session, dict[str, Any], str]:
+        data = session_to_wire(session)
+        entry = self._sessions[id(session)] = (session, data, _dumps(data))
+        return entry
+
     def sessions(self, state: RegistryState) -> WireSessions:
         if state is self._state:
             return self._state_wire
-        cache = self._sessions
-        wire = WireSessions()
-        texts: list[str] = []
-        size = 0
-        for session in state.sorted_sessions():
-            entry = cache.get(session.key)
-            if entry is None or entry[0] is not session:
-                data = session_to_wire(session)
-                entry = (session, data, _dumps(data))
-                cache[session.key] = entry
-            size += len(entry[2]) + 1
-            if len(texts) >= REPLY_SESSION_LIMIT or (texts and size > REPLY_SESSIONS_BUDGET_BYTES):
-                break  # bounds.py: the rest are only counted
-            wire.append(entry[1])
-            texts.append(entry[2])
+        cached = self._sessions.get
+        ordered = state.sorted_sessions()[:REPLY_SESSION_LIMIT]  # bounds.py: the rest are only counted
+        entries = [cached(id(session)) or self._entry(session) for session in ordered]
+        texts = [entry[2] for entry in entries]
+        if sum(map(len, texts)) + len(texts) > REPLY_SESSIONS_BUDGET_BYTES:
+            # the longest prefix (at least one session) within the budget, one comma or bracket per text
+            fits = sum(1 for size in accumulate(len(text) + 1 for text in texts) if size <= REPLY_SESSIONS_BUDGET_BYTES)
+            entries, texts = entries[:max(fits, 1)], texts[:max(fits, 1)]
+        wire = WireSessions(entry[1] for entry in entries)
         wire.json = "[" + ",".join(texts) + "]"
         wire.omitted = len(state.sessions) - len(texts)
-        if len(cache) > 2 * len(state.sessions) + 64:  # forget sessions that left the registry
-            self._sessions = {key: cache[key] for key in state.sessions if key in cache}
+        if len(self._sessions) > 2 * len(state.sessions) + 64:  # forget sessions that left the registry
+            keep = {id(session) for session in state.sessions.values()}
+            self._sessions = {key: entry for key, entry in self._sessions.items() if key in keep}
         self._state, self._state_wire = state, wire
         return wire
 

@@ -114,12 +114,7 @@ class LinuxPlatform:
         from ._binding import binding_status
 
         active, reason = binding_status()
-        thermal_active = self.thermal.uses_native_sampler
-        return [
-            NativeModuleStatus("logind", active, reason),
-            NativeModuleStatus("thermal", thermal_active,
-                               "compiled module active" if thermal_active else self.thermal.describe()),
-        ]
+        return [NativeModuleStatus("logind", active, reason)]
 
     def describe_power_source(self) -> PowerSource:
         from .battery import read_power_supplies, summarize_power_source
