@@ -174,8 +174,9 @@ def echo_socket(tmp_path: Path) -> Iterator[Path]:
 
 
 def _session(client: int, round_number: int) -> dict[str, Any]:
+    # what a hook sends: it never reads the session list, so it asks for none ("ReplySessions": false)
     return {"Provider": "Claude", "SessionIdentifier": f"bench-{client}-{round_number}",
-            "WorkingDirectory": "/tmp/bench"}
+            "WorkingDirectory": "/tmp/bench", "ReplySessions": False}
 
 
 def _round(path: Path, client: int, round_number: int, latencies: list[float]) -> list[dict[str, Any]]:

@@ -45,7 +45,7 @@ from .logs import ExceptionLog, SessionLog, SuspendHistory
 from .machine import MachineView
 from .replay_guard import SESSION_COMMANDS, RecentRequests, future_dated
 from .requests import RequestError, RuntimeRequest, parse_request
-from .responses import build_response
+from .responses import build_response, without_sessions
 from .sessions import RegistryState, SessionKey
 
 __all__ = ["Runtime"]
@@ -237,16 +237,18 @@ class Runtime:
 
     # -- requests ---------------------------------------------------------------------------------------
     async def handle_message(self, message: dict[str, Any]) -> dict[str, Any]:
-        """One request -> one reply. Never raises: any failure becomes a failure reply."""
+        """One request -> one reply. Never raises: any failure becomes a failure reply. A request with
+        ``"ReplySessions": false`` (hooks: they never read the list) gets the sessions counted, not listed."""
         try:
-            return await self._handle(message)
+            reply = await self._handle(message)
         except Exception as error:
             self.exception_log.record("request-failed", error)
             text = f"The runtime failed to handle the request: {_printable(str(error))}"
             try:
-                return self.reply(False, text)
+                reply = self.reply(False, text)
             except Exception:
                 return failure_response(text)
+        return without_sessions(reply) if message.get("ReplySessions") is False else reply
 
     async def _handle(self, message: dict[str, Any]) -> dict[str, Any]:
         from .handlers import HANDLERS

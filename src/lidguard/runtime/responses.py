@@ -22,7 +22,7 @@ from .bounds import REPLY_SESSION_LIMIT, REPLY_SESSIONS_BUDGET_BYTES
 from .logs import format_utc
 from .sessions import RegistryState, Session
 
-__all__ = ["build_response", "encode_reply", "session_to_wire"]
+__all__ = ["build_response", "encode_reply", "session_to_wire", "without_sessions"]
 
 _encoder = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=str)
 
@@ -136,6 +136,24 @@ def build_response(*, succeeded: bool, message: str, state: RegistryState, setti
     if extra:
         response.update(extra)
     return response
+
+
+_NO_SESSIONS = WireSessions()
+_NO_SESSIONS.json = "[]"
+_NO_SESSIONS.omitted = 0
+
+
+def without_sessions(reply: dict[str, Any]) -> dict[str, Any]:
+    """The reply with an empty ``Sessions`` list and every session counted in ``SessionsOmitted`` (a hook
+    reads neither: at 100 sessions the list is ~30 KB to encode, send and decode per event)."""
+    sessions = reply.get("Sessions")
+    if not isinstance(sessions, list) or not sessions:
+        return reply
+    count = reply.get("ActiveSessionCount")
+    brief = dict(reply)  # the cached wire forms stay untouched; key order (``"v"`` first) is kept
+    brief["Sessions"] = _NO_SESSIONS
+    brief["SessionsOmitted"] = count if type(count) is int else len(sessions)
+    return brief
 
 
 def _precomputed(value: Any) -> str | None:
