@@ -33,7 +33,7 @@ import os
 import stat
 import sys
 
-TYPE_CHECKING = False  # typing itself costs the hook path ~2 ms
+TYPE_CHECKING = False  # the hook path imports neither typing nor pathlib (~5 ms in a fresh interpreter)
 if TYPE_CHECKING:
     from pathlib import Path
 
