@@ -113,8 +113,9 @@ def _run_hook(arguments: list[str]) -> int:
 
 def _exit_now(code: int) -> None:
     """Ends a hook process without the interpreter's shutdown (module teardown and garbage collection of
-    everything imported: ~1 ms of the hook's budget). Nothing is left to run: the output is flushed here,
-    log lines went out with ``os.write``, a launched runtime is detached, no thread or atexit handler."""
+    everything imported: 2-3 ms of a PreToolUse hook in a fresh venv, more than all its own imports).
+    Nothing is left to run: the output is flushed here, log lines went out with ``os.write``, a launched
+    runtime is detached, no thread or atexit handler."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
