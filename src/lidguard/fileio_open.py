@@ -169,7 +169,7 @@ def open_append(path: str | Path) -> int:
     try:
         return _open_regular(path, flags)
     except FileNotFoundError:
-        os.makedirs(os.path.dirname(os.fspath(path)), 0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(os.fspath(path)) or ".", 0o700, exist_ok=True)
         return _open_regular(path, flags)
 
 

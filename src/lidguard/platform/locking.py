@@ -49,7 +49,7 @@ class InstanceLock:
         return True
 
     def _try_once(self) -> bool:
-        os.makedirs(os.path.dirname(os.fspath(self.path)), 0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(os.fspath(self.path)) or ".", 0o700, exist_ok=True)
         # O_NOFOLLOW: a symlink planted at the lock's name is refused (ELOOP), never followed.
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(self.path, flags, 0o600)
@@ -196,7 +196,7 @@ class LaunchGate:
     def open(self) -> bool:
         """False when the file cannot be used (the caller then launches without coordination)."""
         try:
-            os.makedirs(os.path.dirname(os.fspath(self.path)), 0o700, exist_ok=True)
+            os.makedirs(os.path.dirname(os.fspath(self.path)) or ".", 0o700, exist_ok=True)
             flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(self.path, flags | os.O_NONBLOCK, 0o600)
         except OSError:
