@@ -133,3 +133,45 @@ def lidguard(isolated_home: Path) -> Iterator[LidguardProcesses]:
     processes = LidguardProcesses(isolated_home)
     yield processes
     processes.kill_runtimes()
+
+
+class FreshVenv:
+    """A new virtual environment (``python -m venv --without-pip``) that reaches lidguard as an editable
+    install does: a ``.pth`` line with the source folder under test, then the current interpreter's
+    site-packages for the dependencies (a path line, so their own ``.pth`` files never run). Nothing is
+    imported at start-up beyond what Python itself needs: this machine's global interpreter pre-imports
+    ``typing``, ``re``, ``pathlib``... through a ``.pth``, which hides what the hook path costs."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.bin = root / ("Scripts" if os.name == "nt" else "bin")
+        self.python = self.bin / ("python.exe" if os.name == "nt" else "python")
+        self.console_script = self.bin / "lidguard"  # as pip writes it for [project.scripts]
+
+
+def make_fresh_venv(root: Path, source: Path | None = None) -> FreshVenv:
+    """``source``: the folder holding the ``lidguard`` package (default: the one this run imports)."""
+    import sysconfig
+
+    import lidguard
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120,
+                   capture_output=True)
+    venv = FreshVenv(root)
+    purelib = subprocess.run([str(venv.python), "-I", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    source = source or Path(lidguard.__file__).resolve().parent.parent
+    dependencies = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+    Path(purelib, "lidguard-under-test.pth").write_text("\n".join([str(source), *dependencies]) + "\n")
+    venv.console_script.write_text(f"#!{venv.python}\nimport sys\nfrom lidguard.cli import main\n"
+                                   "if __name__ == '__main__':\n"
+                                   "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n"
+                                   "    sys.exit(main())\n")
+    venv.console_script.chmod(0o755)
+    return venv
+
+
+@pytest.fixture(scope="session")
+def fresh_venv(tmp_path_factory: pytest.TempPathFactory) -> FreshVenv:
+    """A clean-start interpreter for import guards and the hook benchmark (see ``FreshVenv``)."""
+    return make_fresh_venv(tmp_path_factory.mktemp("fresh-venv"))

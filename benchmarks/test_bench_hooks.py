@@ -3,34 +3,32 @@
 same for `lidguard qwen-hook` PreToolUse and `lidguard gemini-hook` BeforeTool of its shell tool (the lid
 open: status, then mark-session-active, its costliest tool event).
 
-What is measured is what the agent runs on every tool call: the `lidguard` console script pip installed
-beside this interpreter, reading the event JSON on stdin, telling the runtime (mark-session-active) and
-exiting. Both commands run with bytecode caching on (a private PYTHONPYCACHEPREFIX, warmed up first), as
-installed packages do.
+What is measured is what the agent runs on every tool call: the `lidguard` console script (as pip writes
+it for [project.scripts]) of a fresh virtual environment (the root conftest's ``fresh_venv``: this machine's
+global interpreter pre-imports typing, pathlib and more through a .pth file, which would hide what the hook
+imports), reading the event JSON on stdin, telling the runtime (mark-session-active) and exiting; the
+floor runs with that environment's interpreter. Both run with bytecode caching on (a private
+PYTHONPYCACHEPREFIX, warmed up first), as installed packages do.
 
-Target (issue 7): <= 1.5x the floor in wall time, asserted with LIDGUARD_BENCH_STRICT=1 (a quiet
+Target (issue 22): <= 1.2x the floor in wall time, asserted with LIDGUARD_BENCH_STRICT=1 (a quiet
 machine). Otherwise (ci/test.sh runs the benchmarks once as plain tests, beside the rest of the suite) it
 asserts what holds under load: the hook's CPU time <= SMOKE_RATIO x the floor's (bench_timing.py), which
-catches the full CLI (argparse, pydantic) coming back. Both figures are printed.
+catches heavy imports (typing + pathlib alone are ~0.3x; the full CLI with argparse and pydantic far more)
+coming back. Both figures are printed.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import statistics
 import subprocess
-import sys
-import sysconfig
-from pathlib import Path
 
 import pytest
 from bench_timing import STRICT, ProcessTime, timed_process
 
-FLOOR = [sys.executable, "-c", "import json, socket, os"]
-TARGET_RATIO = 1.5
-SMOKE_RATIO = 2.5  # CPU time, not asserted in wall time off STRICT: catches the full CLI (argparse, pydantic)
+FLOOR_CODE = "import json, socket, os"
+TARGET_RATIO = 1.2
+SMOKE_RATIO = 1.6  # CPU time, asserted under load: today ~1.1-1.2; typing + pathlib back would be ~1.5
 BENCH_ROUNDS = 30
 SMOKE_ROUNDS = 7
 PROMPT = {"session_id": "bench", "cwd": "/w/app", "hook_event_name": "UserPromptSubmit", "prompt": "run the tests"}
@@ -48,15 +46,6 @@ EVENTS = {
 }
 
 
-def console_script() -> list[str]:
-    """The `lidguard` entry point pip installed for this interpreter (PATH may hold a shim first)."""
-    beside = Path(sysconfig.get_path("scripts")) / ("lidguard.exe" if os.name == "nt" else "lidguard")
-    if beside.is_file():
-        return [str(beside)]
-    found = shutil.which("lidguard")
-    return [found] if found else [sys.executable, "-m", "lidguard"]
-
-
 def _timed(command: list[str], env: dict[str, str], stdin: bytes) -> ProcessTime:
     timing, completed = timed_process(command, env, stdin=stdin)
     assert completed.returncode == 0, completed.stderr
@@ -69,10 +58,10 @@ def _environment(lidguard) -> dict[str, str]:
     return env
 
 
-def _session_is_live(lidguard, env: dict[str, str], provider: str) -> bool:
-    hook = [*console_script(), f"{provider}-hook"]
+def _session_is_live(lidguard, env: dict[str, str], provider: str, script: str) -> bool:
+    hook = [script, f"{provider}-hook"]
     subprocess.run(hook, env=env, input=json.dumps(EVENTS[provider][0]).encode(), capture_output=True, timeout=60)
-    status = subprocess.run([*console_script(), "status", "--json"], env=env, capture_output=True, timeout=60)
+    status = subprocess.run([script, "status", "--json"], env=env, capture_output=True, timeout=60)
     try:
         return any(s["sessionIdentifier"] == "bench" for s in json.loads(status.stdout)["sessions"])
     except (ValueError, KeyError):
@@ -80,20 +69,22 @@ def _session_is_live(lidguard, env: dict[str, str], provider: str) -> bool:
 
 
 @pytest.mark.parametrize("provider", list(EVENTS))
-def test_pre_tool_use_of_a_live_session_against_bare_python(lidguard, benchmark, provider):
+def test_pre_tool_use_of_a_live_session_against_bare_python(lidguard, benchmark, provider, fresh_venv):
     env = _environment(lidguard)
-    hook = [*console_script(), f"{provider}-hook"]
+    script = str(fresh_venv.console_script)
+    hook = [script, f"{provider}-hook"]
+    floor = [str(fresh_venv.python), "-c", FLOOR_CODE]
     payload = json.dumps(EVENTS[provider][1]).encode()
     # The prompt auto-starts the runtime (on a loaded machine it may need more than the client's 5 s: retry).
-    assert lidguard.wait_until(lambda: _session_is_live(lidguard, env, provider), timeout=90)
+    assert lidguard.wait_until(lambda: _session_is_live(lidguard, env, provider, script), timeout=90)
     for _ in range(3):  # warm bytecode caches and the runtime
-        _timed(FLOOR, env, payload)
+        _timed(floor, env, payload)
         _timed(hook, env, payload)
     floors: list[ProcessTime] = []
     hooks: list[ProcessTime] = []
 
     def measure_floor() -> None:  # pedantic's setup: runs before each timed hook, untimed
-        floors.append(_timed(FLOOR, env, payload))
+        floors.append(_timed(floor, env, payload))
 
     def measure_hook() -> None:
         hooks.append(_timed(hook, env, payload))

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import stat
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing costs the hook path ~2 ms
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 __all__ = [
     "LOG_READ_LIMIT_BYTES",
@@ -40,7 +40,7 @@ LOG_READ_LIMIT_BYTES = 8 * 1024 * 1024
 class UnusableFileError(OSError):
     """A file exists but cannot be used; ``reason`` is a short phrase ("it is a directory")."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: str | Path, reason: str) -> None:
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
@@ -66,7 +66,7 @@ def _reason(error: OSError) -> str:
     return str(error.strerror or error).rstrip(".")
 
 
-def _open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
+def _open_regular(path: str | Path, flags: int, mode: int = 0o600) -> int:
     """``os.open`` non-blocking; anything but a regular file raises UnusableFileError (fd closed)."""
     try:
         fd = os.open(path, flags | _NONBLOCK | _CLOEXEC, mode)
@@ -86,7 +86,7 @@ def _open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
     return fd
 
 
-def read_regular_file(path: Path, *, limit: int, follow_symlinks: bool = True, tail: bool = False) -> bytes:
+def read_regular_file(path: str | Path, *, limit: int, follow_symlinks: bool = True, tail: bool = False) -> bytes:
     """At most ``limit`` bytes of a regular file; FileNotFoundError when missing, UnusableFileError
     for a directory, FIFO, device, unreadable or (``follow_symlinks=False``) symlinked file, and one
     larger than ``limit`` (``tail=True``: its last ``limit`` bytes instead)."""
@@ -124,7 +124,7 @@ class NumberText(str):
 
 def _parse_float(text: str) -> float | NumberText:
     value = float(text)
-    return value if math.isfinite(value) else NumberText(text)
+    return value if value - value == 0.0 else NumberText(text)  # inf - inf and nan - nan are nan
 
 
 def _parse_int(text: str) -> int | NumberText:
@@ -139,14 +139,15 @@ def loads_json_leniently(text: str) -> Any:
     return json.loads(text, parse_constant=NumberText, parse_float=_parse_float, parse_int=_parse_int)
 
 
-def read_json_object(path: Path, *, limit: int, follow_symlinks: bool = True) -> dict[str, Any] | None:
+def read_json_object(path: str | Path, *, limit: int, follow_symlinks: bool = True) -> dict[str, Any] | None:
     """The JSON object a small file holds (None when it is missing); UnusableFileError otherwise."""
     try:
         data = read_regular_file(path, limit=limit, follow_symlinks=follow_symlinks)
     except FileNotFoundError:
         return None
     try:
-        value = loads_json_leniently(data.decode("utf-8-sig"))
+        # One leading byte-order mark allowed (what "utf-8-sig" does, without importing that codec).
+        value = loads_json_leniently((data[3:] if data.startswith(b"\xef\xbb\xbf") else data).decode("utf-8"))
     except UnicodeDecodeError as error:
         raise UnusableFileError(path, "it is not valid UTF-8") from error
     except RecursionError as error:
@@ -159,7 +160,7 @@ def read_json_object(path: Path, *, limit: int, follow_symlinks: bool = True) ->
     return value
 
 
-def open_append(path: Path) -> int:
+def open_append(path: str | Path) -> int:
     """A descriptor that appends to ``path`` (created 0600, folder 0700), not inherited by children.
 
     Never follows a symlink and never waits: a symlink, FIFO or directory at ``path`` raises
@@ -168,7 +169,7 @@ def open_append(path: Path) -> int:
     try:
         return _open_regular(path, flags)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(os.path.dirname(os.fspath(path)) or ".", 0o700, exist_ok=True)
         return _open_regular(path, flags)
 
 

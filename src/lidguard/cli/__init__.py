@@ -111,6 +111,19 @@ def _run_hook(arguments: list[str]) -> int:
     return 0
 
 
+def _exit_now(code: int) -> None:
+    """Ends a hook process without the interpreter's shutdown (module teardown and garbage collection of
+    everything imported: 2-3 ms of a PreToolUse hook in a fresh venv, more than all its own imports).
+    Nothing is left to run: the output is flushed here, log lines went out with ``os.write``, a launched
+    runtime is detached, no thread or atexit handler."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if sys.stdout is None or sys.stderr is None:  # started with a closed stdout/stderr (`>&-`): still work
@@ -119,7 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr = sys.stderr or devnull
     if arguments and arguments[0].lower() in HOOK_COMMANDS and not any(
             token.lower() in ("--help", "-h") for token in arguments[1:]):
-        return _run_hook(arguments)
+        code = _run_hook(arguments)
+        if argv is None:  # the console script: this process ends here
+            _exit_now(code)
+        return code
     if arguments == ["run-server"] and _another_runtime_holds_the_lock():
         # REFERENCE 3.2: a second run-server exits 0 at once (before loading the runtime), and says why.
         sys.stdout.write("LidGuard runtime is already running for this user; this run-server exits.\n")

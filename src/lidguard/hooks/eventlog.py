@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
+
+TYPE_CHECKING = False  # the hook path imports neither typing nor pathlib (~5 ms)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "KEEP_LINES",
@@ -23,6 +26,7 @@ __all__ = [
     "TRIM_AT_BYTES",
     "HookEventLog",
     "format_line",
+    "hook_log_file",
     "hook_log_path",
     "latest_lines",
 ]
@@ -36,6 +40,11 @@ _SPACES = str.maketrans({"\r": " ", "\n": " ", "\t": " "})
 
 def hook_log_path(data_dir: Path, provider: str) -> Path:
     return data_dir / f"{provider}-hook-events.log"
+
+
+def hook_log_file(data_dir: str, provider: str) -> str:
+    """``hook_log_path`` as text, for the hook process (no ``pathlib``)."""
+    return os.path.join(data_dir, f"{provider}-hook-events.log")
 
 
 def _value(value: str) -> str:
@@ -64,7 +73,7 @@ def format_line(kind: str, event: str, session: str, working_directory: str,
 class HookEventLog:
     """One provider's hook event log; ``event``/``session``/``folder`` are set once they are known."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: str | Path | None) -> None:
         self.path = path
         self.event = ""
         self.session = ""
@@ -97,6 +106,8 @@ class HookEventLog:
             self._trim()
 
     def _trim(self) -> None:
+        from pathlib import Path
+
         from ..fileio import write_atomic  # tempfile: only when the file is trimmed
 
         assert self.path is not None
@@ -104,10 +115,10 @@ class HookEventLog:
             handle.seek(max(0, os.fstat(handle.fileno()).st_size - TRIM_AT_BYTES // 2))
             tail = handle.read()
         lines = [line for line in tail.split(b"\n")[1:] if line.strip()]  # the first may be cut
-        write_atomic(self.path, b"".join(line + b"\n" for line in lines[-KEEP_LINES:]))
+        write_atomic(Path(self.path), b"".join(line + b"\n" for line in lines[-KEEP_LINES:]))
 
 
-def latest_lines(path: Path, count: int) -> list[str]:
+def latest_lines(path: str | Path, count: int) -> list[str]:
     """The last ``count`` lines of a hook event log ([] when it does not exist)."""
     from ..fileio_open import UnusableFileError, read_regular_file  # a FIFO or symlink here never hangs or leads away
 

@@ -22,7 +22,10 @@ Observed (AGENT_CLIS.md) and REFERENCE 5:
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing costs the hook path ~2 ms (a fresh interpreter does not load it)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 __all__ = [
     "ASK_USER_DENY_REASON",

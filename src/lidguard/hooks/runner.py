@@ -17,8 +17,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from ..ipc.limits import (
     MAX_ASSISTANT_MESSAGE_CHARS,
@@ -28,16 +26,19 @@ from ..ipc.limits import (
     MAX_REASON_CHARS,
     SESSION_JOURNAL_FILE_NAME,
 )
-from ..providers import AgentProvider, agent_process_word, provider_display
-from .eventlog import HookEventLog, hook_log_path
+from .eventlog import HookEventLog, hook_log_file
 from .events import ASK_REASON, Action, approved_without_asking, event_name, log_details, map_event, text_summary
-from .followup import continuation_output, follow_up_wait_seconds
-from .outputs import ask_user_output, elicitation_output, permission_output
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
 
+TYPE_CHECKING = False  # typing costs the hook path ~2 ms
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, BinaryIO, TextIO
+
     from ..platform.paths import LidGuardPaths
     from ..shared.raw_settings import RawSettings
+
+    Send = Callable[[dict[str, Any], bool, float], dict[str, Any]]
 
 __all__ = [
     "HOOK_BUDGET_SECONDS",
@@ -50,8 +51,11 @@ __all__ = [
 
 HOOK_COMMANDS = {"claude-hook": "claude", "codex-hook": "codex", "copilot-hook": "copilot",
                  "opencode-hook": "opencode", "gemini-hook": "gemini", "qwen-hook": "qwen"}
-PROVIDERS = {"claude": AgentProvider.CLAUDE, "codex": AgentProvider.CODEX, "copilot": AgentProvider.GITHUB_COPILOT,
-             "opencode": AgentProvider.OPENCODE, "gemini": AgentProvider.GEMINI, "qwen": AgentProvider.QWEN}
+# provider -> its ``AgentProvider`` value (the wire's ``Provider``). Plain text: creating the enum costs the
+# hook path ~0.2 ms; tests/hooks checks these against ``providers.AgentProvider``. The provider key is also
+# its word for the ancestry search (``providers.agent_process_word``).
+PROVIDERS = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
+             "gemini": "Gemini", "qwen": "Qwen"}
 # A hook must never hold the agent up for long: activity, soft-lock, stop and status get a short reply
 # window (plus the client's 0.75 s connect window); a start may launch the runtime (client: 5-30 s).
 REPLY_TIMEOUT_SECONDS = 2.0
@@ -59,16 +63,14 @@ START_REPLY_TIMEOUT_SECONDS = 10.0
 HOOK_BUDGET_SECONDS = 2 * (0.75 + REPLY_TIMEOUT_SECONDS) + 1.0  # a decision: status + soft-lock, plus slack
 DECISION_SETTING = "ClosedLidPermissionRequestDecision"
 
-Send = Callable[[dict[str, Any], bool, float], dict[str, Any]]
-
 
 class HookEnvironment:
     """Paths, the runtime channel, the ancestry reader and the settings reader of one hook run."""
 
     def __init__(self, paths: LidGuardPaths | None = None, *, send: Send | None = None,
-                 agent_process: Callable[[AgentProvider], int] | None = None,
+                 agent_process: Callable[[str], int] | None = None,
                  settings: Callable[[], RawSettings] | None = None, recover: bool = True,
-                 agent_arguments: Callable[[AgentProvider], tuple[str, ...]] | None = None) -> None:
+                 agent_arguments: Callable[[str], tuple[str, ...]] | None = None) -> None:
         self._paths = paths
         self._send = send
         self._agent_process = agent_process
@@ -91,7 +93,9 @@ class HookEnvironment:
             return self._send(message, auto_start, reply_timeout)
         from ..ipc.client import send_request
 
-        return send_request(self.paths.socket_file, message, auto_start=auto_start, reply_timeout=reply_timeout)
+        paths = self.paths
+        return send_request(paths.socket_file_str, message, auto_start=auto_start, reply_timeout=reply_timeout,
+                            lock_file=paths.lock_file_str)
 
     def sessions_to_bring_back(self) -> bool:
         """The runtime's journal holds something (a runtime that died left sessions behind): then any
@@ -99,7 +103,7 @@ class HookEnvironment:
         if self._send is not None:
             return False
         try:
-            return os.stat(self.paths.data_dir / SESSION_JOURNAL_FILE_NAME).st_size > 0
+            return os.stat(os.path.join(self.paths.data_dir_str, SESSION_JOURNAL_FILE_NAME)).st_size > 0
         except (OSError, ValueError):
             return False
 
@@ -110,12 +114,12 @@ class HookEnvironment:
             return
         from ..platform.locking import held_by_another_process
 
-        if not held_by_another_process(self.paths.lock_file):
+        if not held_by_another_process(self.paths.lock_file_str):
             from ..ipc.client import launch_runtime
 
             launch_runtime()
 
-    def agent_process(self, provider: AgentProvider, hint: int = 0) -> int:
+    def agent_process(self, provider: str, hint: int = 0) -> int:
         """The agent above this hook (0: none). ``hint`` (the OpenCode plugin's ``pid``) wins only when it
         is one of this hook's own ancestors: a payload never makes the runtime watch a stranger."""
         if self._agent_process is not None:
@@ -126,17 +130,17 @@ class HookEnvironment:
         chain = proctree.read_ancestry()
         if hint > 0 and any(process.pid == hint for process in chain[1:]):
             return hint
-        agent = resolve_agent_process(chain, agent_process_word(provider))
+        agent = resolve_agent_process(chain, provider)
         return agent.pid if agent is not None else 0
 
-    def agent_arguments(self, provider: AgentProvider) -> tuple[str, ...]:
+    def agent_arguments(self, provider: str) -> tuple[str, ...]:
         """The command line of the agent above this hook; () when there is none."""
         if self._agent_arguments is not None:
             return self._agent_arguments(provider)
         from .. import proctree
         from .agent_process import resolve_agent_process
 
-        agent = resolve_agent_process(proctree.read_ancestry(), agent_process_word(provider))
+        agent = resolve_agent_process(proctree.read_ancestry(), provider)
         return tuple(agent.cmdline) if agent is not None else ()
 
     def raw_settings(self) -> RawSettings:
@@ -145,7 +149,7 @@ class HookEnvironment:
         if self._raw is None:
             from ..shared.raw_settings import read_settings_for_start
 
-            self._raw = read_settings_for_start(self.paths.settings_file)
+            self._raw = read_settings_for_start(self.paths.settings_file_str)
         return self._raw
 
     def log_full_text(self) -> bool:
@@ -158,11 +162,11 @@ class HookEnvironment:
 
     def recover(self) -> None:
         """REFERENCE 1.1 crash recovery, paid for only when a lid backup exists and no runtime runs."""
-        if not self._recover or not self.paths.lid_backup_file.exists():
+        if not self._recover or not os.path.exists(self.paths.lid_backup_file_str):
             return
         from ..platform.locking import InstanceLock
 
-        lock = InstanceLock(self.paths.lock_file)
+        lock = InstanceLock(self.paths.lock_file_str)
         if not lock.try_acquire():
             return  # a live runtime owns the backup
         lock.release()
@@ -178,14 +182,14 @@ class _Run:
     def __init__(self, provider: str, event: str, payload: Payload, environment: HookEnvironment,
                  log: HookEventLog) -> None:
         self.provider = provider
-        self.agent = PROVIDERS[provider]
+        self.agent = PROVIDERS[provider]  # the display value (no MCP name: never an MCP session)
         self.event = event
         self.payload = payload
         self.environment = environment
         self.log = log
         self.folder = payload.working_directory()
         session = payload.session_identifier("session_id", "sessionId", "sessionID")
-        self.session = session or fallback_session(provider_display(self.agent), self.folder)
+        self.session = session or fallback_session(self.agent, self.folder)
         transcript = payload.text("transcript_path", "transcriptPath")
         self.transcript = transcript if len(transcript) <= MAX_PATH_CHARS else ""
         self.output: dict[str, Any] | None = None
@@ -193,7 +197,7 @@ class _Run:
         log.event, log.session, log.folder = event, self.session, self.folder
 
     def fields(self) -> dict[str, Any]:
-        return {"Provider": self.agent.value, "ProviderName": "", "SessionIdentifier": self.session,
+        return {"Provider": self.agent, "ProviderName": "", "SessionIdentifier": self.session,
                 "WorkingDirectory": self.folder}
 
     def request(self, command: str, fields: dict[str, Any], *, auto_start: bool = False,
@@ -240,7 +244,7 @@ class _Run:
         try:
             hint = self.payload.data.get("pid") if self.provider == "opencode" else None
             hint = hint if type(hint) is int and 0 < hint <= MAX_PROCESS_IDENTIFIER else 0
-            return int(self.environment.agent_process(self.agent, hint))
+            return int(self.environment.agent_process(self.provider, hint))
         except Exception as error:  # noqa: BLE001 - no ancestry: process=none, still protect
             self.log.message(f"The agent process could not be resolved from the hook ancestry: "
                              f"{type(error).__name__}: {error}")
@@ -274,6 +278,8 @@ class _Run:
         self.log.message(f"Waiting up to {int(wait)} s for a closed-lid follow-up reply.")
         reply = self.request("stop", {**fields, "WaitForFollowUp": True, "FollowUpWaitSeconds": int(wait)},
                              reply_timeout=wait)
+        from .followup import continuation_output
+
         self.output = continuation_output(reply)
 
     def _follow_up_wait(self) -> float | None:
@@ -282,6 +288,8 @@ class _Run:
         except Exception as error:  # noqa: BLE001 - unreadable settings: the quick stop of old
             self.log.message(f"The settings could not be read: {type(error).__name__}: {error}")
             return None
+        from .followup import follow_up_wait_seconds  # a blocking Stop only, like the outputs below
+
         return follow_up_wait_seconds(raw.settings)
 
     def closed_lid(self) -> tuple[bool, dict[str, Any]]:
@@ -324,6 +332,8 @@ class _Run:
         if decision == "Ask":
             self.mark("mark-session-softlocked", ASK_REASON)
             return
+        from .outputs import permission_output
+
         self.output = permission_output(self.provider, decision)
 
     def run(self, action: Action) -> None:
@@ -345,14 +355,18 @@ class _Run:
         elif kind == "permission":
             self.permission(action)
         elif kind == "elicitation" and self.closed_lid()[0]:
+            from .outputs import elicitation_output
+
             self.output = elicitation_output()
         elif kind == "ask_user" and self.closed_lid()[0]:
+            from .outputs import ask_user_output
+
             self.output = ask_user_output(self.provider)
 
 
     def _approved_without_asking(self, action: Action) -> bool:
         try:
-            arguments = self.environment.agent_arguments(self.agent)
+            arguments = self.environment.agent_arguments(self.provider)
         except Exception as error:  # noqa: BLE001 - no ancestry: decide as if the agent asks
             self.log.message(f"The agent's command line could not be read: {type(error).__name__}: {error}")
             return False
@@ -394,7 +408,7 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
     try:
         option = _event_option(arguments) if provider in ("copilot", "opencode") else ""
         try:
-            log.path = hook_log_path(environment.paths.data_dir, provider)
+            log.path = hook_log_file(environment.paths.data_dir_str, provider)
         except Exception:  # noqa: BLE001 - no safe data folder: run without a log
             log.path = None
         try:

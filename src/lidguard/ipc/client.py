@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
 
 from .protocol import (
     MAX_MESSAGE_BYTES,
@@ -27,10 +26,14 @@ from .protocol import (
     encode_message,
     failure_response,
 )
-from .transport import ClientConnection, UntrustedPeer, client_transport
+from .transport import UntrustedPeer, client_transport
 
+TYPE_CHECKING = False  # typing and pathlib cost the hook path ~5 ms
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
+
+    from .transport_protocols import ClientConnection
 
 __all__ = [
     "RUNTIME_NOT_RUNNING",
@@ -56,20 +59,26 @@ class _NoReply(Exception):
     """The runtime closed the connection without answering (it was exiting)."""
 
 
-def _lock_file_for(socket_path: Path) -> Path | None:
+def _lock_file_for(socket_path: str | Path) -> str | None:
     """The runtime lock that goes with ``socket_path`` when it is this user's runtime socket."""
     from ..platform.paths import SOCKET_NAME, resolve_paths
 
-    if socket_path.name != SOCKET_NAME:
+    socket_text = os.fspath(socket_path)
+    if os.path.basename(socket_text) != SOCKET_NAME:
         return None
     try:
         paths = resolve_paths()
     except ValueError:
         return None
-    return paths.lock_file if paths.socket_file == socket_path else None
+    return paths.lock_file_str if os.path.normpath(paths.socket_file_str) == os.path.normpath(socket_text) else None
 
 
-def _lock_held(lock_file: Path | None) -> bool | None:
+def _launch_lock(lock_file: str | Path) -> str:
+    """``launch.lock`` beside the runtime lock."""
+    return os.path.join(os.path.dirname(os.fspath(lock_file)), "launch.lock")
+
+
+def _lock_held(lock_file: str | Path | None) -> bool | None:
     if lock_file is None:
         return None
     from ..platform.locking import held_by_another_process
@@ -77,7 +86,7 @@ def _lock_held(lock_file: Path | None) -> bool | None:
     return held_by_another_process(lock_file)
 
 
-def _connect(socket_path: Path, lock_file: Path | None,
+def _connect(socket_path: str | Path, lock_file: str | Path | None,
              held_wait: float = HELD_LOCK_WAIT_SECONDS) -> tuple[ClientConnection | None, bool]:
     """(connection, runtime lock held). With the lock free nobody can answer: give up at once; with it
     held, wait up to ``held_wait`` for the socket (the runtime is starting or re-creating it)."""
@@ -172,14 +181,14 @@ def _launch_and_read(timeout: float) -> tuple[str, str]:
     return _read_startup(process, timeout)
 
 
-def _launch_once(lock_file: Path | None, timeout: float) -> str | None:
+def _launch_once(lock_file: str | Path | None, timeout: float) -> str | None:
     """Launches the runtime unless another client is doing it; None = go and connect, else the
     runtime's own one-line reason why it cannot start."""
     import json
 
     from ..platform.locking import LaunchGate
 
-    gate = LaunchGate(lock_file.with_name("launch.lock")) if lock_file is not None else None
+    gate = LaunchGate(_launch_lock(lock_file)) if lock_file is not None else None
     if gate is None or not gate.open():  # no usable data folder: the runtime will say why
         outcome, reason = _launch_and_read(timeout)
         return reason if outcome == "failed" else None
@@ -220,7 +229,7 @@ def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeo
     return decode_message(line)
 
 
-def _launch_in_progress(lock_file: Path | None) -> bool:
+def _launch_in_progress(lock_file: str | Path | None) -> bool:
     """The runtime holding the lock is still starting: it has not marked its lock ready, or a client
     holds the launch gate."""
     if lock_file is None:
@@ -230,7 +239,7 @@ def _launch_in_progress(lock_file: Path | None) -> bool:
     if "ready" not in lock_holder_record(lock_file).split():
         return True
 
-    gate = LaunchGate(lock_file.with_name("launch.lock"))
+    gate = LaunchGate(_launch_lock(lock_file))
     if not gate.open():
         return True
     try:
@@ -239,7 +248,7 @@ def _launch_in_progress(lock_file: Path | None) -> bool:
         gate.close()
 
 
-def _connect_or_launch(socket_path: Path, lock_file: Path | None) -> tuple[ClientConnection | None, str]:
+def _connect_or_launch(socket_path: str | Path, lock_file: str | Path | None) -> tuple[ClientConnection | None, str]:
     """Connects, launching the runtime when its lock is free (one client launches, the others wait
     for it). A runtime that cannot start gives its own one-line reason at once."""
     deadline = time.monotonic() + AUTO_START_MAX_WAIT_SECONDS
@@ -260,7 +269,7 @@ def _connect_or_launch(socket_path: Path, lock_file: Path | None) -> tuple[Clien
             return None, reason or "Failed to start the LidGuard runtime."
 
 
-def _attempt(socket_path: Path, lock_file: Path | None, request: dict[str, Any], auto_start: bool,
+def _attempt(socket_path: str | Path, lock_file: str | Path | None, request: dict[str, Any], auto_start: bool,
              reply_timeout: float | None) -> tuple[dict[str, Any], bool]:
     """One exchange; the flag says the runtime was exiting (an auto-starting request tries again)."""
     if auto_start:
@@ -289,8 +298,8 @@ def _attempt(socket_path: Path, lock_file: Path | None, request: dict[str, Any],
     return reply, stopping and reply.get("Succeeded") is False
 
 
-def send_request(socket_path: Path, request: dict[str, Any], *, auto_start: bool = False,
-                 reply_timeout: float | None = 30.0, lock_file: Path | None = None) -> dict[str, Any]:
+def send_request(socket_path: str | Path, request: dict[str, Any], *, auto_start: bool = False,
+                 reply_timeout: float | None = 30.0, lock_file: str | Path | None = None) -> dict[str, Any]:
     """One request, one response. A down runtime gives ``RuntimeUnavailable: true``.
 
     With ``auto_start`` (start events) a missing runtime is launched, and a runtime that is exiting

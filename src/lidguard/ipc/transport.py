@@ -11,14 +11,18 @@ Stdlib only (the hook path imports this). The runtime wraps the bound socket in 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
-from pathlib import Path
-from typing import Any, Protocol
 
 from ..platform.host import current_user_id, host_os_name
 from ..platform.peercred import peer_uid
+
+TYPE_CHECKING = False  # typing, pathlib and contextlib cost the hook path ~5 ms
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from .transport_protocols import ClientConnection, ClientTransport, ListenerTransport
 
 __all__ = [
     "LISTEN_BACKLOG",
@@ -44,36 +48,6 @@ class UntrustedPeer(OSError):
     """The other end runs as another user (or the OS cannot tell who it is)."""
 
 
-class ClientConnection(Protocol):
-    def verify_server(self) -> None:
-        """Raises ``UntrustedPeer`` unless the server runs as this user."""
-
-    def send_all(self, data: bytes, timeout: float | None) -> None: ...
-
-    def receive_line(self, max_bytes: int, timeout: float | None) -> bytes:
-        """Bytes up to the first newline (excluded), at most ``max_bytes + 1``, or what came before EOF."""
-
-    def receive_some(self, max_bytes: int, timeout: float | None) -> bytes | None:
-        """What arrived (up to ``max_bytes``), ``b""`` at EOF, None when nothing came within ``timeout``
-        (a stream reader, ``watch.py``; the named pipe ignores ``timeout``)."""
-
-    def close(self) -> None: ...
-
-
-class ClientTransport(Protocol):
-    def connect(self, endpoint: Path, timeout: float) -> ClientConnection:
-        """Raises ``OSError`` when nobody listens (or the connection does not complete in time)."""
-
-
-class ListenerTransport(Protocol):
-    def bind(self, endpoint: Path) -> socket.socket:
-        """A listening, non-blocking socket only this user can reach; replaces a stale endpoint."""
-
-    def peer_is_trusted(self, connection: socket.socket) -> bool: ...
-
-    def unbind(self, endpoint: Path) -> None: ...
-
-
 def _same_user(sock: socket.socket) -> tuple[bool, int | None]:
     uid = current_user_id()
     if uid is None:  # an OS without uids: the endpoint's own access control is the boundary
@@ -86,7 +60,7 @@ def _same_user(sock: socket.socket) -> tuple[bool, int | None]:
 
 
 class UnixSocketConnection:
-    def __init__(self, sock: socket.socket, endpoint: Path) -> None:
+    def __init__(self, sock: socket.socket, endpoint: str | Path) -> None:
         self._sock = sock
         self._endpoint = endpoint
 
@@ -104,8 +78,10 @@ class UnixSocketConnection:
         except (BrokenPipeError, ConnectionResetError):
             # The server stopped reading (a request over its limit) and may have answered already:
             # let ``receive_line`` find that reply instead of reporting a reset.
-            with contextlib.suppress(OSError):
+            try:
                 self._sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
 
     def receive_line(self, max_bytes: int, timeout: float | None) -> bytes:
         self._sock.settimeout(timeout)
@@ -137,7 +113,7 @@ class UnixSocketConnection:
 class UnixSocketTransport:
     """Unix domain stream sockets (the socket file is 0600 in a private folder)."""
 
-    def connect(self, endpoint: Path, timeout: float) -> UnixSocketConnection:
+    def connect(self, endpoint: str | Path, timeout: float) -> UnixSocketConnection:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         try:
@@ -147,11 +123,13 @@ class UnixSocketTransport:
             raise
         return UnixSocketConnection(sock, endpoint)
 
-    def bind(self, endpoint: Path) -> socket.socket:
+    def bind(self, endpoint: str | Path) -> socket.socket:
         if os.path.isdir(endpoint) and not os.path.islink(endpoint):
             raise EndpointError(f"The runtime socket path {endpoint} is a folder. Remove it and try again.")
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(endpoint)
+        except FileNotFoundError:
+            pass
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             old_umask = os.umask(0o177)  # never world-connectable, not even for an instant
@@ -170,9 +148,11 @@ class UnixSocketTransport:
     def peer_is_trusted(self, connection: socket.socket) -> bool:
         return _same_user(connection)[0]
 
-    def unbind(self, endpoint: Path) -> None:
-        with contextlib.suppress(FileNotFoundError):
+    def unbind(self, endpoint: str | Path) -> None:
+        try:
             os.unlink(endpoint)
+        except FileNotFoundError:
+            pass
 
 
 def default_transport() -> UnixSocketTransport:
@@ -203,3 +183,13 @@ def client_transport() -> ClientTransport:
 
         return NamedPipeTransport()
     return default_transport()
+
+
+def __getattr__(name: str) -> object:
+    # The Protocols live in transport_protocols.py (typing costs the hook path ~2 ms); the runtime
+    # still imports them from here.
+    if name in ("ClientConnection", "ClientTransport", "ListenerTransport"):
+        from . import transport_protocols
+
+        return getattr(transport_protocols, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

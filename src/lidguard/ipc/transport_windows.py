@@ -135,7 +135,7 @@ class NamedPipeTransport:
     def pipe_name(self) -> str:
         return pipe_name_for(self.api.current_user_sid())
 
-    def connect(self, endpoint: Path, timeout: float) -> NamedPipeConnection:
+    def connect(self, endpoint: str | Path, timeout: float) -> NamedPipeConnection:
         name = self.pipe_name()
         handle = self.api.open_named_pipe(name, max(int(timeout * 1000), 1))
         return NamedPipeConnection(self.api, handle, name)

@@ -7,10 +7,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
-from .errors import Unsupported
-
+TYPE_CHECKING = False  # typing costs the hook path ~2 ms (a fresh interpreter does not load it)
 if TYPE_CHECKING:  # the Protocols module is not needed to pick a backend (keeps hooks light)
     from .api import Platform
 
@@ -62,4 +60,6 @@ def load_platform(name: str | None = None) -> Platform:
         from .unsupported import UnsupportedPlatform
 
         return UnsupportedPlatform(resolved)
+    from .errors import Unsupported  # lazy: the hook path imports platform.paths without it
+
     raise Unsupported("platform", f"unknown platform {resolved!r}")

@@ -9,13 +9,14 @@ OS modules are imported lazily, inside the calls, so this module imports on ever
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
+
+TYPE_CHECKING = False  # the hook path (held_by_another_process) imports neither typing nor pathlib (~5 ms)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["CONFIG_LOCK_TIMEOUT_SECONDS", "ConfigLockError", "InstanceLock", "LaunchGate", "config_lock",
            "config_lock_path", "describe_lock_error", "held_by_another_process", "lock_holder_record",
@@ -36,7 +37,7 @@ _CONFIG_LOCK_POLL_SECONDS = 0.02
 class InstanceLock:
     """Non-blocking exclusive lock on a file; released by ``release`` or by the process dying."""
 
-    def __init__(self, path: Path, *, record_pid: bool = False) -> None:
+    def __init__(self, path: str | Path, *, record_pid: bool = False) -> None:
         self.path = path
         self._fd: int | None = None
         self._record_pid = record_pid  # the runtime writes its pid, for ``stop_lock_holder``
@@ -54,7 +55,7 @@ class InstanceLock:
         return True
 
     def _try_once(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(os.path.dirname(os.fspath(self.path)) or ".", 0o700, exist_ok=True)
         # O_NOFOLLOW: a symlink planted at the lock's name is refused (ELOOP), never followed.
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(self.path, flags, 0o600)
@@ -150,7 +151,7 @@ def describe_lock_error(path: Path, error: OSError) -> str:
     return f"Cannot open the runtime lock {path}: {error.strerror or error}."
 
 
-def held_by_another_process(path: Path) -> bool:
+def held_by_another_process(path: str | Path) -> bool:
     """A cheap look (stdlib only): is a runtime holding the lock now? Never creates the file, and takes
     only a shared lock for an instant, so many clients probing at once never see each other. An
     unreadable lock counts as free: the caller goes on to the step that reports the problem."""
@@ -179,7 +180,7 @@ def held_by_another_process(path: Path) -> bool:
     return False
 
 
-def lock_holder_record(path: Path) -> str:
+def lock_holder_record(path: str | Path) -> str:
     """What the runtime wrote in its lock: ``<pid>`` while starting, ``<pid> ready`` once it answers."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -223,14 +224,14 @@ class LaunchGate:
     then connect. The file's content is the last startup failure, so the waiters can repeat it
     instead of launching a runtime that fails the same way again."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str | Path) -> None:
         self.path = path
         self._fd: int | None = None
 
     def open(self) -> bool:
         """False when the file cannot be used (the caller then launches without coordination)."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.makedirs(os.path.dirname(os.fspath(self.path)) or ".", 0o700, exist_ok=True)
             flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(self.path, flags | os.O_NONBLOCK, 0o600)
         except OSError:
@@ -347,18 +348,38 @@ def _unlock(fd: int) -> None:
         os.close(fd)
 
 
-@contextlib.contextmanager
-def config_lock(*paths: Path, timeout: float = CONFIG_LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+def config_lock(*paths: str | Path, timeout: float = CONFIG_LOCK_TIMEOUT_SECONDS) -> ConfigLock:
     """Exclusive lock around a read-modify-write of each of ``paths`` (taken in sorted order, so two
-    callers locking the same files never deadlock). Waits up to ``timeout`` seconds in all, then raises
-    :class:`ConfigLockError` with one readable line; the kernel frees the lock when a holder dies."""
-    deadline = time.monotonic() + max(0.0, timeout)
-    held: list[int] = []
-    try:
-        for path in sorted({Path(os.path.abspath(item)) for item in paths}):
-            held.append(_acquire(path, deadline))
-        yield
-    finally:
+    callers locking the same files never deadlock), as a ``with`` block. Waits up to ``timeout`` seconds
+    in all, then raises :class:`ConfigLockError` with one readable line; the kernel frees the lock when a
+    holder dies."""
+    return ConfigLock(paths, timeout)
+
+
+class ConfigLock:
+    """What ``config_lock`` returns (a class, not ``contextlib``: this module is on the hook path)."""
+
+    def __init__(self, paths: tuple[str | Path, ...], timeout: float) -> None:
+        self._paths = paths
+        self._timeout = timeout
+        self._held: list[int] = []
+
+    def __enter__(self) -> None:
+        from pathlib import Path
+
+        deadline = time.monotonic() + max(0.0, self._timeout)
+        try:
+            for path in sorted({Path(os.path.abspath(item)) for item in self._paths}):
+                self._held.append(_acquire(path, deadline))
+        except BaseException:
+            self._release()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        held, self._held = self._held, []
         for fd in reversed(held):
             _unlock(fd)
 

@@ -32,7 +32,10 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False  # the hook path imports neither typing nor pathlib (~5 ms in a fresh interpreter)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "MAX_SOCKET_PATH_BYTES",
@@ -47,23 +50,32 @@ __all__ = [
 
 MAX_SOCKET_PATH_BYTES = 100
 SOCKET_NAME = "runtime.sock"
-SHORT_RUNTIME_BASE = Path("/tmp")
+SHORT_RUNTIME_BASE = "/tmp"
 
 
 class RuntimeDirError(ValueError):
     """No safe folder for the runtime's socket or lock; the message is one readable line."""
 
 
+def _path(text: str) -> Path:
+    from pathlib import Path  # pathlib (with urllib.parse, ipaddress, fnmatch) costs the hook path ~3 ms
+
+    return Path(text)
+
+
 class LidGuardPaths:
-    """The user's files and folders (immutable; a plain class: ``dataclasses`` costs the hook path ~10 ms)."""
+    """The user's files and folders (immutable; a plain class: ``dataclasses`` costs the hook path ~10 ms).
+
+    Held as text: the ``Path`` properties build their ``Path`` on use, the ``*_str`` ones are for the hook
+    path, which never imports ``pathlib``."""
 
     __slots__ = ("_data_dir", "_runtime_dir")
-    _data_dir: Path
-    _runtime_dir: Path
+    _data_dir: str
+    _runtime_dir: str
 
-    def __init__(self, data_dir: Path, runtime_dir: Path) -> None:
-        object.__setattr__(self, "_data_dir", data_dir)
-        object.__setattr__(self, "_runtime_dir", runtime_dir)
+    def __init__(self, data_dir: str | os.PathLike[str], runtime_dir: str | os.PathLike[str]) -> None:
+        object.__setattr__(self, "_data_dir", os.fspath(data_dir))
+        object.__setattr__(self, "_runtime_dir", os.fspath(runtime_dir))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"LidGuardPaths is immutable; cannot set {name}")
@@ -80,16 +92,36 @@ class LidGuardPaths:
         return f"LidGuardPaths(data_dir={self._data_dir!r}, runtime_dir={self._runtime_dir!r})"
 
     @property
-    def data_dir(self) -> Path:
+    def data_dir_str(self) -> str:
         return self._data_dir
 
     @property
+    def settings_file_str(self) -> str:
+        return os.path.join(self._data_dir, "settings.json")
+
+    @property
+    def lid_backup_file_str(self) -> str:
+        return os.path.join(self._data_dir, "pending-lid-action-backup.json")
+
+    @property
+    def socket_file_str(self) -> str:
+        return os.path.join(self._runtime_dir, SOCKET_NAME)
+
+    @property
+    def lock_file_str(self) -> str:
+        return os.path.join(self._data_dir, "runtime.lock")
+
+    @property
+    def data_dir(self) -> Path:
+        return _path(self._data_dir)
+
+    @property
     def runtime_dir(self) -> Path:
-        return self._runtime_dir
+        return _path(self._runtime_dir)
 
     @property
     def settings_file(self) -> Path:
-        return self.data_dir / "settings.json"
+        return _path(self.settings_file_str)
 
     @property
     def session_log_file(self) -> Path:
@@ -105,7 +137,7 @@ class LidGuardPaths:
 
     @property
     def lid_backup_file(self) -> Path:
-        return self.data_dir / "pending-lid-action-backup.json"
+        return _path(self.lid_backup_file_str)
 
     @property
     def power_state_backup_file(self) -> Path:
@@ -124,23 +156,24 @@ class LidGuardPaths:
 
     @property
     def socket_file(self) -> Path:
-        return self.runtime_dir / SOCKET_NAME
+        return _path(self.socket_file_str)
 
     @property
     def lock_file(self) -> Path:
-        return self.data_dir / "runtime.lock"
+        return _path(self.lock_file_str)
 
 
-def _data_dir() -> Path:
-    home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
+def _data_dir() -> str:
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    join = os.path.join
     if sys.platform == "win32":
         local = os.environ.get("LOCALAPPDATA")
-        return Path(local) / "LidGuard" if local else home / "AppData" / "Local" / "LidGuard"
+        return join(local, "LidGuard") if local else join(home, "AppData", "Local", "LidGuard")
     if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "LidGuard"
+        return join(home, "Library", "Application Support", "LidGuard")
     xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else home / ".local" / "share"
-    return base / "LidGuard"
+    base = xdg if xdg and os.path.isabs(xdg) else join(home, ".local", "share")
+    return join(base, "LidGuard")
 
 
 def _uid() -> int | None:
@@ -148,23 +181,27 @@ def _uid() -> int | None:
     return getuid() if getuid else None
 
 
-def runtime_dir_for(data_dir: Path) -> Path:
+def runtime_dir_for(data_dir: str | os.PathLike[str]) -> Path:
     """The socket's folder, from the data folder's real path alone (see the module docstring): a HOME
     reached through a symlink (``/h`` -> ``/home/a-long-name``) must find the runtime's socket."""
+    return _path(_runtime_dir_for(os.fspath(data_dir)))
+
+
+def _runtime_dir_for(data_dir: str) -> str:
     uid = _uid()
     if uid is None:
-        return data_dir / "run"
+        return os.path.join(data_dir, "run")
     real = os.path.realpath(data_dir)  # resolves the existing part; a missing tail stays as spelled
-    nearby = Path(real) / "run"
-    if len(os.fsencode(str(nearby / SOCKET_NAME))) <= MAX_SOCKET_PATH_BYTES:
+    nearby = os.path.join(real, "run")
+    if len(os.fsencode(os.path.join(nearby, SOCKET_NAME))) <= MAX_SOCKET_PATH_BYTES:
         return nearby
     import hashlib  # only for long data folders: OpenSSL costs the hook path ~5 ms
 
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
-    return SHORT_RUNTIME_BASE / f"lidguard-{uid}-{digest}"
+    return os.path.join(SHORT_RUNTIME_BASE, f"lidguard-{uid}-{digest}")
 
 
-def _check_data_dir(data_dir: Path) -> None:
+def _check_data_dir(data_dir: str) -> None:
     uid = _uid()
     try:
         owner = os.stat(data_dir).st_uid  # the data folder may be a symlink the user made on purpose
@@ -175,7 +212,7 @@ def _check_data_dir(data_dir: Path) -> None:
                               "run lidguard as that user or set HOME/XDG_DATA_HOME to a folder of your own.")
 
 
-def check_runtime_dir(path: Path) -> bool:
+def check_runtime_dir(path: str | os.PathLike[str]) -> bool:
     """Raises ``RuntimeDirError`` unless ``path`` is missing or a private folder of this user.
 
     Returns True when the folder exists (and is safe), False when it does not exist yet.
@@ -204,7 +241,7 @@ def check_runtime_dir(path: Path) -> bool:
 
 def prepare_runtime_dir(path: Path) -> Path:
     """Creates the runtime folder 0700 (or checks the existing one) and tightens it to 0700."""
-    if path.parent != SHORT_RUNTIME_BASE:
+    if os.fspath(path.parent) != SHORT_RUNTIME_BASE:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
         os.mkdir(path, 0o700)  # never follows a symlink at ``path``: it fails with EEXIST instead
@@ -221,7 +258,7 @@ def prepare_runtime_dir(path: Path) -> Path:
 def resolve_paths() -> LidGuardPaths:
     """The user's paths; raises ``RuntimeDirError`` when an existing folder is not safe to use."""
     data_dir = _data_dir()
-    runtime_dir = runtime_dir_for(data_dir)
+    runtime_dir = _runtime_dir_for(data_dir)
     _check_data_dir(data_dir)
     check_runtime_dir(runtime_dir)
     return LidGuardPaths(data_dir=data_dir, runtime_dir=runtime_dir)
@@ -231,6 +268,8 @@ def user_config_dir() -> Path:
     """The user's config folder for LidGuard's separate tools (``lidguard-notify``'s ``notify.json``):
     ``$XDG_CONFIG_HOME/LidGuard`` (when absolute) else ``~/.config/LidGuard`` on Linux,
     ``~/Library/Application Support/LidGuard`` on macOS, ``%APPDATA%\\LidGuard`` on Windows."""
+    from pathlib import Path
+
     home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
     if sys.platform == "win32":
         roaming = os.environ.get("APPDATA")
