@@ -83,7 +83,9 @@ class BrightnessLogind:
         return [list(args) for _, args in calls]
 
     def sysfs_brightness(self, name: str) -> int:
-        return int((self.root / "sys" / "class" / "backlight" / name / "brightness").read_text())
+        """The value the mock's SetBrightness wrote; -1 while it is writing (it truncates, then writes)."""
+        text = (self.root / "sys" / "class" / "backlight" / name / "brightness").read_text()
+        return int(text) if text.strip() else -1
 
 
 @pytest.fixture
