@@ -33,6 +33,8 @@ def test_every_request_carries_a_fresh_request_id_and_the_time_it_was_sent(stub_
                                                             "notification_type": "permission_prompt"})
     ids = [message["RequestId"] for message in messages]
     assert len(ids) == len(set(ids)) == 5
+    # a hook never reads the session list: it asks for the sessions to be counted, not listed
+    assert all(message["ReplySessions"] is False for message in messages)
     assert all(len(rid) == 24 for rid in ids)
     assert all(before - 1 <= message["SentAtUnixMilliseconds"] <= time.time() * 1000 + 1 for message in messages)
 

@@ -206,8 +206,9 @@ class _Run:
             auto_start = True
             self.environment.launch_if_dead()
         # Replay-safe events: a resent request is applied once; the time lets the runtime refuse the future.
+        # ReplySessions false: the reply counts the sessions instead of listing them (never read here).
         message = {"Command": command, **fields, "RequestId": os.urandom(12).hex(),
-                   "SentAtUnixMilliseconds": time.time_ns() // 1_000_000}
+                   "SentAtUnixMilliseconds": time.time_ns() // 1_000_000, "ReplySessions": False}
         reply = self.environment.send(message, auto_start=auto_start, reply_timeout=reply_timeout)
         if not isinstance(reply, dict):
             reply = {"Succeeded": False, "Message": "The runtime sent no reply object."}
