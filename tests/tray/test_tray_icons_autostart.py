@@ -121,3 +121,13 @@ def test_test_mode_refuses_the_real_home(tmp_path, monkeypatch):
     with pytest.raises(AutostartError, match="real home"):
         install_autostart(entry, real)
     assert not entry.path.exists() or entry.path.stat().st_mtime < 0  # never written by this test
+
+
+def test_state_colours_are_far_apart():
+    """A screen pixel within 40 per channel of one state's colour is never within 40 of another's."""
+    from itertools import combinations
+
+    from lidguard.tray.icons import STATE_COLOURS
+
+    for (one, first), (other, second) in combinations(STATE_COLOURS.items(), 2):
+        assert max(abs(a - b) for a, b in zip(first, second, strict=True)) > 80, (one, other)

@@ -20,8 +20,8 @@ STATE_COLOURS: dict[TrayState, tuple[int, int, int]] = {
     TrayState.PROTECTING: (46, 160, 67),
     TrayState.LID_PROTECTED: (31, 111, 235),
     TrayState.SUSPEND_PENDING: (230, 140, 20),
-    TrayState.PAUSED: (140, 80, 200),
-    TrayState.HELD_BACK: (200, 170, 0),
+    TrayState.PAUSED: (150, 60, 230),
+    TrayState.HELD_BACK: (110, 70, 20),
     TrayState.ERROR: (210, 40, 40),
 }
 _OUTLINE = {"light": (40, 40, 40, 255), "dark": (235, 235, 235, 255)}

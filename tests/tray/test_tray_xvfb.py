@@ -1,0 +1,183 @@
+"""``lidguard tray`` as a real process on Xvfb, docked in a real XEmbed tray (trayer), pystray's Xlib
+backend, against the fake-platform runtime: the icon's pixels and title follow 0 sessions, 2 sessions,
+paused and a pending suspend; a click on the icon (the default menu entry) pauses the runtime; SIGTERM
+ends the tray with 0. Skips only when Xvfb or trayer is absent, never under CI=true
+(ci/install-test-deps.sh installs them)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lidguard.tray.icons import STATE_COLOURS
+from lidguard.tray.model import TrayState
+
+XVFB = shutil.which("Xvfb")
+TRAYER = shutil.which("trayer")
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+if not (XVFB and TRAYER) and not IN_CI:
+    pytest.skip("the tray test needs Xvfb and trayer (apt-get install xvfb trayer; bash ci/install-test-deps.sh)",
+                allow_module_level=True)
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    value = predicate()
+    assert value, f"timed out waiting for {what}"
+    return value
+
+
+@pytest.fixture
+def display(tmp_path):
+    assert XVFB and TRAYER, "Xvfb and trayer are not installed (CI=true: the tray test must run)"
+    read_fd, write_fd = os.pipe()
+    xvfb = subprocess.Popen([XVFB, "-displayfd", str(write_fd), "-screen", "0", "320x120x24", "-nolisten", "tcp"],
+                            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    processes = [xvfb]
+    try:
+        with os.fdopen(read_fd) as pipe:
+            number = pipe.readline().strip()
+        assert number.isdigit(), "Xvfb did not report its display"
+        name = f":{number}"
+        from Xlib import display as xdisplay
+
+        connection = xdisplay.Display(name)
+        panel = subprocess.Popen([TRAYER, "--edge", "top", "--align", "left", "--widthtype", "pixel", "--width", "120",
+                                  "--heighttype", "pixel", "--height", "32", "--tint", "0x202020", "--transparent",
+                                  "false", "--SetDockType", "true"],
+                                 env={**os.environ, "DISPLAY": name}, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        processes.append(panel)
+        selection = connection.intern_atom("_NET_SYSTEM_TRAY_S0")
+        _wait(lambda: connection.get_selection_owner(selection) != 0, 30, "trayer to own the tray selection")
+        yield name, connection
+        connection.close()
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _icon_window(connection):
+    """The tray icon's window (pystray: WM_CLASS lidguardSystemTrayIcon), docked (mapped) in trayer."""
+    from Xlib import X
+
+    stack = [connection.screen().root]
+    while stack:
+        window = stack.pop()
+        try:
+            wm_class = window.get_wm_class()
+            if wm_class and wm_class[0] == "lidguardSystemTrayIcon":
+                attributes = window.get_attributes()
+                geometry = window.get_geometry()
+                if attributes.map_state == X.IsViewable and geometry.width > 4:
+                    return window
+            stack.extend(window.query_tree().children)
+        except Exception:  # a window that went away while walking
+            continue
+    return None
+
+
+def _shot(connection, window, save: Path):
+    from PIL import Image
+    from Xlib import X
+
+    root = connection.screen().root
+    geometry = window.get_geometry()
+    origin = window.translate_coords(root, 0, 0)
+    x, y = -origin.x, -origin.y
+    raw = root.get_image(x, y, geometry.width, geometry.height, X.ZPixmap, 0xFFFFFFFF)
+    image = Image.frombytes("RGB", (geometry.width, geometry.height), raw.data, "raw", "BGRX")
+    image.save(save)
+    return image, (x + geometry.width // 2, y + geometry.height // 2)
+
+
+def _share(image, colour, tolerance=40) -> float:
+    pixels = [image.getpixel((x, y)) for y in range(image.height) for x in range(image.width)]
+    return sum(1 for pixel in pixels if all(abs(a - b) <= tolerance for a, b in zip(pixel, colour, strict=True))) \
+        / len(pixels)
+
+
+def _shows(connection, state: TrayState, title_part: str, shots: Path, name: str):
+    """Waits until the icon shows ``state``'s colour (pixels on screen) and its title has ``title_part``."""
+    seen: dict[str, object] = {}
+
+    def check():
+        window = _icon_window(connection)
+        if window is None:
+            return None
+        image, centre = _shot(connection, window, shots / f"{name}.png")
+        title = window.get_wm_name() or ""
+        seen.update(title=title, shares={s.value: round(_share(image, c), 3) for s, c in STATE_COLOURS.items()})
+        own = _share(image, STATE_COLOURS[state])
+        others = max(_share(image, colour) for other, colour in STATE_COLOURS.items() if other is not state)
+        return centre if own > 0.08 and own > 3 * others and title_part in title else None
+
+    try:
+        return _wait(check, 60, f"the tray to show {state.value}")
+    except AssertionError as error:
+        raise AssertionError(f"{error}: last seen {seen}") from None
+
+
+def _click(display_name: str, connection, at) -> None:
+    from Xlib import X
+    from Xlib.ext import xtest
+
+    connection.screen().root.warp_pointer(*at)
+    connection.sync()
+    xtest.fake_input(connection, X.ButtonPress, 1)
+    xtest.fake_input(connection, X.ButtonRelease, 1)
+    connection.sync()
+
+
+def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
+    name, connection = display
+    shots = Path(os.environ.get("LIDGUARD_TRAY_SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    lidguard.run("settings", "--change-lid-action", "false", "--post-stop-suspend-delay-seconds", "600", check=True)
+    env = {**lidguard.env, "DISPLAY": name, "PYSTRAY_BACKEND": "xorg"}
+    tray = subprocess.Popen([sys.executable, "-m", "lidguard", "tray"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        # 0 sessions, no runtime yet: idle.
+        _shows(connection, TrayState.IDLE, "idle", shots, "0-idle")
+        for session in ("one", "two"):
+            lidguard.run("start", "--provider", "claude", "--session", session, check=True)
+        _shows(connection, TrayState.PROTECTING, "protecting 2 sessions", shots, "1-two-sessions")
+        # A click on the icon runs the default entry, "Pause for 30 min": the runtime really pauses.
+        centre = _shows(connection, TrayState.PROTECTING, "protecting 2 sessions", shots, "1-two-sessions")
+        _click(name, connection, centre)
+        _wait(lambda: lidguard.json("status").get("paused"), 30, "the runtime to be paused")
+        _shows(connection, TrayState.PAUSED, "paused until", shots, "2-paused")
+        lidguard.run("resume", check=True)
+        _shows(connection, TrayState.PROTECTING, "protecting 2 sessions", shots, "3-resumed")
+        lidguard.set_machine(lid="closed")
+        for session in ("one", "two"):
+            lidguard.run("stop", "--provider", "claude", "--session", session, check=True)
+        _shows(connection, TrayState.SUSPEND_PENDING, "Sleep in ", shots, "4-pending")
+        assert tray.poll() is None
+        tray.send_signal(signal.SIGTERM)
+        assert tray.wait(30) == 0, tray.stderr.read() if tray.stderr else ""
+    finally:
+        if tray.poll() is None:
+            tray.kill()
+            tray.wait()
