@@ -122,3 +122,16 @@ def test_garbage_replies_never_raise(garbage):
     view = tray_view(_status(**garbage), now=NOW)
     assert isinstance(view.state, TrayState)
     assert menu_entries(view)
+
+
+def test_other_commands_never_import_the_toolkit():
+    """Building the CLI parser (every command but ``tray`` itself) loads no pystray, Pillow or tray app."""
+    import subprocess
+    import sys
+
+    code = ("import sys, lidguard.cli.full as full; full.build_parser(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pystray', 'PIL', 'Xlib') "
+            "or m in ('lidguard.tray.app', 'lidguard.tray.icons', 'lidguard.tray.model')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
