@@ -177,6 +177,10 @@ def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
         assert tray.poll() is None
         tray.send_signal(signal.SIGTERM)
         assert tray.wait(30) == 0, tray.stderr.read() if tray.stderr else ""
+    except AssertionError as error:
+        tray.kill()
+        _, stderr = tray.communicate(timeout=30)
+        raise AssertionError(f"{error}\ntray stderr: {stderr[-4000:]}") from None
     finally:
         if tray.poll() is None:
             tray.kill()

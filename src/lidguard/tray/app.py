@@ -14,6 +14,7 @@ which has no menu: there a left click runs the default entry (pause 30 min, or r
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from datetime import datetime, timezone
 from typing import Any
@@ -112,13 +113,19 @@ class TrayApp:
                              runtime_running=running, stored_settings=report.settings.to_file_json())
             self.view = view
             shown = (view.state, view.tooltip)
-            if shown[0] != (self._shown or (None, ""))[0]:
-                self.icon.icon = self._image(view.state)
-            if shown[1] != (self._shown or (None, ""))[1]:
-                self.icon.title = view.tooltip
-            self.icon.menu = self._menu(view)
-            if getattr(self.icon, "HAS_MENU", False):
-                self.icon.update_menu()
+            last = self._shown or (None, "")
+            try:
+                if shown[0] != last[0]:
+                    self.icon.icon = self._image(view.state)
+                if shown[1] != last[1]:
+                    self.icon.title = view.tooltip
+                self.icon.menu = self._menu(view)
+                if getattr(self.icon, "HAS_MENU", False):
+                    self.icon.update_menu()
+            except Exception as error:  # the toolkit failed this once: redrawn on the next tick
+                self._shown = None
+                sys.stderr.write(f"lidguard tray: warning: redraw failed: {type(error).__name__}: {error}\n")
+                return
             self._shown = shown
 
     # -- threads -----------------------------------------------------------------------------------
@@ -128,13 +135,14 @@ class TrayApp:
                 if self.stop_event.is_set():
                     break
                 self.show(status)
-        except Exception:  # the stream failed for good: show it, keep the menu usable
+        except Exception as error:  # the stream failed for good: show it, keep the menu usable
+            sys.stderr.write(f"lidguard tray: warning: status updates ended: {type(error).__name__}: {error}\n")
             if not self.stop_event.is_set():
                 self.show(None)
 
     def _countdown(self) -> None:
         while not self.stop_event.wait(1.0):
-            if self.view.state is TrayState.SUSPEND_PENDING:
+            if self.view.state is TrayState.SUSPEND_PENDING or self._shown is None:
                 self.show(self.status)
 
     def _setup(self, icon: Any) -> None:
