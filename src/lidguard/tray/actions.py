@@ -43,10 +43,10 @@ class TrayActions:
                     return "LidGuard runtime is not running: nothing is paused."
                 return self._reply_line(reply)
             if key == "change-lid-action":
-                current = _setting(status, "ChangeLidAction")
+                current = self._setting(status, "ChangeLidAction")
                 return self._change(("ChangeLidAction",), not current, "Change lid action")
             if key == "suspend-mode":
-                mode = "Sleep" if _setting(status, "SuspendMode") == "Hibernate" else "Hibernate"
+                mode = "Sleep" if self._setting(status, "SuspendMode") == "Hibernate" else "Hibernate"
                 return self._change(("SuspendMode",), mode, "Suspend mode")
             if key == "sleep-now":
                 return self._sleep_now(status)
@@ -55,6 +55,15 @@ class TrayActions:
         except Exception as error:  # an action must never end the tray
             return f"{key} failed: {error}"
         return f"Unknown action {key}."
+
+    def _setting(self, status: dict[str, Any] | None, key: str) -> Any:
+        """The runtime's value (its reply), else the stored one (no runtime runs)."""
+        settings = status.get("Settings") if isinstance(status, dict) else None
+        if isinstance(settings, dict) and key in settings:
+            return settings[key]
+        from ..settings import load_settings_report
+
+        return load_settings_report(self.paths.settings_file).settings.to_file_json().get(key)
 
     @staticmethod
     def _reply_line(reply: dict[str, Any]) -> str:
@@ -78,7 +87,7 @@ class TrayActions:
         from ..platform import load_platform
         from ..platform.api import SuspendMode, Unsupported
 
-        mode = SuspendMode.HIBERNATE if _setting(status, "SuspendMode") == "Hibernate" else SuspendMode.SLEEP
+        mode = SuspendMode.HIBERNATE if self._setting(status, "SuspendMode") == "Hibernate" else SuspendMode.SLEEP
         try:
             result = load_platform().suspend.suspend(mode)
         except Unsupported as error:
@@ -107,6 +116,3 @@ class TrayActions:
         return path
 
 
-def _setting(status: dict[str, Any] | None, key: str) -> Any:
-    settings = status.get("Settings") if isinstance(status, dict) else None
-    return settings.get(key) if isinstance(settings, dict) else None
