@@ -34,6 +34,7 @@ modules = {
     "hypothesis": "hypothesis", "trio": "trio", "psutil": "psutil", "httpx": "httpx", "ruff": "ruff",
     "mypy": "mypy", "anyio": "anyio", "pydantic": "pydantic", "cffi": "cffi", "Cython": "cython",
     "setuptools_scm": "setuptools-scm", "pystray": "pystray", "PIL": "pillow", "Xlib": "python-xlib",
+    "jeepney": "jeepney",
 }
 for module, package in modules.items():
     if importlib.util.find_spec(module) is None:

@@ -1,8 +1,8 @@
-"""``lidguard tray`` as a real process on Xvfb, docked in a real XEmbed tray (trayer), pystray's Xlib
-backend, against the fake-platform runtime: the icon's pixels and title follow 0 sessions, 2 sessions,
-paused and a pending suspend; a click on the icon (the default menu entry) pauses the runtime; SIGTERM
-ends the tray with 0. Skips only when Xvfb or trayer is absent, never under CI=true
-(ci/install-test-deps.sh installs them)."""
+"""``lidguard tray`` as a real process on Xvfb, docked in a real XEmbed tray (trayer), against the
+fake-platform runtime: the icon's pixels and title follow 0 sessions, 2 sessions, paused and a
+pending suspend; "Pause for 30 min" clicked in the menu (screenshot checked) really pauses the
+runtime and a left click (the default entry, Resume) resumes it; SIGTERM ends the tray with 0.
+Skips only when Xvfb or trayer is absent, never under CI=true (ci/install-test-deps.sh installs them)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _wait(predicate, timeout: float, what: str):
 def display(tmp_path):
     assert XVFB and TRAYER, "Xvfb and trayer are not installed (CI=true: the tray test must run)"
     read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen([XVFB, "-displayfd", str(write_fd), "-screen", "0", "320x120x24", "-nolisten", "tcp"],
+    xvfb = subprocess.Popen([XVFB, "-displayfd", str(write_fd), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
                             pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.close(write_fd)
     processes = [xvfb]
@@ -77,8 +77,8 @@ def display(tmp_path):
                 process.wait()
 
 
-def _icon_window(connection):
-    """The tray icon's window (pystray: WM_CLASS lidguardSystemTrayIcon), docked (mapped) in trayer."""
+def _icon_window(connection, instance="lidguardSystemTrayIcon"):
+    """The tray icon's window (WM_CLASS lidguardSystemTrayIcon), docked (mapped) in trayer; or the menu."""
     from Xlib import X
 
     stack = [connection.screen().root]
@@ -86,7 +86,7 @@ def _icon_window(connection):
         window = stack.pop()
         try:
             wm_class = window.get_wm_class()
-            if wm_class and wm_class[0] == "lidguardSystemTrayIcon":
+            if wm_class and wm_class[0] == instance:
                 attributes = window.get_attributes()
                 geometry = window.get_geometry()
                 if attributes.map_state == X.IsViewable and geometry.width > 4:
@@ -130,7 +130,7 @@ def _shows(connection, state: TrayState, title_part: str, shots: Path, name: str
         seen.update(title=title, shares={s.value: round(_share(image, c), 3) for s, c in STATE_COLOURS.items()})
         own = _share(image, STATE_COLOURS[state])
         others = max(_share(image, colour) for other, colour in STATE_COLOURS.items() if other is not state)
-        return centre if own > 0.08 and own > 3 * others and title_part in title else None
+        return centre if own > 0.03 and own > 3 * others and title_part in title else None
 
     try:
         return _wait(check, 60, f"the tray to show {state.value}")
@@ -138,23 +138,48 @@ def _shows(connection, state: TrayState, title_part: str, shots: Path, name: str
         raise AssertionError(f"{error}: last seen {seen}") from None
 
 
-def _click(display_name: str, connection, at) -> None:
+def _click(connection, at, button=1) -> None:
     from Xlib import X
     from Xlib.ext import xtest
 
     connection.screen().root.warp_pointer(*at)
     connection.sync()
-    xtest.fake_input(connection, X.ButtonPress, 1)
-    xtest.fake_input(connection, X.ButtonRelease, 1)
+    xtest.fake_input(connection, X.ButtonPress, button)
+    xtest.fake_input(connection, X.ButtonRelease, button)
     connection.sync()
 
 
+def _menu_pick(connection, icon_centre, key: str, shots: Path) -> None:
+    """Right-clicks the icon, checks the menu's screenshot, clicks the entry ``key``."""
+    from lidguard.tray.xembed import MENU_CLASS, MENU_ROWS_PROPERTY
+
+    _click(connection, icon_centre, button=3)
+    menu = _wait(lambda: _icon_window(connection, MENU_CLASS), 30, "the menu window")
+    image, _ = _shot(connection, menu, shots / f"menu-{key}.png")
+    rows = {}
+    text = menu.get_full_property(connection.intern_atom(MENU_ROWS_PROPERTY), 0).value.decode()
+    for line in text.splitlines():
+        entry, top, bottom = line.split()
+        rows.setdefault(entry, (int(top), int(bottom)))
+    assert {"pause-30m", "pause-2h", "resume", "sleep-now", "change-lid-action", "suspend-mode", "open-status",
+            "quit"} <= set(rows)
+    top, bottom = rows[key]
+    # Pixels: a light menu with dark text in the row (the text is drawn, not just an empty window).
+    row = image.crop((0, top, image.width, bottom))
+    dark = sum(1 for y in range(row.height) for x in range(row.width) if sum(row.getpixel((x, y))) < 200)
+    assert _share(image, (246, 246, 246), 10) > 0.5 and dark > 20, (key, dark)
+    origin = menu.translate_coords(connection.screen().root, 0, 0)
+    _click(connection, (-origin.x + 30, -origin.y + (top + bottom) // 2))
+    _wait(lambda: _icon_window(connection, MENU_CLASS) is None, 30, "the menu to close")
+
+
 def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
+    backend = "xembed"
     name, connection = display
-    shots = Path(os.environ.get("LIDGUARD_TRAY_SCREENSHOT_DIR") or tmp_path)
+    shots = Path(os.environ.get("LIDGUARD_TRAY_SCREENSHOT_DIR") or tmp_path) / backend
     shots.mkdir(parents=True, exist_ok=True)
     lidguard.run("settings", "--change-lid-action", "false", "--post-stop-suspend-delay-seconds", "600", check=True)
-    env = {**lidguard.env, "DISPLAY": name, "PYSTRAY_BACKEND": "xorg"}
+    env = {**lidguard.env, "DISPLAY": name, "LIDGUARD_TRAY_BACKEND": backend}
     tray = subprocess.Popen([sys.executable, "-m", "lidguard", "tray"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
@@ -162,13 +187,12 @@ def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
         _shows(connection, TrayState.IDLE, "idle", shots, "0-idle")
         for session in ("one", "two"):
             lidguard.run("start", "--provider", "claude", "--session", session, check=True)
-        _shows(connection, TrayState.PROTECTING, "protecting 2 sessions", shots, "1-two-sessions")
-        # A click on the icon runs the default entry, "Pause for 30 min": the runtime really pauses.
         centre = _shows(connection, TrayState.PROTECTING, "protecting 2 sessions", shots, "1-two-sessions")
-        _click(name, connection, centre)
+        _menu_pick(connection, centre, "pause-30m", shots)  # from the menu: the runtime really pauses
         _wait(lambda: lidguard.json("status").get("paused"), 30, "the runtime to be paused")
-        _shows(connection, TrayState.PAUSED, "paused until", shots, "2-paused")
-        lidguard.run("resume", check=True)
+        centre = _shows(connection, TrayState.PAUSED, "paused until", shots, "2-paused")
+        _click(connection, centre)  # paused, the default entry is Resume
+        _wait(lambda: lidguard.json("status").get("paused") is None, 30, "the runtime to resume")
         _shows(connection, TrayState.PROTECTING, "protecting 2 sessions", shots, "3-resumed")
         lidguard.set_machine(lid="closed")
         for session in ("one", "two"):
@@ -178,6 +202,8 @@ def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
         tray.send_signal(signal.SIGTERM)
         assert tray.wait(30) == 0, tray.stderr.read() if tray.stderr else ""
     except AssertionError as error:
+        tray.send_signal(signal.SIGUSR1)  # the tray's threads, for the report
+        time.sleep(1)
         tray.kill()
         _, stderr = tray.communicate(timeout=30)
         raise AssertionError(f"{error}\ntray stderr: {stderr[-4000:]}") from None

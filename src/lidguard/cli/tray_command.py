@@ -46,10 +46,10 @@ def _tray(context: CliContext, args: argparse.Namespace) -> int:
     problem = display_problem(host_os_name())
     if problem is not None:
         raise CliError(f"Cannot show the tray: {problem}.")
-    from ..tray.app import TrayApp, TrayUnavailable, load_toolkit
+    from ..tray.app import TrayApp, TrayUnavailable
 
     try:
-        app = TrayApp(context.paths, load_toolkit(), panel=args.panel)
+        app = TrayApp(context.paths, host_os_name(), panel=args.panel)
     except TrayUnavailable as error:
         raise CliError(f"Cannot show the tray: {error}.") from error
     except Exception as error:  # the backend could not create its icon (no tray host, display gone)

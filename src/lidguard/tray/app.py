@@ -1,18 +1,19 @@
-"""``lidguard tray``: the indicator process (pystray + Pillow, extra ``lidguard[tray]``).
+"""``lidguard tray``: the indicator process (extra ``lidguard[tray]``).
 
-The main thread runs pystray's loop; one thread reads ``updates.status_updates`` (the runtime's
-stream) and redraws; while a suspend is pending a second thread refreshes the countdown in the
-tooltip every second. Menu clicks run ``actions.TrayActions`` off the toolkit's thread. Quit, SIGTERM
-and SIGINT stop the loop; the process then exits 0.
+Two indicators behind one small interface (``update(title=, images=, entries=)``, ``run(setup)``,
+``stop()``): ``sni.SniIndicator`` (StatusNotifierItem + dbusmenu over D-Bus, pure Python) on Linux
+when a StatusNotifierWatcher is on the session bus, else ``pystray_indicator.PystrayIndicator``
+(Windows, macOS, Linux XEmbed). ``LIDGUARD_TRAY_BACKEND=sni|pystray`` forces one.
 
-pystray picks its backend: Windows (Shell_NotifyIcon), macOS (NSStatusItem), Linux AppIndicator
-(StatusNotifierItem over D-Bus) or GTK when PyGObject is importable, else the Xlib XEmbed backend,
-which has no menu: there a left click runs the default entry (pause 30 min, or resume when paused).
-``PYSTRAY_BACKEND`` picks one by name.
+The indicator's loop runs on the main thread; one thread reads ``updates.status_updates`` (the
+runtime's stream) and redraws; a 1 s tick refreshes the countdown while a suspend is pending and
+retries a redraw that failed. Menu entries run ``actions.TrayActions`` on their own thread. Quit,
+SIGTERM and SIGINT stop the loop; the process then exits 0.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -21,34 +22,75 @@ from typing import Any
 
 from ..platform.paths import LidGuardPaths
 from .actions import TrayActions
-from .model import MenuEntry, TrayState, TrayView, menu_entries, tray_view
+from .model import TrayState, menu_entries, tray_view
 from .updates import status_updates
 
-__all__ = ["TrayApp", "TrayUnavailable", "load_toolkit"]
+__all__ = ["TrayApp", "TrayUnavailable", "open_indicator"]
 
 EXTRA_MISSING = "the tray needs the tray extra: pip install 'lidguard[tray]' ({detail})"
+ICON_SIZES = (22, 32, 64)
 
 
 class TrayUnavailable(Exception):
     """One readable sentence: the extra is missing or there is no display."""
 
 
-def load_toolkit() -> Any:
-    """pystray (with Pillow), or ``TrayUnavailable``. Importing pystray opens the display on Linux."""
+def _missing(error: ImportError) -> TrayUnavailable:
+    return TrayUnavailable(EXTRA_MISSING.format(detail=f"cannot import {error.name or error}"))
+
+
+def open_indicator(os_name: str, on_action: Any, *, images: list[Any], title: str, entries: Any) -> Any:
+    """The indicator for this desktop, or ``TrayUnavailable``. Linux: a StatusNotifierWatcher on the
+    session bus -> SNI, else an X display -> XEmbed; elsewhere pystray."""
+    choice = os.environ.get("LIDGUARD_TRAY_BACKEND", "").strip().lower()
+    if choice not in ("", "sni", "xembed", "pystray"):
+        raise TrayUnavailable(f"LIDGUARD_TRAY_BACKEND must be sni, xembed or pystray, not {choice!r}")
+    if choice == "" and os_name == "linux":
+        choice = "sni" if _sni_available() else "xembed" if os.environ.get("DISPLAY") else "sni"
+    indicator: Any
+    if choice in ("sni", "xembed"):
+        try:
+            if choice == "sni":
+                from .sni import SniIndicator as chosen
+            else:
+                from .xembed import XembedIndicator as chosen  # type: ignore[assignment]
+        except ImportError as error:
+            raise _missing(error) from error
+        try:
+            indicator = chosen(on_action)
+        except ImportError as error:
+            raise _missing(error) from error
+        except Exception as error:
+            where = "the session D-Bus" if choice == "sni" else "the display"
+            raise TrayUnavailable(f"cannot open {where}: {type(error).__name__}: {error}".rstrip(": ")) from error
+        indicator.update(title=title, images=images, entries=entries)
+        return indicator
     try:
-        import PIL.Image  # noqa: F401
         import pystray
     except ImportError as error:
-        raise TrayUnavailable(EXTRA_MISSING.format(detail=f"cannot import {error.name or error}")) from error
+        raise _missing(error) from error
     except Exception as error:  # Xlib's display errors: a bad or unreachable DISPLAY
         raise TrayUnavailable(f"cannot open the display: {type(error).__name__}: {error}".rstrip(": ")) from error
-    return pystray
+    from .pystray_indicator import PystrayIndicator
+
+    return PystrayIndicator(pystray, on_action, image=images[-1], title=title, entries=entries)
+
+
+def _sni_available() -> bool:
+    try:
+        from .sni import watcher_present
+    except ImportError:
+        return False
+    return watcher_present()
 
 
 class TrayApp:
-    def __init__(self, paths: LidGuardPaths, pystray: Any, *, panel: str = "dark") -> None:
+    def __init__(self, paths: LidGuardPaths, os_name: str, *, panel: str = "dark") -> None:
+        try:
+            import PIL.Image  # noqa: F401
+        except ImportError as error:
+            raise _missing(error) from error
         self.paths = paths
-        self.pystray = pystray
         self.panel = panel
         self.actions = TrayActions(paths)
         self.stop_event = threading.Event()
@@ -56,47 +98,27 @@ class TrayApp:
         self.view = tray_view(None, now=datetime.now(timezone.utc))
         self._lock = threading.Lock()
         self._shown: tuple[TrayState, str] | None = None
-        self.icon = pystray.Icon("lidguard", self._image(self.view.state), self.view.tooltip,
-                                 menu=self._menu(self.view))
-        _enable_xembed_clicks(self.icon)
+        self.indicator = open_indicator(os_name, self.on_action, images=self._images(self.view.state),
+                                        title=self.view.tooltip, entries=menu_entries(self.view))
 
-    # -- drawing -----------------------------------------------------------------------------------
-    def _image(self, state: TrayState) -> Any:
+    def _images(self, state: TrayState) -> list[Any]:
         from .icons import draw_icon
 
-        return draw_icon(state, self.panel, 64)
+        return [draw_icon(state, self.panel, size) for size in ICON_SIZES]
 
-    def _menu(self, view: TrayView) -> Any:
-        pystray = self.pystray
-        items = []
-        for entry in menu_entries(view):
-            if entry.key == "separator":
-                items.append(pystray.Menu.SEPARATOR)
-                continue
-            items.append(pystray.MenuItem(entry.label, self._handler(entry), enabled=entry.enabled,
-                                          default=entry.default,
-                                          checked=None if entry.checked is None else _const(entry.checked)))
-        return pystray.Menu(*items)
-
-    def _handler(self, entry: MenuEntry) -> Any:
-        key = entry.key
-
-        def run(icon: Any = None, item: Any = None) -> None:
-            if key == "quit":
-                self.stop()
-                return
-            if key == "session":
-                return
+    def on_action(self, key: str) -> None:
+        """A menu entry (from the toolkit's thread): quit at once, the rest on their own thread."""
+        if key == "quit":
+            self.stop()
+        elif key not in ("session", "separator"):
             threading.Thread(target=self._run_action, args=(key,), name=f"tray-{key}", daemon=True).start()
-
-        return run
 
     def _run_action(self, key: str) -> None:
         message = self.actions.run(key, self.status)
-        notify = getattr(self.icon, "notify", None)
-        if message and notify is not None and getattr(self.icon, "HAS_NOTIFICATION", False):
+        notify = getattr(self.indicator, "notify", None)
+        if message and notify is not None:
             try:
-                notify(message, "LidGuard")
+                notify(message)
             except Exception:  # noqa: S110 - a notification is a nicety
                 pass
 
@@ -112,21 +134,15 @@ class TrayApp:
             view = tray_view(status, now=datetime.now(timezone.utc), settings_error=report.error,
                              runtime_running=running, stored_settings=report.settings.to_file_json())
             self.view = view
-            shown = (view.state, view.tooltip)
             last = self._shown or (None, "")
             try:
-                if shown[0] != last[0]:
-                    self.icon.icon = self._image(view.state)
-                if shown[1] != last[1]:
-                    self.icon.title = view.tooltip
-                self.icon.menu = self._menu(view)
-                if getattr(self.icon, "HAS_MENU", False):
-                    self.icon.update_menu()
+                images = self._images(view.state) if view.state != last[0] else None
+                self.indicator.update(title=view.tooltip, images=images, entries=menu_entries(view))
             except Exception as error:  # the toolkit failed this once: redrawn on the next tick
                 self._shown = None
                 sys.stderr.write(f"lidguard tray: warning: redraw failed: {type(error).__name__}: {error}\n")
                 return
-            self._shown = shown
+            self._shown = (view.state, view.tooltip)
 
     # -- threads -----------------------------------------------------------------------------------
     def _follow(self) -> None:
@@ -140,21 +156,20 @@ class TrayApp:
             if not self.stop_event.is_set():
                 self.show(None)
 
-    def _countdown(self) -> None:
+    def _tick(self) -> None:
         while not self.stop_event.wait(1.0):
             if self.view.state is TrayState.SUSPEND_PENDING or self._shown is None:
                 self.show(self.status)
 
-    def _setup(self, icon: Any) -> None:
-        icon.visible = True
+    def _setup(self) -> None:
         threading.Thread(target=self._follow, name="tray-status", daemon=True).start()
-        threading.Thread(target=self._countdown, name="tray-countdown", daemon=True).start()
+        threading.Thread(target=self._tick, name="tray-tick", daemon=True).start()
 
     def stop(self) -> None:
         if self.stop_event.is_set():
             return
         self.stop_event.set()
-        threading.Thread(target=self.icon.stop, name="tray-stop", daemon=True).start()
+        threading.Thread(target=self.indicator.stop, name="tray-stop", daemon=True).start()
 
     def run(self) -> int:
         def on_signal(signum: int, frame: Any) -> None:
@@ -162,23 +177,10 @@ class TrayApp:
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        self.icon.run(setup=self._setup)
+        dump = getattr(signal, "SIGUSR1", None)
+        if dump is not None:  # `kill -USR1` prints every thread's stack to stderr (a stuck toolkit)
+            import faulthandler
+
+            faulthandler.register(dump, all_threads=True)
+        self.indicator.run(self._setup)
         return 0
-
-
-def _enable_xembed_clicks(icon: Any) -> None:
-    """pystray 0.19's Xlib backend handles ButtonPress but never asks X for it (its window selects
-    only Exposure and StructureNotify), so a click would do nothing: select it too."""
-    if not type(icon).__module__.endswith("._xorg"):
-        return
-    import Xlib.X
-
-    window, display = getattr(icon, "_window", None), getattr(icon, "_display", None)
-    if window is None or display is None:
-        return
-    window.change_attributes(event_mask=Xlib.X.ExposureMask | Xlib.X.StructureNotifyMask | Xlib.X.ButtonPressMask)
-    display.flush()
-
-
-def _const(value: bool) -> Any:
-    return lambda item: value
