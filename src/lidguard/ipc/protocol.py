@@ -1,5 +1,8 @@
 """JSON lines over a per-user local channel: one request line, one response line, then close.
 
+Except ``watch``: the runtime keeps that connection open and writes a status line at once, again on
+every change and a keep-alive line when quiet (``runtime/watch_stream.py``; client: ``ipc/watch.py``).
+
 Every message carries ``"v": 1``. Request and response fields are PascalCase like the original
 tool's named-pipe protocol (REFERENCE 3.1). Stdlib only: hooks import this.
 
@@ -42,6 +45,7 @@ COMMANDS = (
     "mark-session-softlocked",
     "remove-session",
     "status",
+    "watch",
     "cleanup-orphans",
     "settings",
     "shutdown",

@@ -53,6 +53,10 @@ class ClientConnection(Protocol):
     def receive_line(self, max_bytes: int, timeout: float | None) -> bytes:
         """Bytes up to the first newline (excluded), at most ``max_bytes + 1``, or what came before EOF."""
 
+    def receive_some(self, max_bytes: int, timeout: float | None) -> bytes | None:
+        """What arrived (up to ``max_bytes``), ``b""`` at EOF, None when nothing came within ``timeout``
+        (a stream reader, ``watch.py``; the named pipe ignores ``timeout``)."""
+
     def close(self) -> None: ...
 
 
@@ -118,6 +122,13 @@ class UnixSocketConnection:
             chunks.append(chunk)
             size += len(chunk)
         return b"".join(chunks)
+
+    def receive_some(self, max_bytes: int, timeout: float | None) -> bytes | None:
+        self._sock.settimeout(timeout)
+        try:
+            return self._sock.recv(max_bytes)
+        except TimeoutError:
+            return None
 
     def close(self) -> None:
         self._sock.close()

@@ -106,6 +106,9 @@ class NamedPipeConnection:
     def receive_line(self, max_bytes: int, timeout: float | None) -> bytes:
         return _read_line(self._api, self._open_handle(), max_bytes)
 
+    def receive_some(self, max_bytes: int, timeout: float | None) -> bytes | None:
+        return self._api.read_file(self._open_handle(), min(max_bytes, PIPE_BUFFER_BYTES))
+
     def close(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:

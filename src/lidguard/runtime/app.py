@@ -34,6 +34,7 @@ from .components.pause import PauseComponent
 from .components.power_policy import PowerPolicyComponent
 from .components.protection import ProtectionComponent
 from .components.settings_guard import SettingsGuardComponent
+from .components.status_stream import StatusStreamComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
 from .components.transcripts import TranscriptComponent
@@ -92,12 +93,14 @@ class Runtime:
         self.heartbeat = HeartbeatComponent(self)
         self.pause = PauseComponent(self)
         self.settings_guard = SettingsGuardComponent(self)
+        self.status_stream = StatusStreamComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
                                              LeaseComponent(self), CodexRolloutComponent(self), self.journal,
-                                             self.heartbeat, self.pause, self.settings_guard, self.timers]
+                                             self.heartbeat, self.pause, self.settings_guard, self.status_stream,
+                                             self.timers]
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..ipc.protocol import RUNTIME_STOPPING_MESSAGE
 from ..platform.api import Unsupported
 from ..settings.model import Settings
 from . import policy
@@ -178,6 +179,14 @@ async def handle_status(runtime: Runtime, request: RuntimeRequest) -> dict[str, 
     return runtime.reply(True, "LidGuard runtime is running.", {"SessionJournal": runtime.journal.describe()})
 
 
+async def handle_watch(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
+    """The server turns a connection answered with ``"Watch": true`` into a state stream
+    (``watch_stream.py``); a runtime that is exiting refuses, its stream would end at once."""
+    if runtime.stopping:
+        return runtime.reply(False, RUNTIME_STOPPING_MESSAGE, {"RuntimeStopping": True})
+    return {"Succeeded": True, "Watch": True}
+
+
 async def _is_alive(runtime: Runtime, pid: int) -> bool | None:
     """None when the platform cannot tell; a pid no process can have is not alive."""
     try:
@@ -285,6 +294,7 @@ HANDLERS: dict[str, Handler] = {
     "mark-session-softlocked": handle_mark_soft_locked,
     "remove-session": handle_remove,
     "status": handle_status,
+    "watch": handle_watch,
     "cleanup-orphans": handle_cleanup_orphans,
     "settings": handle_settings,
     "shutdown": handle_shutdown,

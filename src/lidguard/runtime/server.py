@@ -36,6 +36,7 @@ from .activation import inherited_listener
 from .app import Runtime
 from .requests import RequestError, check_wire_message
 from .responses import encode_reply
+from .watch_stream import serve_watcher
 
 __all__ = ["MAX_CONNECTIONS", "run_server", "serve"]
 
@@ -52,6 +53,7 @@ TOO_LARGE_DRAIN_SECONDS = 5.0  # reading on after a too-large request, so its se
 TOO_LARGE_DRAIN_LIMIT = 256 * MAX_MESSAGE_BYTES
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
+WATCH_UNSUPPORTED = "This runtime cannot stream its state over the named pipe; ask for status instead."
 REFUSED = "Connections from other users are refused."
 EVICTED = ("The runtime has too many open connections and dropped this one, which had not sent its request; "
            "try again.")
@@ -225,6 +227,10 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
             except Exception as error:  # noqa: BLE001 - the runtime never dies of a request
                 runtime.exception_log.record("request-failed", error)
                 reply = failure_response("The runtime failed to handle the request.")
+        if reply.get("Watch") is True:  # the ``watch`` command: this connection becomes a state stream
+            pool.remove(connection)
+            await serve_watcher(runtime.status_stream, sock)
+            return
         data = encode_reply(reply)
         try:
             sent = sock.send(data)  # a reply usually fits the socket buffer: no timeout scope needed
@@ -384,7 +390,10 @@ async def _serve_named_pipe(runtime: Runtime, serve_pipe: Any, *,
     async def answer(line: bytes) -> bytes:
         status = "line" if line.endswith(b"\n") else "eof"
         try:
-            return encode_reply(await _answer(runtime, line, status))
+            reply = await _answer(runtime, line, status)
+            if reply.get("Watch") is True:  # one pipe instance at a time: no streams (clients poll status)
+                reply = {**failure_response(WATCH_UNSUPPORTED), "WatchUnsupported": True}
+            return encode_reply(reply)
         except Exception as error:  # the runtime never dies of a request
             runtime.exception_log.record("request-failed", error)
             return encode_reply(failure_response("The runtime failed to handle the request."))

@@ -1,0 +1,125 @@
+"""Following the runtime's state: ``watch_status`` yields each status reply as the runtime streams it.
+
+One ``watch`` request (``runtime/watch_stream.py``): the runtime answers with the status at once,
+again on every change, and with a keep-alive line when quiet. The client
+
+* yields every status (the ``status`` reply's fields plus ``"Watch": true`` and an increasing
+  ``"Sequence"``);
+* yields ``None`` once each time the runtime becomes unreachable (not running, exited, stopped
+  answering: no line for ``KEEPALIVE_TIMEOUT_SECONDS``, a refusal such as the watcher cap), then
+  tries again every ``reconnect_seconds`` - never starting the runtime unless ``start_runtime``;
+* returns within about ``STOP_CHECK_SECONDS`` of ``stop`` being set (reads wait at most that long);
+* polls ``status`` every ``POLL_SECONDS`` instead when the runtime cannot stream (the Windows named
+  pipe serves one connection at a time; a runtime older than ``watch``), yielding only changes.
+
+Stdlib only, like the rest of ``ipc/``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .client import _connect, _connect_or_launch, send_request
+from .protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, encode_message
+from .transport import ClientConnection, UntrustedPeer
+
+if TYPE_CHECKING:
+    from ..platform.paths import LidGuardPaths
+
+__all__ = ["KEEPALIVE_TIMEOUT_SECONDS", "POLL_SECONDS", "STOP_CHECK_SECONDS", "watch_status"]
+
+STOP_CHECK_SECONDS = 0.2
+KEEPALIVE_TIMEOUT_SECONDS = 65.0  # the runtime sends a line at least every 20 s
+POLL_SECONDS = 2.0
+CONNECT_HELD_WAIT_SECONDS = 1.0  # a runtime that holds its lock but has no socket yet: look again later
+REQUEST_TIMEOUT_SECONDS = 5.0
+
+
+class _Unsupported(Exception):
+    """The runtime answered ``watch`` with "cannot stream" (named pipe, older runtime)."""
+
+
+def watch_status(paths: LidGuardPaths, *, stop: threading.Event | None = None, reconnect_seconds: float = 5.0,
+                 start_runtime: bool = False, poll_seconds: float = POLL_SECONDS) -> Iterator[dict[str, Any] | None]:
+    """Status dicts as the runtime's state changes; ``None`` once per time it is unreachable."""
+    stop = stop if stop is not None else threading.Event()
+    said_unreachable = False
+    while not stop.is_set():
+        for status in _follow(paths, stop, start_runtime, poll_seconds):
+            said_unreachable = False
+            yield status
+        if stop.is_set():
+            return
+        if not said_unreachable:
+            said_unreachable = True
+            yield None
+        if stop.wait(max(0.0, reconnect_seconds)):
+            return
+
+
+def _follow(paths: LidGuardPaths, stop: threading.Event, start_runtime: bool,
+            poll_seconds: float) -> Iterator[dict[str, Any]]:
+    """One connection's statuses; returns when it ends (or never began)."""
+    if start_runtime:
+        connection, _failure = _connect_or_launch(paths.socket_file, paths.lock_file)
+    else:
+        connection, _held = _connect(paths.socket_file, paths.lock_file, CONNECT_HELD_WAIT_SECONDS)
+    if connection is None:
+        return
+    try:
+        yield from _stream(connection, stop)
+    except _Unsupported:
+        connection.close()
+        yield from _poll(paths, stop, poll_seconds)
+    except (OSError, UntrustedPeer, ProtocolError):
+        return
+    finally:
+        connection.close()
+
+
+def _stream(connection: ClientConnection, stop: threading.Event) -> Iterator[dict[str, Any]]:
+    connection.verify_server()  # before anything is sent or believed
+    connection.send_all(encode_message({"Command": "watch"}), REQUEST_TIMEOUT_SECONDS)
+    buffer = bytearray()
+    deadline = time.monotonic() + KEEPALIVE_TIMEOUT_SECONDS
+    while not stop.is_set():
+        newline = buffer.find(b"\n")
+        if newline < 0:
+            if len(buffer) > MAX_MESSAGE_BYTES or time.monotonic() > deadline:
+                return  # garbage, or a runtime that stopped talking
+            chunk = connection.receive_some(65536, STOP_CHECK_SECONDS)
+            if chunk is None:
+                continue
+            if not chunk:
+                return  # the runtime closed the stream (it exited)
+            buffer += chunk
+            continue
+        line = bytes(buffer[:newline])
+        del buffer[:newline + 1]
+        deadline = time.monotonic() + KEEPALIVE_TIMEOUT_SECONDS
+        message = decode_message(line)
+        if message.get("Watch") is not True or message.get("Succeeded") is not True:
+            if message.get("WatchUnsupported") is True or str(message.get("Message", "")).startswith(
+                    "Unsupported command"):
+                raise _Unsupported
+            return  # a refusal (the watcher cap, a runtime exiting)
+        if message.get("KeepAlive") is True:
+            continue
+        yield message
+
+
+def _poll(paths: LidGuardPaths, stop: threading.Event, poll_seconds: float) -> Iterator[dict[str, Any]]:
+    previous: dict[str, Any] | None = None
+    while not stop.is_set():
+        reply = send_request(paths.socket_file, {"Command": "status"}, reply_timeout=REQUEST_TIMEOUT_SECONDS,
+                             lock_file=paths.lock_file)
+        if reply.get("Succeeded") is not True:
+            return
+        if reply != previous:
+            previous = reply
+            yield reply
+        if stop.wait(max(0.05, poll_seconds)):
+            return
