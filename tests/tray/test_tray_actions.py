@@ -5,13 +5,32 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 
 import pytest
 
 from lidguard.platform.paths import resolve_paths
 from lidguard.tray.actions import TrayActions
+
+
+@pytest.fixture(autouse=True)
+def fresh_webbrowser(monkeypatch):
+    """webbrowser reads BROWSER once per process: each test registers its own stand-in browser."""
+    import webbrowser
+
+    monkeypatch.setattr(webbrowser, "_tryorder", None)
+    monkeypatch.setattr(webbrowser, "_browsers", {})
+
+
+def _opened(record) -> str:
+    """What the stand-in browser (started in the background by webbrowser) was asked to open."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (record.exists() and record.read_text()):
+        time.sleep(0.05)
+    return record.read_text()
 
 
 @pytest.fixture
@@ -74,11 +93,33 @@ def test_open_status_writes_a_private_page_and_opens_it(lidguard, actions, tmp_p
               "Sessions": [{"Provider": "Claude", "WorkingDirectory": "/w/<script>", "StartedAt": None}]}
     assert actions.run("open-status", status) == "Status opened."
     page = lidguard.data_dir / "tray-status.html"
-    assert opened.read_text() == page.as_uri()
+    assert _opened(opened) == page.as_uri()
     assert stat.S_IMODE(page.stat().st_mode) == 0o600
     text = page.read_text()
     assert "protecting 1 session" in text and "&lt;script&gt;" in text and "<script>" not in text
     assert os.access(page, os.R_OK)
+
+
+def test_open_status_opens_the_notify_dashboard_when_configured(lidguard, actions, tmp_path, monkeypatch):
+    from lidguard.notify.config import default_config_path
+
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.py"
+    browser.write_text(f"import sys\nopen({str(opened)!r}, 'w').write(sys.argv[1])\n")
+    monkeypatch.setenv("BROWSER", f"{sys.executable} {browser} %s")
+    config = default_config_path()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("{not json")  # an unusable config: the local page instead
+    assert actions.run("open-status") == "Status opened."
+    assert _opened(opened).startswith("file://")
+    opened.unlink()
+    result = subprocess.run([sys.executable, "-m", "lidguard.notify.cli", "init", "--public-base-url",
+                             "https://notify.example.test", "--config", str(config), "--force"],
+                            capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:  # the notify extra is part of the test set-up; say what broke
+        raise AssertionError(result.stderr)
+    assert actions.run("open-status") == "Status opened."
+    assert _opened(opened) == "https://notify.example.test/"
 
 
 def test_an_action_never_raises(actions, monkeypatch):

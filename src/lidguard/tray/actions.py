@@ -3,16 +3,15 @@
 Pause/Resume are the ``pause``/``resume`` IPC commands (``pause`` starts the runtime when none runs,
 as ``lidguard pause`` does); the toggles are ``settings.change.change_settings`` (the same steps as
 ``lidguard settings --change-lid-action ...``); "Sleep now" asks the platform's suspender for the
-configured mode (enabled by the menu only while nothing is protected); "Open status" writes a small
-status page (0600) and opens it in the browser, or the notify dashboard when ``LIDGUARD_NOTIFY_URL``
-names one. Every action returns one line for the user (shown as a notification or the tooltip) and
-never raises.
+configured mode (enabled by the menu only while nothing is protected); "Open status" opens the
+notify dashboard when ``lidguard-notify`` is configured (``notify.json`` with its ``PublicBaseUrl``),
+else writes a small status page (0600, in the data folder) and opens it in the browser. Every action
+returns one line for the user (shown as a notification where the toolkit can) and never raises.
 """
 
 from __future__ import annotations
 
 import html
-import os
 from datetime import datetime, timezone
 from typing import Any
 
@@ -97,9 +96,7 @@ class TrayActions:
     def _open_status(self, status: dict[str, Any] | None) -> str:
         import webbrowser
 
-        url = os.environ.get("LIDGUARD_NOTIFY_URL", "")
-        if not url.startswith(("http://", "https://")):
-            url = self.write_status_page(status).as_uri()
+        url = notify_dashboard_url() or self.write_status_page(status).as_uri()
         return "Status opened." if webbrowser.open(url) else f"Could not open a browser for {url}."
 
     def write_status_page(self, status: dict[str, Any] | None) -> Any:
@@ -116,3 +113,16 @@ class TrayActions:
         return path
 
 
+
+
+def notify_dashboard_url() -> str | None:
+    """The lidguard-notify dashboard when its config file is there and valid, else None."""
+    from ..notify.config import ConfigError, default_config_path, load_config
+
+    path = default_config_path()
+    if not path.is_file():
+        return None
+    try:
+        return load_config(path).public_base_url.rstrip("/") + "/"
+    except (ConfigError, OSError, ValueError):
+        return None

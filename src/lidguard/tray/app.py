@@ -42,9 +42,12 @@ def _missing(error: ImportError) -> TrayUnavailable:
 def open_indicator(os_name: str, on_action: Any, *, images: list[Any], title: str, entries: Any) -> Any:
     """The indicator for this desktop, or ``TrayUnavailable``. Linux: a StatusNotifierWatcher on the
     session bus -> SNI, else an X display -> XEmbed; elsewhere pystray."""
-    choice = os.environ.get("LIDGUARD_TRAY_BACKEND", "").strip().lower()
-    if choice not in ("", "sni", "xembed", "pystray"):
-        raise TrayUnavailable(f"LIDGUARD_TRAY_BACKEND must be sni, xembed or pystray, not {choice!r}")
+    from ..switches import SwitchError, tray_backend
+
+    try:
+        choice = tray_backend()
+    except SwitchError as error:
+        raise TrayUnavailable(str(error).rstrip(".")) from error
     if choice == "" and os_name == "linux":
         choice = "sni" if _sni_available() else "xembed" if os.environ.get("DISPLAY") else "sni"
     indicator: Any
