@@ -57,15 +57,25 @@ def display(tmp_path):
         from Xlib import display as xdisplay
 
         connection = xdisplay.Display(name)
-        panel = subprocess.Popen([TRAYER, "--edge", "top", "--align", "left", "--widthtype", "pixel", "--width", "120",
-                                  "--heighttype", "pixel", "--height", "32", "--tint", "0x202020", "--transparent",
-                                  "false", "--SetDockType", "true"],
-                                 env={**os.environ, "DISPLAY": name}, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-        processes.append(panel)
         selection = connection.intern_atom("_NET_SYSTEM_TRAY_S0")
-        _wait(lambda: connection.get_selection_owner(selection) != 0, 30, "trayer to own the tray selection")
-        yield name, connection
+
+        def start_panel():
+            panel = subprocess.Popen([TRAYER, "--edge", "top", "--align", "left", "--widthtype", "pixel", "--width",
+                                      "120", "--heighttype", "pixel", "--height", "32", "--SetDockType", "true"],
+                                     env={**os.environ, "DISPLAY": name}, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+            processes.append(panel)
+            _wait(lambda: connection.get_selection_owner(selection) != 0, 30, "trayer to own the tray selection")
+
+        def restart_panel():
+            old = processes.pop()
+            old.terminate()
+            old.wait(10)
+            _wait(lambda: connection.get_selection_owner(selection) == 0, 30, "the old tray to let go")
+            start_panel()
+
+        start_panel()
+        yield name, connection, restart_panel
         connection.close()
     finally:
         for process in reversed(processes):
@@ -95,6 +105,11 @@ def _icon_window(connection, instance="lidguardSystemTrayIcon"):
         except Exception:  # a window that went away while walking
             continue
     return None
+
+
+def _docked(connection) -> bool:
+    window = _icon_window(connection)
+    return window is not None and window.query_tree().parent.id != connection.screen().root.id
 
 
 def _shot(connection, window, save: Path):
@@ -175,7 +190,7 @@ def _menu_pick(connection, icon_centre, key: str, shots: Path) -> None:
 
 def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
     backend = "xembed"
-    name, connection = display
+    name, connection, restart_panel = display
     shots = Path(os.environ.get("LIDGUARD_TRAY_SCREENSHOT_DIR") or tmp_path) / backend
     shots.mkdir(parents=True, exist_ok=True)
     lidguard.run("settings", "--change-lid-action", "false", "--post-stop-suspend-delay-seconds", "600", check=True)
@@ -198,6 +213,10 @@ def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
         for session in ("one", "two"):
             lidguard.run("stop", "--provider", "claude", "--session", session, check=True)
         _shows(connection, TrayState.SUSPEND_PENDING, "Sleep in ", shots, "4-pending")
+        # The panel restarts: the icon docks with the new tray (MANAGER) and is drawn again.
+        restart_panel()
+        _shows(connection, TrayState.SUSPEND_PENDING, "Sleep in ", shots, "5-new-panel")
+        assert _docked(connection)
         assert tray.poll() is None
         tray.send_signal(signal.SIGTERM)
         assert tray.wait(30) == 0, tray.stderr.read() if tray.stderr else ""
