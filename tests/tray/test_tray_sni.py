@@ -195,6 +195,24 @@ def test_status_notifier_item_follows_the_runtime_and_its_menu_acts(lidguard, se
         _wait(lambda: lidguard.json("status")["settings"]["changeLidAction"] is True, 30, "the lid action on")
         _shows(item, TrayState.LID_PROTECTED, "closing the lid keeps it awake")
         assert item.layout()["Change lid action"][1]["toggle-state"] == 1
+        # Garbage from the bus gets error replies; the item keeps answering.
+        from jeepney import DBusAddress, MessageType, new_method_call
+
+        from lidguard.tray.sni import MENU_INTERFACE, MENU_PATH
+
+        for path, interface, member, signature, body in (
+                (MENU_PATH, MENU_INTERFACE, "Event", "s", ("x",)),
+                (MENU_PATH, MENU_INTERFACE, "GetProperty", "is", (99999, "label")),
+                (MENU_PATH, MENU_INTERFACE, "Nope", "", ()),
+                (ITEM_PATH, "org.freedesktop.DBus.Properties", "Get", "ss", (ITEM_INTERFACE, "Nope")),
+                ("/Elsewhere", ITEM_INTERFACE, "Activate", "ii", (0, 0))):
+            message = new_method_call(DBusAddress(path, bus_name=item.service, interface=interface), member,
+                                      signature, body)
+            reply = item.connection.send_and_get_reply(message, timeout=10)
+            assert reply.header.message_type is MessageType.error, (member, reply.body)
+        item.call(MENU_PATH, MENU_INTERFACE, "Event", "isvu", (99999, "clicked", ("i", 0), 0))  # no such item
+        item.call(MENU_PATH, MENU_INTERFACE, "EventGroup", "a(isvu)", ([(99999, "clicked", ("i", 0), 0)] * 500,))
+        assert item.layout()["Quit tray"][1]["enabled"]
         # A panel that restarts: its new watcher gets the item again.
         watcher.close()
         watcher = Watcher(session_bus)

@@ -101,6 +101,7 @@ class TrayApp:
         self.view = tray_view(None, now=datetime.now(timezone.utc))
         self._lock = threading.Lock()
         self._shown: tuple[TrayState, str] | None = None
+        self._generation = 0  # statuses shown from the stream
         self.indicator = open_indicator(os_name, self.on_action, images=self._images(self.view.state),
                                         title=self.view.tooltip, entries=menu_entries(self.view))
 
@@ -118,6 +119,13 @@ class TrayApp:
 
     def _run_action(self, key: str) -> None:
         message = self.actions.run(key, self.status)
+        try:  # show the outcome at once, unless the watch stream has already shown something newer
+            generation = self._generation
+            reply = self.actions.request("status")
+            if reply.get("Succeeded") is True:
+                self.show(reply, only_if_generation=generation)
+        except Exception:  # noqa: S110 - the stream shows it a moment later
+            pass
         notify = getattr(self.indicator, "notify", None)
         if message and notify is not None:
             try:
@@ -125,14 +133,20 @@ class TrayApp:
             except Exception:  # noqa: S110 - a notification is a nicety
                 pass
 
-    def show(self, status: dict[str, Any] | None) -> None:
-        """Redraws for a new status (None: runtime unreachable); cheap when nothing visible changed."""
+    def show(self, status: dict[str, Any] | None, *, from_stream: bool = False,
+             only_if_generation: int | None = None) -> None:
+        """Redraws for a new status (None: runtime unreachable); cheap when nothing visible changed.
+        ``only_if_generation``: skipped when the stream has shown a status since that generation."""
         from ..platform.locking import held_by_another_process
         from ..settings import load_settings_report
 
         report = load_settings_report(self.paths.settings_file)
         running = status is None and held_by_another_process(self.paths.lock_file) is True
         with self._lock:
+            if only_if_generation is not None and only_if_generation != self._generation:
+                return
+            if from_stream:
+                self._generation += 1
             self.status = status
             view = tray_view(status, now=datetime.now(timezone.utc), settings_error=report.error,
                              runtime_running=running, stored_settings=report.settings.to_file_json())
@@ -153,7 +167,7 @@ class TrayApp:
             for status in status_updates(self.paths, self.stop_event):
                 if self.stop_event.is_set():
                     break
-                self.show(status)
+                self.show(status, from_stream=True)
         except Exception as error:  # the stream failed for good: show it, keep the menu usable
             sys.stderr.write(f"lidguard tray: warning: status updates ended: {type(error).__name__}: {error}\n")
             if not self.stop_event.is_set():
