@@ -230,3 +230,36 @@ def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
         if tray.poll() is None:
             tray.kill()
             tray.wait()
+
+
+def test_the_display_going_away_ends_the_tray_with_one_line(lidguard, tmp_path):
+    """Xvfb ends under a running tray: one line on stderr, exit 1, no traceback."""
+    assert XVFB and TRAYER, "Xvfb and trayer are not installed (CI=true: the tray test must run)"
+    read_fd, write_fd = os.pipe()
+    xvfb = subprocess.Popen([XVFB, "-displayfd", str(write_fd), "-screen", "0", "320x240x24", "-nolisten", "tcp"],
+                            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        name = f":{pipe.readline().strip()}"
+    env = {**lidguard.env, "DISPLAY": name, "LIDGUARD_TRAY_BACKEND": "xembed"}
+    tray = subprocess.Popen([sys.executable, "-m", "lidguard", "tray"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        from Xlib import display as xdisplay
+
+        connection = xdisplay.Display(name)
+        _wait(lambda: any(w.get_wm_class() == ("lidguardSystemTrayIcon", "lidguard")
+                          for w in connection.screen().root.query_tree().children), 30, "the icon window")
+        connection.close()
+        xvfb.terminate()
+        xvfb.wait(10)
+        _, stderr = tray.communicate(timeout=60)
+        assert tray.returncode == 1, stderr
+        assert stderr.count("\n") == 1 and stderr.startswith("lidguard: Tray stopped: "), stderr
+    finally:
+        if tray.poll() is None:
+            tray.kill()
+            tray.wait()
+        if xvfb.poll() is None:
+            xvfb.kill()
+            xvfb.wait()

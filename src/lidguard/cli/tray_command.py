@@ -54,7 +54,10 @@ def _tray(context: CliContext, args: argparse.Namespace) -> int:
         raise CliError(f"Cannot show the tray: {error}.") from error
     except Exception as error:  # the backend could not create its icon (no tray host, display gone)
         raise CliError(f"Cannot show the tray: {type(error).__name__}: {error}.") from error
-    return app.run()
+    try:
+        return app.run()
+    except TrayUnavailable as error:
+        raise CliError(f"Tray stopped: {error}.") from error
 
 
 def add_tray_command(subparsers: Any) -> None:

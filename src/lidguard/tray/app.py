@@ -102,6 +102,7 @@ class TrayApp:
         self._lock = threading.Lock()
         self._shown: tuple[TrayState, str] | None = None
         self._generation = 0  # statuses shown from the stream
+        self._stopping = False
         self.indicator = open_indicator(os_name, self.on_action, images=self._images(self.view.state),
                                         title=self.view.tooltip, entries=menu_entries(self.view))
 
@@ -185,6 +186,7 @@ class TrayApp:
     def stop(self) -> None:
         if self.stop_event.is_set():
             return
+        self._stopping = True
         self.stop_event.set()
         threading.Thread(target=self.indicator.stop, name="tray-stop", daemon=True).start()
 
@@ -199,5 +201,10 @@ class TrayApp:
             import faulthandler
 
             faulthandler.register(dump, all_threads=True)
-        self.indicator.run(self._setup)
+        try:
+            self.indicator.run(self._setup)
+        except Exception as error:  # the display or the bus went away under the tray
+            self.stop_event.set()
+            if not self._stopping:
+                raise TrayUnavailable(f"the tray's connection ended: {type(error).__name__}: {error}") from error
         return 0
