@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from lidguard.platform.autostart import AutostartError, autostart_file, desktop_exec, install_autostart
+from lidguard.platform.autostart import (
+    AutostartError,
+    autostart_file,
+    desktop_exec,
+    install_autostart,
+    remove_autostart,
+)
 from lidguard.tray.model import TrayState
 
 
@@ -118,9 +124,12 @@ def test_test_mode_refuses_the_real_home(tmp_path, monkeypatch):
 
     real = Path(pwd.getpwuid(os.getuid()).pw_dir)
     entry = autostart_file("linux", argv=["/bin/lidguard"], home=real)
+    before = entry.path.stat().st_mtime_ns if entry.path.exists() else None
     with pytest.raises(AutostartError, match="real home"):
         install_autostart(entry, real)
-    assert not entry.path.exists() or entry.path.stat().st_mtime < 0  # never written by this test
+    with pytest.raises(AutostartError, match="real home"):
+        remove_autostart(entry, real)
+    assert (entry.path.stat().st_mtime_ns if entry.path.exists() else None) == before  # untouched
 
 
 def test_state_colours_are_far_apart():
