@@ -33,7 +33,8 @@ modules = {
     "xdist": "pytest-xdist",
     "hypothesis": "hypothesis", "trio": "trio", "psutil": "psutil", "httpx": "httpx", "ruff": "ruff",
     "mypy": "mypy", "anyio": "anyio", "pydantic": "pydantic", "cffi": "cffi", "Cython": "cython",
-    "setuptools_scm": "setuptools-scm",
+    "setuptools_scm": "setuptools-scm", "pystray": "pystray", "PIL": "pillow", "Xlib": "python-xlib",
+    "jeepney": "jeepney",
 }
 for module, package in modules.items():
     if importlib.util.find_spec(module) is None:
@@ -42,7 +43,7 @@ spec = importlib.util.find_spec("lidguard")
 source = Path("src/lidguard/__init__.py").resolve()
 if spec is None or spec.origin is None or Path(spec.origin).resolve() != source:
     problems.append(f"python: lidguard is not installed editable from {source.parent}")
-for tool in ("dbus-daemon", "systemd-inhibit", "systemctl", "gcc", "pgrep"):
+for tool in ("dbus-daemon", "systemd-inhibit", "systemctl", "gcc", "pgrep", "Xvfb", "trayer"):
     if shutil.which(tool) is None:
         problems.append(f"system: {tool} is not installed")
 mock_python = os.environ.get("LIDGUARD_DBUSMOCK_PYTHON", "/usr/bin/python3")
@@ -91,7 +92,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 if needs_part "system:"; then
     # dbus-daemon + python-dbusmock (logind template, runs under Debian's python3 with PyGObject),
     # systemd tools (systemd-inhibit, systemctl, busctl) and libsystemd for the sd-bus binding,
-    # a compiler and Python headers for the Cython modules.
+    # a compiler and Python headers for the Cython modules; Xvfb and trayer (an XEmbed tray) for tests/tray.
     if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
         echo "test set-up: system packages are missing, this is not root and sudo is not installed" >&2
         exit 1
@@ -101,6 +102,7 @@ if needs_part "system:"; then
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq --no-install-recommends \
         dbus-daemon dbus python3-dbusmock python3-dbus python3-gi systemd libsystemd0 gcc python3-dev procps \
+        xvfb trayer \
         >/dev/null
 fi
 

@@ -23,6 +23,7 @@ relative imports.
 | ``LIDGUARD_WATCHDOG`` | ``off`` keeps the runtime from launching its watchdog process (unset means on) |
 | ``LIDGUARD_HEARTBEAT_SECONDS`` | in test mode only: the heartbeat period (default 30 s) |
 | ``LIDGUARD_WATCHDOG_STALE_SECONDS`` | in test mode only: the heartbeat age at which the watchdog acts (120 s) |
+| ``LIDGUARD_TRAY_BACKEND`` | ``lidguard tray``'s indicator: ``sni``, ``xembed`` or ``pystray`` (unset: chosen) |
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "require_extensions",
     "sysfs_root",
     "in_test_mode",
+    "tray_backend",
 ]
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
@@ -181,3 +183,11 @@ def heartbeat_seconds(environ: Mapping[str, str] | None = None) -> float:
 
 def watchdog_stale_seconds(environ: Mapping[str, str] | None = None) -> float:
     return _test_seconds("LIDGUARD_WATCHDOG_STALE_SECONDS", WATCHDOG_STALE_SECONDS, environ)
+
+
+def tray_backend(environ: Mapping[str, str] | None = None) -> str:
+    """``LIDGUARD_TRAY_BACKEND`` lower-cased ("" when unset); ``SwitchError`` for an unknown one."""
+    value = raw_value("LIDGUARD_TRAY_BACKEND", environ).strip().lower()
+    if value not in ("", "sni", "xembed", "pystray"):
+        raise SwitchError(f"LIDGUARD_TRAY_BACKEND must be sni, xembed or pystray, not {value!r}.")
+    return value

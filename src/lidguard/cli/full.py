@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .settings_commands import add_settings_commands
     from .setup_command import add_setup_command
     from .sound_commands import add_sound_commands
+    from .tray_command import add_tray_command
 
     parser = _Parser(prog="lidguard", add_help=False)
     subparsers = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mcp_commands(subparsers)
     add_setup_command(subparsers)
     add_service_command(subparsers)
+    add_tray_command(subparsers)
     sub = subparsers.add_parser("completion", help="Print the shell completion script: completion bash|zsh|fish.",
                                 description="Print a completion script for lidguard. bash: "
                                             "`lidguard completion bash > ~/.local/share/bash-completion/completions/"

@@ -1,0 +1,206 @@
+"""The tray's pure part: a status reply (or none) in, what the indicator shows and offers out.
+
+No toolkit, no IPC, no clock of its own: ``tray_view(status, now=..., settings_error=...)`` turns the
+same body a ``status`` reply carries (``runtime/responses.py``: ``Sessions``, ``Settings``,
+``LidSwitchState``, ``PendingSuspend``, ``Paused``, ``ProtectionHeldBack``) into a ``TrayView``;
+``menu_entries(view)`` lists the menu with what is enabled, checked and the click (default) action.
+``None`` as the status means the runtime is unreachable.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ..providers import provider_display
+
+__all__ = ["MAX_MENU_SESSIONS", "MenuEntry", "SessionLine", "TrayState", "TrayView", "menu_entries",
+           "tray_view"]
+
+MAX_MENU_SESSIONS = 10  # the menu lists at most this many sessions, then "... and N more"
+_MAX_TEXT = 60  # one menu line's folder or name, shortened in the middle past this
+
+
+class TrayState(enum.Enum):
+    IDLE = "idle"  # runtime up (or simply not needed), no session
+    PROTECTING = "protecting"  # sessions keep the machine awake
+    LID_PROTECTED = "lid-protected"  # ... and closing the lid does not suspend (ChangeLidAction)
+    SUSPEND_PENDING = "suspend-pending"  # the post-stop countdown runs
+    PAUSED = "paused"
+    HELD_BACK = "held-back"  # sessions want protection, something holds it back (battery floor, ...)
+    ERROR = "error"  # runtime unreachable, or a broken settings file
+
+
+@dataclass(frozen=True)
+class SessionLine:
+    provider: str
+    folder: str
+    state: str  # "active" / "waiting for the user" / "running tools"
+    since: str  # local time the session started, HH:MM
+
+
+@dataclass(frozen=True)
+class TrayView:
+    state: TrayState
+    tooltip: str
+    session_count: int
+    sessions: tuple[SessionLine, ...]
+    sessions_omitted: int
+    reachable: bool  # a status reply came
+    paused: bool
+    change_lid_action: bool | None  # None: unknown (no runtime)
+    suspend_mode: str | None  # "Sleep" / "Hibernate" / None
+
+
+@dataclass(frozen=True)
+class MenuEntry:
+    key: str  # "session", "pause-30m", "pause-2h", "resume", "sleep-now", "change-lid-action",
+    # "suspend-mode", "open-status", "quit", "separator"
+    label: str
+    enabled: bool = True
+    checked: bool | None = None  # None: not a toggle
+    default: bool = False  # the click on the icon (a backend without a menu runs only this one)
+
+
+def _short(text: str, limit: int = _MAX_TEXT) -> str:
+    text = "".join(character if character.isprintable() else "?" for character in text)
+    if len(text) <= limit:
+        return text
+    half = (limit - 3) // 2
+    return f"{text[:half]}...{text[-half:]}"
+
+
+def _parse_utc(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _clock(value: Any) -> str:
+    moment = _parse_utc(value)
+    return moment.astimezone().strftime("%H:%M") if moment is not None else "?"
+
+
+def _countdown(deadline: Any, now: datetime) -> str:
+    moment = _parse_utc(deadline)
+    if moment is None:
+        return "soon"
+    seconds = max(0, int((moment - now).total_seconds()))
+    minutes, seconds = divmod(seconds, 60)
+    return f"in {minutes}:{seconds:02d}" if minutes else f"in {seconds} s"
+
+
+def _session_line(session: Any) -> SessionLine | None:
+    if not isinstance(session, dict):
+        return None
+    provider = provider_display(str(session.get("Provider", "")), session.get("ProviderName") or "")
+    if session.get("SoftLockState") == "SoftLocked":
+        state = "waiting for the user"
+    elif type(session.get("RunningToolCount")) is int and session["RunningToolCount"] > 0:
+        state = "running tools"
+    else:
+        state = "active"
+    return SessionLine(provider=_short(provider, 30), folder=_short(str(session.get("WorkingDirectory", ""))),
+                       state=state, since=_clock(session.get("StartedAt")))
+
+
+def _toggles(settings: dict[str, Any]) -> tuple[bool | None, str | None]:
+    lid_action = settings.get("ChangeLidAction") if isinstance(settings.get("ChangeLidAction"), bool) else None
+    mode = settings.get("SuspendMode") if settings.get("SuspendMode") in ("Sleep", "Hibernate") else None
+    return lid_action, mode
+
+
+def _sessions_word(count: int) -> str:
+    return f"{count} session" if count == 1 else f"{count} sessions"
+
+
+def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: str | None = None,
+              runtime_running: bool = False, stored_settings: dict[str, Any] | None = None) -> TrayView:
+    """What the indicator shows for a status reply. ``None``: no reply; then ``runtime_running`` (its
+    lock is held) tells an error (running but not answering) from the normal idle state (the runtime
+    exits when it has nothing to do). ``stored_settings`` (the file) fills the toggles without a reply."""
+    stored = stored_settings if isinstance(stored_settings, dict) else {}
+    if status is None or status.get("RuntimeUnavailable") or not status.get("Succeeded", True):
+        lid_action, mode = _toggles(stored)
+        failed = status is not None and not status.get("RuntimeUnavailable")
+        if settings_error is not None:
+            tooltip = f"LidGuard: the settings file is unusable ({_short(settings_error, 120)})."
+        elif failed:
+            message = status.get("Message") if status is not None else None
+            tooltip = f"LidGuard runtime error: {_short(str(message or 'no answer'), 120)}."
+        elif runtime_running:
+            tooltip = "LidGuard runtime is running but does not answer."
+        else:
+            return TrayView(TrayState.IDLE, "LidGuard: idle (the runtime starts with the first session).",
+                            0, (), 0, False, False, lid_action, mode)
+        return TrayView(TrayState.ERROR, tooltip, 0, (), 0, False, False, lid_action, mode)
+    raw_sessions: list[Any] = status["Sessions"] if isinstance(status.get("Sessions"), list) else []
+    lines = tuple(line for line in map(_session_line, raw_sessions) if line is not None)
+    count = status.get("ActiveSessionCount")
+    count = count if type(count) is int and count >= 0 else len(lines)
+    omitted = max(0, count - min(len(lines), MAX_MENU_SESSIONS))
+    reply_settings = status.get("Settings")
+    lid_action, mode = _toggles(reply_settings if isinstance(reply_settings, dict) else stored)
+    paused = isinstance(status.get("Paused"), dict)
+    pending = status.get("PendingSuspend") if isinstance(status.get("PendingSuspend"), dict) else None
+    held = [str(reason) for reason in status.get("ProtectionHeldBack") or [] if reason] \
+        if isinstance(status.get("ProtectionHeldBack"), list) else []
+    if settings_error is not None:
+        state = TrayState.ERROR
+        tooltip = f"LidGuard: the settings file is unusable ({_short(settings_error, 120)}); keep-awake only."
+    elif paused:
+        state = TrayState.PAUSED
+        until = status["Paused"].get("UntilUtc")
+        tooltip = (f"LidGuard paused until {_clock(until)}" if _parse_utc(until) else "LidGuard paused until resume")
+        tooltip += f" ({_sessions_word(count)} tracked)."
+    elif pending is not None:
+        state = TrayState.SUSPEND_PENDING
+        word = "Hibernate" if pending.get("Mode") == "Hibernate" else "Sleep"
+        tooltip = f"LidGuard: {word} {_countdown(pending.get('DeadlineUtc'), now)}."
+    elif count and held:
+        state = TrayState.HELD_BACK
+        tooltip = f"LidGuard: protection held back ({_short(held[0], 120)}); {_sessions_word(count)}."
+    elif count:
+        state = TrayState.LID_PROTECTED if lid_action else TrayState.PROTECTING
+        tooltip = f"LidGuard: protecting {_sessions_word(count)}"
+        tooltip += "; closing the lid keeps it awake." if lid_action else "."
+    else:
+        state = TrayState.IDLE
+        tooltip = "LidGuard: idle, no session."
+    return TrayView(state, tooltip, count, lines[:MAX_MENU_SESSIONS], omitted, True, paused, lid_action, mode)
+
+
+def menu_entries(view: TrayView) -> tuple[MenuEntry, ...]:
+    """The menu for a view. The click (default) pauses for 30 min, or resumes when paused."""
+    entries: list[MenuEntry] = []
+    if not view.reachable and view.state is TrayState.ERROR:
+        entries.append(MenuEntry("session", "Runtime not reachable", enabled=False))
+    elif not view.sessions:
+        entries.append(MenuEntry("session", "No session", enabled=False))
+    for line in view.sessions:
+        entries.append(MenuEntry("session", f"{line.provider} - {line.folder} - {line.state} since {line.since}",
+                                 enabled=False))
+    if view.sessions_omitted:
+        entries.append(MenuEntry("session", f"... and {view.sessions_omitted} more", enabled=False))
+    entries.append(MenuEntry("separator", ""))
+    entries.append(MenuEntry("pause-30m", "Pause for 30 min", default=not view.paused))
+    entries.append(MenuEntry("pause-2h", "Pause for 2 h"))
+    entries.append(MenuEntry("resume", "Resume", enabled=view.paused, default=view.paused))
+    # Sleeping now while sessions are protected would undo what protection is for; paused or idle it
+    # is the user's call (the OS refuses it anyway while another inhibitor holds the machine).
+    entries.append(MenuEntry("sleep-now", "Sleep now", enabled=view.state in (TrayState.IDLE, TrayState.PAUSED)))
+    entries.append(MenuEntry("separator", ""))
+    entries.append(MenuEntry("change-lid-action", "Change lid action", enabled=view.change_lid_action is not None,
+                             checked=bool(view.change_lid_action)))
+    entries.append(MenuEntry("suspend-mode", "Suspend mode: hibernate", enabled=view.suspend_mode is not None,
+                             checked=view.suspend_mode == "Hibernate"))
+    entries.append(MenuEntry("separator", ""))
+    entries.append(MenuEntry("open-status", "Open status"))
+    entries.append(MenuEntry("quit", "Quit tray"))
+    return tuple(entries)
