@@ -455,3 +455,34 @@ def test_a_refused_dim_changes_nothing_and_keeps_only_a_predecessors_backup(adop
         assert h.paths.brightness_backup_file.exists() is adopted
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_watchers_see_the_display_dimmed_and_restored_at_once():
+    """`status --watch` and the tray: dimming changes only the status reply (no registry change), and still
+    streams a line within the coalescing window, not at the stream's periodic re-check."""
+    from lidguard.runtime.components.status_stream import RECHECK_SECONDS
+
+    harness = _harness()
+
+    assert WATCH_POLL_SECONDS + 1 < RECHECK_SECONDS
+
+    async def take(watcher) -> dict:
+        with anyio.fail_after(WATCH_POLL_SECONDS + 1):  # the dimming watch's own poll, not the re-check
+            return json.loads(await watcher.take())
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        await h.send("status")
+        watcher = h.runtime.status_stream.open()
+        assert (await take(watcher))["DisplayDimmed"] is None
+        _go_idle(h, minutes_ago=10)
+        dimmed = await take(watcher)
+        while dimmed["DisplayDimmed"] is None:  # a line from the idle reading itself may come first
+            dimmed = await take(watcher)
+        assert dimmed["DisplayDimmed"]["DimmedTo"] == 20
+        h.platform.machine.idle = False
+        restored = await take(watcher)
+        assert restored["DisplayDimmed"] is None
+        h.runtime.status_stream.close(watcher)
+
+    run_mock(lambda: with_runtime(harness, body))

@@ -331,3 +331,21 @@ def test_cancelling_the_runtime_at_every_step_while_a_watcher_follows_leaves_not
         assert sequences == sorted(set(sequences))
         log = harness.paths.exception_log_file
         assert not log.exists(), f"cancelled after step {target}: {log.read_text()}"
+
+
+def test_a_settings_change_streams_a_line_at_once():
+    """The tray's toggles and `lidguard settings` change the runtime's settings: watchers see it within the
+    coalescing window, not at the next periodic re-check."""
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        watcher = await _open(h)
+        first = await _take(watcher)
+        assert first["Settings"]["ChangeLidAction"] is True
+        settings = {**first["Settings"], "ChangeLidAction": False}
+        assert (await h.send("settings", HasSettings=True, Settings=settings))["Succeeded"]
+        changed = await _take(watcher, RECHECK_SECONDS / 2)
+        assert changed["Settings"]["ChangeLidAction"] is False
+        h.runtime.status_stream.close(watcher)
+
+    run_mock(lambda: with_runtime(harness, body))

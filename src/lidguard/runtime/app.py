@@ -212,6 +212,10 @@ class Runtime:
         for component in self.components:
             component.state_changed()
 
+    def status_changed(self) -> None:
+        """Something only the status reply shows changed (no registry change): wake the watchers."""
+        self.status_stream.state_changed()
+
     def update_settings(self, settings: Settings) -> bool:
         """Gate held. Returns False when nothing changed; ``protection.reconcile()`` applies the rest."""
         previous = self.settings

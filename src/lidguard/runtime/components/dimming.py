@@ -180,6 +180,7 @@ class DimmingComponent(ComponentBase):
                     self._note("set-failed", f"Dimming the display failed: {error}")
                 return
             self._dimmed, self._dimmed_at = backup, runtime.clock.now()
+            runtime.status_changed()
             runtime.log("display-dimmed", COMMAND, f"Dimmed the display from {level.value}/{level.maximum} to "
                         f"{target}/{level.maximum} ({level.device}): the user is away.")
 
@@ -221,5 +222,6 @@ class DimmingComponent(ComponentBase):
                                              "the backup stays for the next try.")
                 return
             self._dimmed = self._dimmed_at = None
+            runtime.status_changed()
             runtime.paths.brightness_backup_file.unlink(missing_ok=True)
             runtime.log("display-restored", COMMAND, f"{line} ({reason})")

@@ -23,6 +23,7 @@ from ..responses import encode_reply
 from . import ComponentBase
 
 if TYPE_CHECKING:
+    from ...settings.model import Settings
     from ..app import Runtime
 
 __all__ = ["COALESCE_SECONDS", "MAX_WATCHERS", "RECHECK_SECONDS", "StatusStreamComponent", "Watcher",
@@ -82,6 +83,9 @@ class StatusStreamComponent(ComponentBase):
     def state_changed(self) -> None:
         if self._wake is not None:
             self._wake.set()
+
+    def settings_changed(self, old: Settings, new: Settings) -> None:
+        self.state_changed()  # replies carry the settings: the tray's toggles follow at once
 
     # -- watchers -----------------------------------------------------------------------------------------
     @property
