@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..providers import provider_display, session_label
-from ..shared.session_json import session_json
+from ..shared.session_json import parse_reply_utc, session_json
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -66,7 +66,7 @@ def _lease_end(session: dict[str, Any], lease_hours: Any) -> str | None:
     """When the session's lease runs out (its start + ``SessionLeaseHours``), in UTC ISO form."""
     from datetime import timedelta
 
-    started = _parse_utc(session.get("StartedAt"))
+    started = parse_reply_utc(session.get("StartedAt"))
     if started is None or type(lease_hours) is not int or not 0 < lease_hours <= 10_000:
         return None
     return (started + timedelta(hours=lease_hours)).isoformat()
@@ -130,18 +130,6 @@ _PENDING_REASONS = {
 }
 
 
-def _parse_utc(value: Any) -> datetime | None:
-    from datetime import datetime, timezone
-
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
-
-
 def _skipped_by_open_lid(pending: Any, lid: Any) -> bool:
     """The lid opened while a suspend waits: the re-check before the next stage will skip it."""
     return isinstance(pending, dict) and lid == "Open" and pending.get("Stage") != "requesting"
@@ -166,7 +154,7 @@ def _pending_suspend_text(pending: Any, now: datetime | None = None) -> str | No
     because = _PENDING_REASONS.get(reason, reason or "no session is active")
     if pending.get("Stage") == "requesting":
         return f"Suspend in progress: {mode} is being requested because {because}."
-    deadline = _parse_utc(pending.get("DeadlineUtc"))
+    deadline = parse_reply_utc(pending.get("DeadlineUtc"))
     if deadline is None:
         return f"Suspend scheduled: {mode} because {because}."
     from datetime import datetime, timezone

@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["session_json"]
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = ["parse_reply_utc", "session_json"]
+
+
+def parse_reply_utc(value: Any) -> datetime | None:
+    """A UTC time of a runtime reply (``StartedAt``, ``DeadlineUtc``, ...); None when it is not one. A time
+    without an offset is UTC (stored times always are)."""
+    from datetime import datetime, timezone  # lazily: most hook replies read no time
+
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def session_json(session: dict[str, Any]) -> dict[str, Any]:

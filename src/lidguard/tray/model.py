@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..providers import provider_display
+from ..shared.session_json import parse_reply_utc
 
 __all__ = ["MAX_MENU_SESSIONS", "MenuEntry", "SessionLine", "TrayState", "TrayView", "menu_entries",
            "tray_view"]
@@ -72,23 +73,13 @@ def _short(text: str, limit: int = _MAX_TEXT) -> str:
     return f"{text[:half]}...{text[-half:]}"
 
 
-def _parse_utc(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
-
-
 def _clock(value: Any) -> str:
-    moment = _parse_utc(value)
+    moment = parse_reply_utc(value)
     return moment.astimezone().strftime("%H:%M") if moment is not None else "?"
 
 
 def _countdown(deadline: Any, now: datetime) -> str:
-    moment = _parse_utc(deadline)
+    moment = parse_reply_utc(deadline)
     if moment is None:
         return "soon"
     seconds = max(0, int((moment - now).total_seconds()))
@@ -157,7 +148,8 @@ def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: s
     elif paused:
         state = TrayState.PAUSED
         until = status["Paused"].get("UntilUtc")
-        tooltip = (f"LidGuard paused until {_clock(until)}" if _parse_utc(until) else "LidGuard paused until resume")
+        tooltip = (f"LidGuard paused until {_clock(until)}" if parse_reply_utc(until)
+                   else "LidGuard paused until resume")
         tooltip += f" ({_sessions_word(count)} tracked)."
     elif pending is not None:
         state = TrayState.SUSPEND_PENDING
