@@ -190,3 +190,32 @@ def test_a_state_change_looks_only_at_the_sessions_that_changed(tmp_path, monkey
         assert looked == []
 
     run_mock(lambda: with_runtime(Harness(), body))
+
+
+def test_a_session_whose_transcript_folder_appears_later_is_still_picked_up_on_any_change(tmp_path, monkeypatch):
+    """Sessions with a transcript path are never skipped: its folder can come or go without the session
+    changing, and the next event of any session notices it (as it always did)."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    (tmp_path / "claude" / "projects").mkdir(parents=True)
+    later = tmp_path / "later" / f"{CLAUDE_ID}.jsonl"
+
+    async def body(h: Harness) -> None:
+        import anyio
+
+        monitors = _component(h)
+        await h.start(CLAUDE_ID, "Claude", TranscriptPath=str(later))
+        for index in range(5):
+            await h.start(f"other-{index}", "Claude")
+        await anyio.sleep(0.1)
+        assert monitors.monitored == {}
+        _write(later)
+        await h.send("mark-session-active", Provider="Claude", SessionIdentifier="other-2")
+        assert monitors.monitored == {SessionKey.create(AgentProvider.CLAUDE, CLAUDE_ID): later}
+        import shutil
+
+        shutil.rmtree(later.parent)
+        await h.stop("other-3")
+        assert monitors.monitored == {}
+
+    run_mock(lambda: with_runtime(Harness(), body))
