@@ -56,3 +56,32 @@ def test_a_failure_reply_without_sessions_is_still_readable() -> None:
         assert empty["Sessions"] == [] and "SessionsOmitted" not in empty
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_brief_reply_never_orders_or_encodes_the_session_list(monkeypatch: Any) -> None:
+    """The list a hook will not read is not built and then dropped (at 100 sessions that was most of
+    the runtime's work per hook event); a full request still builds it, also after a brief one."""
+    from lidguard.runtime import responses
+
+    built: list[int] = []
+    original = responses._cache.sessions
+
+    def counting(state: Any) -> Any:
+        built.append(len(state.sessions))
+        return original(state)
+
+    monkeypatch.setattr(responses._cache, "sessions", counting)
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        await h.start("a")
+        built.clear()
+        for name in ("b", "c"):
+            assert (await h.start(name, ReplySessions=False))["Succeeded"]
+            await h.send("mark-session-active", Provider="Claude", SessionIdentifier=name, ReplySessions=False)
+        assert (await h.stop("b", ReplySessions=False))["Succeeded"]
+        assert (await h.send("no-such-command", ReplySessions=False))["SessionsOmitted"] == 2
+        assert built == []
+        assert len(_wire(await h.send("status"))["Sessions"]) == 2 and built
+
+    run_mock(lambda: with_runtime(harness, body))

@@ -142,3 +142,80 @@ def test_sessions_without_or_with_a_stale_path_are_found_and_monitored(tmp_path,
         assert SessionKey.create(AgentProvider.CODEX, CODEX_ID) not in monitors.monitored
 
     run_mock(lambda: with_runtime(Harness(), body))
+
+
+def test_a_state_change_looks_only_at_the_sessions_that_changed(tmp_path, monkeypatch):
+    """Each event used to walk every session (at 100 sessions most of the runtime's work per hook event);
+    a session whose search result is known and whose object did not change is not looked at again,
+    and one that changes is, with its monitor still following it."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    rollout = _rollout(tmp_path / "codex", "2026/01/02", CODEX_ID)
+    looked: list[SessionKey] = []
+    original = TranscriptComponent._path_of
+
+    def counting(self: TranscriptComponent, session):  # type: ignore[no-untyped-def]
+        looked.append(session.key)
+        return original(self, session)
+
+    monkeypatch.setattr(TranscriptComponent, "_path_of", counting)
+
+    async def body(h: Harness) -> None:
+        import anyio
+
+        monitors = _component(h)
+        await h.start(CODEX_ID, "Codex")
+        for index in range(20):
+            await h.start(f"absent-{index:04d}", "Claude")
+        await anyio.sleep(0.1)  # the searches ran: one found, twenty found nothing
+        key = SessionKey.create(AgentProvider.CODEX, CODEX_ID)
+        assert monitors.monitored == {key: rollout}
+        looked.clear()
+        await h.send("mark-session-active", Provider="Claude", SessionIdentifier="absent-0003")
+        assert looked == [SessionKey.create(AgentProvider.CLAUDE, "absent-0003")]
+        looked.clear()
+        await h.send("mark-session-softlocked", Provider="Codex", SessionIdentifier=CODEX_ID,
+                     SessionStateReason="permission_prompt")
+        assert looked == [key] and monitors.monitored == {key: rollout}
+        await anyio.sleep(2.1)
+        assert h.runtime.state.sessions[key].soft_locked
+        with rollout.open("a") as file:
+            file.write(json.dumps(MESSAGE) + "\n")
+        await anyio.sleep(2.1)
+        assert not h.runtime.state.sessions[key].soft_locked  # still monitored after being skipped
+        await h.stop(CODEX_ID, "Codex")
+        assert monitors.monitored == {}
+        looked.clear()
+        await h.stop("absent-0003", "Claude")
+        assert looked == []
+
+    run_mock(lambda: with_runtime(Harness(), body))
+
+
+def test_a_session_whose_transcript_folder_appears_later_is_still_picked_up_on_any_change(tmp_path, monkeypatch):
+    """Sessions with a transcript path are never skipped: its folder can come or go without the session
+    changing, and the next event of any session notices it (as it always did)."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    (tmp_path / "claude" / "projects").mkdir(parents=True)
+    later = tmp_path / "later" / f"{CLAUDE_ID}.jsonl"
+
+    async def body(h: Harness) -> None:
+        import anyio
+
+        monitors = _component(h)
+        await h.start(CLAUDE_ID, "Claude", TranscriptPath=str(later))
+        for index in range(5):
+            await h.start(f"other-{index}", "Claude")
+        await anyio.sleep(0.1)
+        assert monitors.monitored == {}
+        _write(later)
+        await h.send("mark-session-active", Provider="Claude", SessionIdentifier="other-2")
+        assert monitors.monitored == {SessionKey.create(AgentProvider.CLAUDE, CLAUDE_ID): later}
+        import shutil
+
+        shutil.rmtree(later.parent)
+        await h.stop("other-3")
+        assert monitors.monitored == {}
+
+    run_mock(lambda: with_runtime(Harness(), body))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import anyio
@@ -52,6 +53,9 @@ __all__ = ["Runtime"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+
+# False while a request with ``"ReplySessions": false`` is handled (set in ``Runtime.handle_message``)
+_LIST_SESSIONS: ContextVar[bool] = ContextVar("lidguard_list_sessions", default=True)
 SNAPSHOT_MAX_AGE_SECONDS = 2.0  # replies from real backends may show a lid state this old
 
 
@@ -127,6 +131,7 @@ class Runtime:
         scope = anyio.CancelScope()
 
         async def runner() -> None:
+            _LIST_SESSIONS.set(True)  # a task started while a request is handled answers nobody's request
             with scope:
                 try:
                     await function(scope)
@@ -243,16 +248,21 @@ class Runtime:
     async def handle_message(self, message: dict[str, Any]) -> dict[str, Any]:
         """One request -> one reply. Never raises: any failure becomes a failure reply. A request with
         ``"ReplySessions": false`` (hooks: they never read the list) gets the sessions counted, not listed."""
+        brief = message.get("ReplySessions") is False
+        token = _LIST_SESSIONS.set(not brief)  # ``reply()`` skips ordering and encoding the list
         try:
-            reply = await self._handle(message)
-        except Exception as error:
-            self.exception_log.record("request-failed", error)
-            text = f"The runtime failed to handle the request: {_printable(str(error))}"
             try:
-                reply = self.reply(False, text)
-            except Exception:
-                return failure_response(text)
-        return without_sessions(reply) if message.get("ReplySessions") is False else reply
+                reply = await self._handle(message)
+            except Exception as error:
+                self.exception_log.record("request-failed", error)
+                text = f"The runtime failed to handle the request: {_printable(str(error))}"
+                try:
+                    reply = self.reply(False, text)
+                except Exception:
+                    return failure_response(text)
+        finally:
+            _LIST_SESSIONS.reset(token)
+        return without_sessions(reply) if brief else reply
 
     async def _handle(self, message: dict[str, Any]) -> dict[str, Any]:
         from .handlers import HANDLERS
@@ -307,8 +317,10 @@ class Runtime:
         self.journal.note_request_id(rid)
         return None
 
-    def reply(self, succeeded: bool, message: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The standard reply from what the runtime knows now (no platform query)."""
+    def reply(self, succeeded: bool, message: str, extra: dict[str, Any] | None = None, *,
+              list_sessions: bool | None = None) -> dict[str, Any]:
+        """The standard reply from what the runtime knows now (no platform query). The sessions are
+        listed unless ``list_sessions`` is False or (None) the request being handled asked for none."""
         reading = self.machine.latest
         return build_response(succeeded=succeeded, message=message, state=self.state, settings=self.settings,
                               lid_state=reading.lid, visible_display_count=reading.visible_display_count,
@@ -316,4 +328,5 @@ class Runtime:
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
                                      "ProtectionHeldBack": self.protection.held_back(),
                                      "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
-                                     **(extra or {})})
+                                     **(extra or {})},
+                              list_sessions=_LIST_SESSIONS.get() if list_sessions is None else list_sessions)

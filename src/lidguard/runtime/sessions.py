@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -110,19 +111,37 @@ class Session:
                        tool_cpu_seconds=float(cpu) if cpu is not None else None, source=source)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class RegistryState:
     sessions: Mapping[SessionKey, Session] = field(default_factory=lambda: MappingProxyType({}))
+    # The state this one was made from (by ``with_session``/``without``; weak: no chain of old states is
+    # kept) and the keys whose session differs: see ``changed_since``. Not compared, not copied by replace().
+    _made_from: weakref.ref[RegistryState] | None = field(default=None, init=False, repr=False, compare=False)
+    _changed: tuple[SessionKey, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def _derived(self, sessions: dict[SessionKey, Session], changed: tuple[SessionKey, ...]) -> RegistryState:
+        state = RegistryState(MappingProxyType(sessions))
+        object.__setattr__(state, "_made_from", weakref.ref(self))
+        object.__setattr__(state, "_changed", changed)
+        return state
+
+    def changed_since(self, seen: RegistryState | None) -> tuple[SessionKey, ...] | None:
+        """The keys whose session (added, replaced or removed) differs from ``seen`` when this state was
+        made from ``seen`` in one step; None when that is not known (compare every key)."""
+        made_from = self._made_from
+        if seen is None or made_from is None or made_from() is not seen:
+            return None
+        return self._changed
 
     def with_session(self, session: Session) -> RegistryState:
         sessions = self.sessions  # a proxy's copy() is the dict's own (C) copy, ~15x dict(proxy)
         updated = sessions.copy() if isinstance(sessions, MappingProxyType) else dict(sessions)
         updated[session.key] = session
-        return RegistryState(MappingProxyType(updated))
+        return self._derived(updated, (session.key,))
 
     def without(self, keys: list[SessionKey]) -> RegistryState:
         updated = {key: value for key, value in self.sessions.items() if key not in keys}
-        return RegistryState(MappingProxyType(updated))
+        return self._derived(updated, tuple(key for key in dict.fromkeys(keys) if key in self.sessions))
 
     @property
     def protection_wanted(self) -> bool:

@@ -17,7 +17,7 @@ journal *degraded*: counted, logged once, reported in ``status``; sessions are p
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -91,9 +91,13 @@ class JournalComponent(ComponentBase):
         state = self._runtime.state
         if state is self._journaled_state:
             return
+        changed = state.changed_since(self._journaled_state)
         self._journaled_state = state
         sessions = state.sessions
         journaled = self._journaled
+        if changed is not None:  # made in one step from the journaled state: only these keys can differ
+            self._journal_keys(changed, sessions)
+            return
         queued = False
         for key, session in sessions.items():
             if journaled.get(key) is not session:
@@ -104,6 +108,23 @@ class JournalComponent(ComponentBase):
             for key in [key for key in journaled if key not in sessions]:
                 del journaled[key]
                 self._queue.append(_line({"op": "del", "key": key_to_json(key)}))
+                queued = True
+        if queued:
+            self._wake.set()
+            self._start_writer()
+
+    def _journal_keys(self, keys: tuple[SessionKey, ...], sessions: Mapping[SessionKey, Session]) -> None:
+        journaled = self._journaled
+        queued = False
+        for key in keys:
+            session = sessions.get(key)
+            if session is None:
+                if journaled.pop(key, None) is not None:
+                    self._queue.append(_line({"op": "del", "key": key_to_json(key)}))
+                    queued = True
+            elif journaled.get(key) is not session:
+                self._queue.append(_line({"op": "put", "session": session_to_json(session)}))
+                journaled[key] = session
                 queued = True
         if queued:
             self._wake.set()

@@ -37,7 +37,7 @@ RUNNING_MESSAGE = "LidGuard runtime is running."
 
 def status_body(runtime: Runtime) -> dict[str, Any]:
     """The ``status`` reply (``handlers.handle_status`` answers the same)."""
-    return runtime.reply(True, RUNNING_MESSAGE, {"SessionJournal": runtime.journal.describe()})
+    return runtime.reply(True, RUNNING_MESSAGE, {"SessionJournal": runtime.journal.describe()}, list_sessions=True)
 
 
 class Watcher:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ import anyio
 
 from ...providers import AgentProvider
 from .. import policy
-from ..sessions import Session, SessionKey
+from ..sessions import RegistryState, Session, SessionKey
 from ..transcript_search import find_transcript, search_root
 from . import ComponentBase
 from .transcript_watcher import SharedFolderWatcher
@@ -171,6 +172,12 @@ class TranscriptComponent(ComponentBase):
         self._runtime = runtime
         self._monitors: dict[SessionKey, _Monitor] = {}
         self._searched: dict[SessionKey, Path | None] = {}  # fallback search results (None: running/none)
+        # sessions (the very objects) a pass found nothing to do for, whose next pass would again do nothing
+        # as long as the object is the same (no transcript path to re-check on disk; any change to their
+        # monitor or search result forgets them): a state change looks only at the other sessions
+        self._settled: dict[SessionKey, Session] = {}
+        self._unsettled: dict[SessionKey, None] = {}  # the others (in KINDS): looked at on every change
+        self._seen_state: RegistryState | None = None  # the registry the last state change saw
         self.use_watchfiles = True  # tests drive the poll alone (no watcher thread under a mock clock)
         self.poll_seconds = POLL_SECONDS
         self.watcher = SharedFolderWatcher(on_failure=self._watch_failed)
@@ -185,28 +192,74 @@ class TranscriptComponent(ComponentBase):
         return {key: monitor.path for key, monitor in self._monitors.items()}
 
     def state_changed(self) -> None:
-        sessions = self._runtime.state.sessions
-        for key in [key for key in self._monitors if key not in sessions]:
-            self._cancel(key)
-        for key in [key for key in self._searched if key not in sessions]:
-            del self._searched[key]
-        for key, session in sessions.items():
-            if key.provider not in KINDS:
-                continue
-            path = self._path_of(session)
-            if not path and key not in self._searched and search_root(key.provider) is not None:
-                self._search(session)
-                continue
-            monitor = self._monitors.get(key)
-            if monitor is not None and (not path or Path(path) != monitor.path):
+        state = self._runtime.state
+        changed = state.changed_since(self._seen_state)
+        self._seen_state = state
+        sessions = state.sessions
+        settled, unsettled = self._settled, self._unsettled
+        keys: Iterable[SessionKey]
+        if changed is None:  # not one step from the state seen last: look at everything
+            for key in [key for key in self._monitors if key not in sessions]:
                 self._cancel(key)
-                monitor = None
-            if monitor is None:
-                if path:
-                    self._start(session, Path(path))
-            elif monitor.seen != (session.last_activity_at, session.soft_lock_reason):
-                monitor.seen = (session.last_activity_at, session.soft_lock_reason)
-                monitor.baseline = _stat(monitor.path)  # growth so far belongs to that signal
+            for key in [key for key in self._searched if key not in sessions]:
+                del self._searched[key]
+            for key in [key for key in settled if key not in sessions]:
+                del settled[key]
+            unsettled.clear()
+            keys = list(sessions)
+        else:  # only the changed keys can have left or changed; the unsettled ones are looked at again
+            for key in changed:
+                if key not in sessions:
+                    self._cancel(key)
+                    self._searched.pop(key, None)
+                    settled.pop(key, None)
+                    unsettled.pop(key, None)
+            keys = [*changed, *(key for key in unsettled if key not in changed)]
+        for key in keys:
+            session = sessions.get(key)
+            if session is None:
+                unsettled.pop(key, None)
+                continue
+            if settled.get(key) is session or key.provider not in KINDS:
+                continue
+            self._look_at(key, session)
+            if self._is_settled(key, session):
+                settled[key] = session
+                unsettled.pop(key, None)
+            else:
+                unsettled[key] = None
+
+    def _unsettle(self, key: SessionKey) -> None:
+        """Its monitor or search result changed: the next state change looks at the session again."""
+        if self._settled.pop(key, None) is not None:
+            self._unsettled[key] = None
+
+    def _look_at(self, key: SessionKey, session: Session) -> None:
+        path = self._path_of(session)
+        if not path and key not in self._searched and search_root(key.provider) is not None:
+            self._search(session)
+            return
+        monitor = self._monitors.get(key)
+        if monitor is not None and (not path or Path(path) != monitor.path):
+            self._cancel(key)
+            monitor = None
+        if monitor is None:
+            if path:
+                self._start(session, Path(path))
+        elif monitor.seen != (session.last_activity_at, session.soft_lock_reason):
+            monitor.seen = (session.last_activity_at, session.soft_lock_reason)
+            monitor.baseline = _stat(monitor.path)  # growth so far belongs to that signal
+
+    def _is_settled(self, key: SessionKey, session: Session) -> bool:
+        """True when ``_look_at`` would do nothing for this session object again: it has no transcript path
+        (whose folder could come or go), its search result is known and its monitor (if any) follows it."""
+        if session.transcript_path or key.provider is AgentProvider.GITHUB_COPILOT or key not in self._searched:
+            return False
+        found, monitor = self._searched[key], self._monitors.get(key)
+        if monitor is None:
+            return found is None
+        return found is not None and monitor.path == found and \
+            monitor.seen == (session.last_activity_at, session.soft_lock_reason)
 
     def _path_of(self, session: Session) -> str:
         given = session.transcript_path
@@ -241,6 +294,7 @@ class TranscriptComponent(ComponentBase):
                                 f"Skipped transcript monitoring for {key}{stale}: {result.message}.", session=current)
                     return
                 self._searched[key] = result.path
+                self._unsettle(key)
                 runtime.log(f"{kind.prefix}-transcript-found", "start",
                             f"Found the transcript of {key} by its session id{stale}: {result.path}.",
                             session=current)
@@ -250,6 +304,7 @@ class TranscriptComponent(ComponentBase):
 
     def _cancel(self, key: SessionKey) -> None:
         monitor = self._monitors.pop(key, None)
+        self._unsettle(key)
         if monitor is not None:
             monitor.stop_watch.set()
             self.watcher.discard(monitor.path, monitor.changed)
@@ -268,6 +323,7 @@ class TranscriptComponent(ComponentBase):
             return
         monitor = _Monitor(session.key, path, _stat(path), (session.last_activity_at, session.soft_lock_reason))
         self._monitors[session.key] = monitor
+        self._unsettle(session.key)
         runtime.log(f"{kind.prefix}-transcript-monitor-configured", "start",
                     f"Monitoring the transcript {path} of {session.key}.", session=session)
         if self.use_watchfiles:
@@ -313,6 +369,7 @@ class TranscriptComponent(ComponentBase):
                 return False
             if signal.kind == "stop":  # after a stop signal the session ignores further changes; popped
                 del self._monitors[key]  # first so the stop's state change does not cancel this very task
+                self._unsettle(key)
                 monitor.stop_watch.set()
                 self.watcher.discard(monitor.path, monitor.changed)
             return True

@@ -1,0 +1,80 @@
+"""``RegistryState.changed_since``: a state made in one step from another names the keys that differ, so
+the components that follow the registry (the session journal) look only at those, not at every session
+on every event. Anything else (another base, a state built directly, a replace()) answers None."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from datetime import timedelta
+from types import MappingProxyType
+from typing import Any
+
+from lidguard_runtime_harness import EPOCH, Harness, run_mock, with_runtime
+
+from lidguard.runtime.components import journal as journal_component
+from lidguard.runtime.sessions import AgentProvider, RegistryState, Session, SessionKey
+
+
+def _session(name: str, minutes: int = 0) -> Session:
+    at = EPOCH + timedelta(minutes=minutes)
+    return Session(SessionKey.create(AgentProvider.CLAUDE, name), at, at)
+
+
+def test_a_one_step_state_names_its_changed_keys_and_nothing_else_does() -> None:
+    empty = RegistryState()
+    one = empty.with_session(_session("a"))
+    two = one.with_session(_session("b"))
+    again = two.with_session(_session("a", 5))
+    gone = again.without([_session("a").key, _session("a").key, _session("absent").key])
+    assert one.changed_since(empty) == (_session("a").key,)
+    assert again.changed_since(two) == (_session("a").key,)
+    assert gone.changed_since(again) == (_session("a").key,)  # once, and only keys that were there
+    assert two.changed_since(empty) is None and two.changed_since(None) is None and two.changed_since(two) is None
+    assert RegistryState(MappingProxyType(dict(two.sessions))).changed_since(one) is None
+    assert dataclasses.replace(two).changed_since(one) is None
+    assert two == RegistryState(MappingProxyType(dict(two.sessions)))  # the hint takes no part in equality
+
+
+def test_no_chain_of_old_states_is_kept_alive() -> None:
+    state = RegistryState()
+    for index in range(50):
+        state = state.with_session(_session(f"s{index}"))
+    gc.collect()
+    assert sum(1 for item in gc.get_objects() if type(item) is RegistryState and len(item.sessions) < 49) < 5
+
+
+def test_one_event_among_many_sessions_journals_only_its_session(monkeypatch: Any) -> None:
+    harness = Harness()
+    written: list[str] = []
+    original = journal_component.session_to_json
+
+    def counting(session: Session) -> dict[str, Any]:
+        written.append(session.key.session_identifier)
+        return original(session)
+
+    monkeypatch.setattr(journal_component, "session_to_json", counting)
+    looked: list[int] = []
+
+    async def body(h: Harness) -> None:
+        for index in range(30):
+            await h.start(f"s{index}")
+        component = h.runtime.journal
+        full_walk = component._journaled.__class__  # a plain dict: count lookups through a subclass
+
+        class Counting(full_walk):  # type: ignore[misc, valid-type]
+            def get(self, key: Any, default: Any = None) -> Any:
+                looked.append(1)
+                return super().get(key, default)
+
+        component._journaled = Counting(component._journaled)
+        written.clear()
+        await h.send("mark-session-active", Provider="Claude", SessionIdentifier="s7")
+        assert written == ["s7"] and len(looked) == 1
+        await h.stop("s8")
+        assert "s8" not in component._journaled and len(looked) == 1
+        h.runtime.state = RegistryState(MappingProxyType(dict(h.runtime.state.sessions)))  # no hint: full walk
+        h.runtime.state_changed()
+        assert len(looked) == 1 + 29
+
+    run_mock(lambda: with_runtime(harness, body))
