@@ -36,6 +36,7 @@ from .activation import inherited_listener
 from .app import Runtime
 from .requests import RequestError, check_wire_message
 from .responses import encode_reply
+from .socket_io import send_all as _send_all
 from .watch_stream import serve_watcher
 
 __all__ = ["MAX_CONNECTIONS", "run_server", "serve"]
@@ -142,17 +143,6 @@ async def _receive_line(sock: socket.socket, limit: int, buffer: bytearray | Non
         buffer += chunk
         if len(buffer) > limit:
             return b"", "too-large"
-
-
-async def _send_all(sock: socket.socket, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            sent = sock.send(view)
-        except (BlockingIOError, InterruptedError):
-            await anyio.wait_writable(sock)
-            continue
-        view = view[sent:]
 
 
 async def _drain(sock: socket.socket, limit: int) -> None:

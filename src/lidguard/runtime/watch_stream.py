@@ -26,6 +26,7 @@ import anyio
 
 from ..ipc.protocol import failure_response
 from .responses import encode_reply
+from .socket_io import send_all as _send_all
 
 if TYPE_CHECKING:
     from .components.status_stream import StatusStreamComponent
@@ -36,17 +37,6 @@ KEEPALIVE_SECONDS = 20.0
 STALL_SECONDS = 30.0
 INPUT_LIMIT = 64 * 1024
 TOO_MANY_WATCHERS = "The runtime already streams its state to {limit} watchers; try again later."
-
-
-async def _send_all(sock: socket.socket, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            sent = sock.send(view)
-        except (BlockingIOError, InterruptedError):
-            await anyio.wait_writable(sock)
-            continue
-        view = view[sent:]
 
 
 async def _until_peer_leaves(sock: socket.socket, limit: int) -> None:
