@@ -18,11 +18,8 @@ lets a restarted runtime come back with its sessions.
 
 from __future__ import annotations
 
-import plistlib
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 __all__ = ["LAUNCHD_LABEL", "SERVICE_OS_NAMES", "WINDOWS_TASK_NAME", "ServicePlan", "service_plan",
            "systemd_quote"]
@@ -134,7 +131,7 @@ def _launchd(argv: list[str], home: Path, log_file: Path, environment: dict[str,
     domain = f"gui/{user_id if user_id is not None else 0}"
     return ServicePlan(
         manager="launchd agent",
-        files={path: plistlib.dumps(agent, sort_keys=True)},
+        files={path: _plist(agent)},
         enable=[["launchctl", "bootstrap", domain, str(path)]],
         disable=[["launchctl", "bootout", f"{domain}/{LAUNCHD_LABEL}"]],
         check=["launchctl", "print", f"{domain}/{LAUNCHD_LABEL}"],
@@ -142,6 +139,9 @@ def _launchd(argv: list[str], home: Path, log_file: Path, environment: dict[str,
 
 
 def _windows(argv: list[str], data_dir: Path, environment: dict[str, str]) -> ServicePlan:
+    import subprocess  # lazily (with xml.sax): every CLI command builds this command's parser
+    from xml.sax.saxutils import escape
+
     path = data_dir / "lidguard-runtime-task.xml"
     command, *arguments = [*argv, "run-server"]
     task = (
@@ -188,3 +188,9 @@ def service_plan(os_name: str, *, argv: list[str], data_dir: Path, socket_path: 
     if os_name == "windows":
         return _windows(argv, data_dir, environment)
     raise ValueError(f"No service manager is supported on {os_name}.")
+
+
+def _plist(agent: dict[str, object]) -> bytes:
+    import plistlib  # lazily: see above
+
+    return plistlib.dumps(agent, sort_keys=True)
