@@ -302,6 +302,35 @@ def test_the_source_survives_the_journal() -> None:
         session.with_journal_extras({"source": "elsewhere"})
 
 
+def test_a_full_scan_cut_short_by_its_budget_is_tried_again_within_seconds(codex_home: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine can overrun the walk's 1 s budget: the task must not wait for the next 30 s rescan
+    (600 s in a test that relies on the watcher), and a tree that always overruns backs off to the period."""
+    rollout(codex_home, META + started())
+    real = codex_rollouts.recent_files
+    calls: list[float] = []
+
+    def cut_short_twice(root: Path, **budgets: Any) -> tuple[list[tuple[float, Path]], bool]:
+        calls.append(anyio.current_time())
+        return ([], True) if len(calls) <= 2 else real(root, **budgets)
+
+    monkeypatch.setattr(codex_rollouts, "recent_files", cut_short_twice)
+    TRUNCATED = codex_rollouts.TRUNCATED_RESCAN_SECONDS
+
+    async def body(h: Harness) -> None:
+        component(h)
+        await anyio.sleep(0.5)
+        assert KEY not in sessions(h) and len(calls) == 1
+        await anyio.sleep(TRUNCATED)  # tried again after 2 s: cut short again
+        assert KEY not in sessions(h) and len(calls) == 2
+        await anyio.sleep(2 * TRUNCATED)  # then after 4 s: the whole walk
+        assert KEY in sessions(h) and len(calls) == 3
+        await rescans()  # then the normal period again
+        assert len(calls) == 4 and calls[3] - calls[2] == pytest.approx(RESCAN_SECONDS, abs=0.01)
+
+    run_mock(lambda: with_runtime(Harness(), body))
+
+
 # -- real time: the shared watcher notices rollout changes and new rollouts long before the rescan ---------
 @pytest.mark.parametrize("backend", ["trio", "asyncio"])
 def test_the_watcher_notices_a_task_complete_and_a_new_rollout(codex_home: Path, backend: str) -> None:

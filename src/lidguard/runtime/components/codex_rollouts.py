@@ -57,6 +57,9 @@ TAIL_BYTES = 4 * 1024 * 1024
 MAX_LINE_BYTES = 64 * 1024
 PREFIX_BYTES = 512  # the marker, the timestamp and the turn id are all in a lifecycle line's start
 RESCAN_SECONDS = 30.0
+# A full scan cut short by its budget (a loaded machine, a huge tree) is tried again sooner: after 2 s,
+# then 4, 8, ... up to the normal period (a tree that always overruns costs no more than before).
+TRUNCATED_RESCAN_SECONDS = 2.0
 GRACE_SECONDS = 5.0
 MEMORY = 4096  # sessions remembered (tasks acted on, hook turns)
 STOP_COMMAND = "codex-rollout-task-complete"
@@ -142,6 +145,7 @@ class _Scan:
     tasks: dict[str, RolloutTask] = field(default_factory=dict)  # session id -> its running task
     ended: set[str] = field(default_factory=set)  # session ids whose rollout shows no running task
     files: list[Path] = field(default_factory=list)
+    truncated: bool = False  # a budget ran out before the walk ended
 
 
 class CodexRolloutComponent(ComponentBase):
@@ -161,6 +165,7 @@ class CodexRolloutComponent(ComponentBase):
         self._hook_turns: dict[str, object] = {}  # session id -> (turn id, when a hook session was seen)
         self._seen_state: object = None
         self.scans = 0
+        self._truncated_scans = 0  # full scans in a row that ran out of budget
 
     # -- questions and state ---------------------------------------------------------------------------
     def state_changed(self) -> None:
@@ -197,6 +202,10 @@ class CodexRolloutComponent(ComponentBase):
             scan = await runtime.call_platform(self._scan, full, changed, runtime.clock.now().timestamp())
             self.scans += 1
             if full:
+                self._truncated_scans = self._truncated_scans + 1 if scan.truncated else 0
+                if scan.truncated:
+                    retry = TRUNCATED_RESCAN_SECONDS * 2 ** min(self._truncated_scans - 1, 16)
+                    next_rescan = min(next_rescan, anyio.current_time() + retry)
                 self._watch(scan.files)
             wait = await self._apply(scan)
             timeout = max(0.0, min(next_rescan - anyio.current_time(), wait))
@@ -220,7 +229,7 @@ class CodexRolloutComponent(ComponentBase):
         if full:
             found: list[tuple[float, Path]] = []
             if root is not None:
-                found, _ = recent_files(root, name_ok=lambda name: rollout_session_id(name) is not None,
+                found, scan.truncated = recent_files(root, name_ok=lambda name: rollout_session_id(name) is not None,
                                         newer_than=now - MAX_AGE_HOURS * 3600, max_files=MAX_FILES,
                                         max_entries=MAX_ENTRIES, max_seconds=MAX_SECONDS)
             scan.files = [path for _, path in found]
