@@ -19,9 +19,9 @@ the floor is on this machine right now (a shared 2-core CI box is slower than a 
 ``LIDGUARD_BENCH_STRICT=1`` drops the margins (the raw targets). Without it (the suite, beside other
 tests on a shared machine) wall-clock figures are printed, not asserted (bench_timing.py); what is
 asserted there holds under load: nothing lost, and the CPU time (user + system) the runtime process
-spends per request, against the echo server's per request in the same run (throughput) and against
-the p50 target (one sequential client). The figures are printed either way:
-``python -m pytest benchmarks/test_bench_ipc.py -q -s``.
+spends per request, against the echo server's per request in the same run (the burst and the one
+sequential client; STRICT also holds the sequential client to the p50 target in CPU time). The
+figures are printed either way: ``python -m pytest benchmarks/test_bench_ipc.py -q -s``.
 """
 
 from __future__ import annotations
@@ -63,9 +63,13 @@ CI_MARGIN_LATENCY = 1.0 if STRICT else 1.5  # latency may be 50% over the target
 # 2-core box (floor 342 ms, status 1428 ms).
 MAX_COLD_STATUS_RATIO = 4.0 * (1.0 if STRICT else 1.5)
 # Off STRICT, in CPU time (what holds under load): the runtime may spend this many times the echo server's
-# CPU per request of the burst, and this much CPU per request of the sequential client (the p50 target).
+# CPU per request of the burst.
 MAX_CPU_PER_REQUEST_VS_ECHO = 12.0
-MAX_SEQUENTIAL_CPU_PER_REQUEST_S = TARGET_P50_MS / 1e3
+MAX_SEQUENTIAL_CPU_PER_REQUEST_S = TARGET_P50_MS / 1e3  # STRICT: the p50 target, in CPU time
+# Off STRICT, the sequential client's CPU per request against the echo's in the same run: an absolute 2 ms
+# failed a loaded CI run (2.23 ms) on a machine where it is 1.15-1.42 ms quiet (5.8x the echo's), 1.78 ms
+# (8.2x) beside four busy loops - contention inflates the runtime's CPU per request more than the echo's.
+MAX_SEQUENTIAL_CPU_VS_ECHO = 15.0
 # A cold status process in CPU time against the floor's (pydantic for the settings block; measured ~5x).
 MAX_COLD_STATUS_CPU_RATIO = 9.0
 
@@ -319,17 +323,21 @@ def test_one_sequential_client_meets_the_latency_targets(benchmark: Any, runtime
     rounds_per_slice = 20
 
     runtime_cpu: list[float] = []
+    echo_cpu: list[float] = []
 
     def measure() -> None:
         # interleaved slices, so noise lands on both sides alike
         for index in range(SEQUENTIAL_ROUNDS // rounds_per_slice):
+            before = process_cpu_seconds(ECHO_PIDS[echo_socket])
             echo_samples.extend(sequential_latencies(echo_socket, rounds_per_slice, offset=index))
+            echo_cpu.append(process_cpu_seconds(ECHO_PIDS[echo_socket]) - before)
             before = process_cpu_seconds(runtime.process.pid)
             runtime_samples.extend(sequential_latencies(runtime.socket, rounds_per_slice, offset=index))
             runtime_cpu.append(process_cpu_seconds(runtime.process.pid) - before)
 
     benchmark.pedantic(measure, rounds=1, iterations=1)
     cpu_per_request = sum(runtime_cpu) / len(runtime_samples)
+    echo_cpu_per_request = max(sum(echo_cpu), 0.01) / len(echo_samples)  # /proc counts whole clock ticks
     p50, p99 = percentile(runtime_samples, 0.5), percentile(runtime_samples, 0.99)
     echo_p50, echo_p99 = percentile(echo_samples, 0.5), percentile(echo_samples, 0.99)
     allowed_p50 = TARGET_P50_MS / 1e3 * CI_MARGIN_LATENCY + echo_p50
@@ -340,7 +348,9 @@ def test_one_sequential_client_meets_the_latency_targets(benchmark: Any, runtime
              f"mean {statistics.fmean(runtime_samples) * 1e3:.2f} ms; echo floor p50 {echo_p50 * 1e3:.2f} ms, "
              f"p99 {echo_p99 * 1e3:.2f} ms; allowed p50 {allowed_p50 * 1e3:.2f} ms, p99 {allowed_p99 * 1e3:.2f} ms",
              f"runtime CPU per request {cpu_per_request * 1e3:.2f} ms "
-             f"(at most {MAX_SEQUENTIAL_CPU_PER_REQUEST_S * 1e3:.2f} ms)"])
+             f"(STRICT: at most {MAX_SEQUENTIAL_CPU_PER_REQUEST_S * 1e3:.2f} ms), "
+             f"echo {echo_cpu_per_request * 1e3:.3f} ms, "
+             f"runtime / echo {cpu_per_request / echo_cpu_per_request:.1f} (at most {MAX_SEQUENTIAL_CPU_VS_ECHO:.0f})"])
     by_command = {command: runtime_samples[index::3]
                   for index, command in enumerate(("start", "mark-session-active", "stop"))}
     _report([f"  {command}: p50 {percentile(samples, 0.5) * 1e3:.2f} ms, p99 {percentile(samples, 0.99) * 1e3:.2f} ms"
@@ -349,7 +359,9 @@ def test_one_sequential_client_meets_the_latency_targets(benchmark: Any, runtime
     if STRICT:
         assert p50 <= allowed_p50, f"p50 {p50 * 1e3:.2f} ms > {allowed_p50 * 1e3:.2f} ms"
         assert p99 <= allowed_p99, f"p99 {p99 * 1e3:.2f} ms > {allowed_p99 * 1e3:.2f} ms"
-    assert cpu_per_request <= MAX_SEQUENTIAL_CPU_PER_REQUEST_S, f"{cpu_per_request * 1e3:.2f} ms CPU per request"
+        assert cpu_per_request <= MAX_SEQUENTIAL_CPU_PER_REQUEST_S, f"{cpu_per_request * 1e3:.2f} ms CPU per request"
+    assert cpu_per_request <= MAX_SEQUENTIAL_CPU_VS_ECHO * echo_cpu_per_request, \
+        f"{cpu_per_request * 1e3:.2f} ms CPU per request, {cpu_per_request / echo_cpu_per_request:.1f}x the echo's"
 
 
 def _process_seconds(command: list[str], env: dict[str, str], expect: Callable[[str], bool]) -> ProcessTime:

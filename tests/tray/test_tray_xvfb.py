@@ -170,7 +170,6 @@ def _menu_pick(connection, icon_centre, key: str, shots: Path) -> None:
 
     _click(connection, icon_centre, button=3)
     menu = _wait(lambda: _icon_window(connection, MENU_CLASS), 30, "the menu window")
-    image, _ = _shot(connection, menu, shots / f"menu-{key}.png")
     rows = {}
     text = menu.get_full_property(connection.intern_atom(MENU_ROWS_PROPERTY), 0).value.decode()
     for line in text.splitlines():
@@ -179,10 +178,22 @@ def _menu_pick(connection, icon_centre, key: str, shots: Path) -> None:
     assert {"pause-30m", "pause-2h", "resume", "sleep-now", "change-lid-action", "suspend-mode", "open-status",
             "quit"} <= set(rows)
     top, bottom = rows[key]
-    # Pixels: a light menu with dark text in the row (the text is drawn, not just an empty window).
-    row = image.crop((0, top, image.width, bottom))
-    dark = sum(1 for y in range(row.height) for x in range(row.width) if sum(row.getpixel((x, y))) < 200)
-    assert _share(image, (246, 246, 246), 10) > 0.5 and dark > 20, (key, dark)
+    seen: dict[str, object] = {}
+
+    def drawn() -> bool:
+        # Pixels: a light menu with dark text in the row (the text is drawn, not just an empty window).
+        # The window is mapped before the tray has painted it (its Expose comes after): shoot again until
+        # it has; a loaded CI run caught a blank menu (all light, no text) once.
+        image, _ = _shot(connection, menu, shots / f"menu-{key}.png")
+        row = image.crop((0, top, image.width, bottom))
+        dark = sum(1 for y in range(row.height) for x in range(row.width) if sum(row.getpixel((x, y))) < 200)
+        seen.update(light=round(_share(image, (246, 246, 246), 10), 3), dark=dark)
+        return _share(image, (246, 246, 246), 10) > 0.5 and dark > 20
+
+    try:
+        _wait(drawn, 30, f"the menu to be drawn with a dark text in the row {key}")
+    except AssertionError as error:
+        raise AssertionError(f"{error}: last seen {seen}") from None
     origin = menu.translate_coords(connection.screen().root, 0, 0)
     _click(connection, (-origin.x + 30, -origin.y + (top + bottom) // 2))
     _wait(lambda: _icon_window(connection, MENU_CLASS) is None, 30, "the menu to close")
