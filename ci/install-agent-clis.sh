@@ -62,8 +62,6 @@ if [ "${#tools_missing[@]}" -gt 0 ]; then
         exit 0
     fi
     echo "test set-up: installing ${tools_missing[*]} from Debian"
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
     packages=()
     for tool in "${tools_missing[@]}"; do
         case "$tool" in
@@ -72,7 +70,7 @@ if [ "${#tools_missing[@]}" -gt 0 ]; then
             tmux) packages+=(tmux) ;;
         esac
     done
-    $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+    bash ci/apt-install.sh "${packages[@]}"
 fi
 
 node_major="$(node --version 2>/dev/null | sed -n 's/^v\([0-9]*\)\..*/\1/p')"

@@ -31,6 +31,11 @@ sys.exit(0 if os.access(sysconfig.get_paths()["purelib"], os.W_OK) else 1)'; the
     $PIP_SUDO "$PYTHON" -m pip install -q "$MCP_REQUIREMENT"
 fi
 
+# LIDGUARD_SETUP_PART=python: the mcp extra only (ci/install-test-deps.sh has ci/install-agent-clis.sh
+# install these CLIs with the others, in its npm lane).
+if [ "${LIDGUARD_SETUP_PART:-all}" = python ]; then
+    exit 0
+fi
 if ! command -v npm >/dev/null; then
     echo "test set-up: npm is not installed; the tests against the real Claude Code and Codex CLIs will skip" \
          "(and fail under CI=true)"

@@ -20,9 +20,11 @@ force=0
 PYTHON="$(python3 -c 'import sys; print(sys.executable)')"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-if [ "$force" = 1 ] || ! "$PYTHON" -c 'import importlib.util, sys
+# LIDGUARD_SETUP_PART=python or system: only that half (ci/install-test-deps.sh runs them side by side).
+part="${LIDGUARD_SETUP_PART:-all}"
+if [ "$part" != system ] && { [ "$force" = 1 ] || ! "$PYTHON" -c 'import importlib.util, sys
 sys.exit(0 if all(importlib.util.find_spec(m) for m in
-    ("starlette", "uvicorn", "jinja2", "pywebpush", "py_vapid", "http_ece", "playwright")) else 1)' 2>/dev/null; then
+    ("starlette", "uvicorn", "jinja2", "pywebpush", "py_vapid", "http_ece", "playwright")) else 1)' 2>/dev/null; }; then
     echo "test set-up: installing the notify extra, http-ece and playwright"
     PIP_SUDO=""
     if [ -n "$SUDO" ] && ! "$PYTHON" -c 'import os, sys, sysconfig
@@ -32,14 +34,12 @@ sys.exit(0 if os.access(sysconfig.get_paths()["purelib"], os.W_OK) else 1)'; the
     $PIP_SUDO "$PYTHON" -m pip install -q "${PYTHON_REQUIREMENTS[@]}"
 fi
 
-if [ "$force" = 1 ] || ! command -v chromium >/dev/null; then
+if [ "$part" != python ] && { [ "$force" = 1 ] || ! command -v chromium >/dev/null; }; then
     if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
         echo "test set-up: chromium is missing, this is not root and sudo is not installed;" \
              "the browser tests will skip (and fail under CI=true)" >&2
         exit 0
     fi
     echo "test set-up: installing chromium (Debian package)"
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    bash ci/apt-install.sh chromium
 fi

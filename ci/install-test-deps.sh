@@ -71,49 +71,51 @@ if [ "$mode" = "--check" ]; then
     check
     exit $?
 fi
-bash ci/install-mcp-test-deps.sh $mode  # the mcp extra and the pinned agent CLIs of tests/mcp (H9)
-bash ci/install-agent-clis.sh $mode  # node/npm, tmux and the four pinned agent CLIs of tests/agents (H13)
-bash ci/install-notify-test-deps.sh $mode  # the notify extra, http-ece, playwright and chromium of tests/notify (H14)
+# Three lanes side by side on a fresh machine (each waits on the network more than on the CPU): npm (the
+# six agent CLIs, node/npm/tmux from Debian first when missing), Debian packages (chromium, the system
+# tools; one apt at a time through ci/apt-install.sh), and pip (one pip at a time: they share
+# site-packages). The native build waits for the Debian lane (gcc, headers); the final check for all.
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+bash ci/install-agent-clis.sh $mode >"$logs/npm.log" 2>&1 &  # (H13) and the CLIs of tests/mcp (H9)
+npm_lane=$!
 if [ "$mode" = "--force" ]; then
     needs="system: python: native:"
 else
     needs="$(check || true)"
-    if [ -z "$needs" ]; then
-        echo "test set-up: everything is installed"
-        exit 0
-    fi
-    echo "$needs"
 fi
 needs_part() { case "$needs" in *"$1"*) return 0 ;; *) return 1 ;; esac; }
 
+system_lane() {
+    LIDGUARD_SETUP_PART=system bash ci/install-notify-test-deps.sh $mode  # chromium (H14)
+    if needs_part "system:"; then
+        # dbus-daemon + python-dbusmock (logind template, runs under Debian's python3 with PyGObject),
+        # systemd tools (systemd-inhibit, systemctl, busctl) and libsystemd for the sd-bus binding,
+        # a compiler and Python headers for the Cython modules; Xvfb and trayer (an XEmbed tray) for
+        # tests/tray.
+        bash ci/apt-install.sh dbus-daemon dbus python3-dbusmock python3-dbus python3-gi systemd libsystemd0 gcc \
+            python3-dev procps xvfb trayer
+    fi
+}
+system_lane >"$logs/system.log" 2>&1 &
+system_lane_pid=$!
+
+# The pip lane, here. pip and the build use the python3 on PATH (a venv, pyenv or a writable prefix); pip
+# goes through sudo only when that prefix is not writable by a non-root user. The absolute interpreter
+# path keeps sudo's secure_path from picking another python3.
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-
-if needs_part "system:"; then
-    # dbus-daemon + python-dbusmock (logind template, runs under Debian's python3 with PyGObject),
-    # systemd tools (systemd-inhibit, systemctl, busctl) and libsystemd for the sd-bus binding,
-    # a compiler and Python headers for the Cython modules; Xvfb and trayer (an XEmbed tray) for tests/tray.
-    if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
-        echo "test set-up: system packages are missing, this is not root and sudo is not installed" >&2
-        exit 1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO dpkg --configure -a >/dev/null 2>&1 || true  # finish any interrupted earlier install
-    $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends \
-        dbus-daemon dbus python3-dbusmock python3-dbus python3-gi systemd libsystemd0 gcc python3-dev procps \
-        xvfb trayer \
-        >/dev/null
-fi
-
-# pip and the build use the python3 on PATH (a venv, pyenv or a writable prefix); pip goes through
-# sudo only when that prefix is not writable by a non-root user. The absolute interpreter path keeps
-# sudo's secure_path from picking another python3.
 PYTHON="$(python3 -c 'import sys; print(sys.executable)')"
 PIP_SUDO=""
 if [ -n "$SUDO" ] && ! "$PYTHON" -c 'import os, sys, sysconfig
 sys.exit(0 if os.access(sysconfig.get_paths()["purelib"], os.W_OK) else 1)'; then
     PIP_SUDO="$SUDO"
+fi
+status=0
+LIDGUARD_SETUP_PART=python bash ci/install-mcp-test-deps.sh $mode || status=$?  # the mcp extra (H9)
+LIDGUARD_SETUP_PART=python bash ci/install-notify-test-deps.sh $mode || status=$?  # notify extra, playwright
+if [ -n "$needs" ]; then
+    echo "$needs"
 fi
 if needs_part "python:" || needs_part "native:"; then
     # `pip install --group` needs pip >= 25.1.
@@ -127,10 +129,30 @@ if needs_part "python:"; then
         wheel build
     $PIP_SUDO "$PYTHON" -m pip install -q --group test -e .
 fi
+lane_status=0
+wait "$system_lane_pid" || lane_status=$?
+cat "$logs/system.log"
+if [ "$lane_status" -ne 0 ]; then
+    echo "test set-up: the Debian packages failed (exit $lane_status)" >&2
+    status=1
+fi
 # The editable install keeps sources in src/; build the native modules next to them (as the user who
 # runs the tests, so the build products are theirs). Always after a pip install: it may bring a new
 # Cython or cffi.
-"$PYTHON" setup.py -q build_ext --inplace
-# cffi leaves an unchanged _logind.py alone: mark every build product as current for the check.
-touch src/lidguard/_native/_proctree.*.so src/lidguard/_native/_logind.py
-check
+if [ -n "$needs" ]; then
+    "$PYTHON" setup.py -q build_ext --inplace
+    # cffi leaves an unchanged _logind.py alone: mark every build product as current for the check.
+    touch src/lidguard/_native/_proctree.*.so src/lidguard/_native/_logind.py
+fi
+lane_status=0
+wait "$npm_lane" || lane_status=$?
+cat "$logs/npm.log"
+if [ "$lane_status" -ne 0 ]; then
+    echo "test set-up: the agent CLIs failed (exit $lane_status)" >&2
+    status=1
+fi
+check || status=1
+if [ -z "$needs" ] && [ "$status" -eq 0 ]; then
+    echo "test set-up: everything is installed"
+fi
+exit "$status"
