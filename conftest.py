@@ -22,11 +22,28 @@ os.environ["LIDGUARD_PLATFORM"] = "fake"
 os.environ["LIDGUARD_TEST_MODE"] = "1"
 
 
+# The longest tests of the suite (wall time on a loaded 2-core run), started first so none of them is
+# the last thing a worker runs: one started near the end made the whole run wait for it.
+LONGEST_FIRST = (
+    "tests/agents/test_agent_long_tool.py",  # a real two-minute tool: ~140 s
+    "tests/agents/test_agent_ask_before_sleep.py",  # 4 x 65-85 s
+    "tests/agents/test_agent_background_task.py",
+    "tests/hooks/test_hook_fuzz.py",
+    "tests/hooks/test_hook_processes.py",
+)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns xdist_group marks into work units
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (ci/test.sh: ``-n N --dist loadgroup``) the tests of one module that share a
     module- or class-scoped fixture (a browser, a logind mock, a process chain) run on one worker, so
-    that set-up happens once, as in a serial run. Tests marked ``xdist_group`` keep their own group."""
+    that set-up happens once, as in a serial run. Tests marked ``xdist_group`` keep their own group.
+    The modules of LONGEST_FIRST come first (a stable sort: each module's own order is kept)."""
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
             continue

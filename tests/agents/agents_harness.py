@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -73,12 +74,31 @@ class ProcessWatch:
         if self._thread is not None:
             self._thread.join()
 
+    def kill_survivors(self, home: Path) -> list[str]:
+        """SIGKILL the agent's own processes still alive after its terminal went away (Gemini CLI's node
+        children outlive tmux's SIGHUP and kept using the CPU of every later test). Only processes of this
+        test (HOME in their environment: a pid may be another test's by now); Python processes are
+        lidguard's (hooks, the runtime a hook started): the test's teardown owns those."""
+        killed = []
+        marker = f"HOME={home}".encode() + b"\0"
+        for pid, name in self.seen.items():
+            if pid == os.getpid() or name.startswith("python"):
+                continue
+            try:
+                if marker not in Path(f"/proc/{pid}/environ").read_bytes():
+                    continue  # gone, or the pid is someone else's now
+                os.kill(pid, signal.SIGKILL)
+                killed.append(f"{name}[{pid}]")
+            except OSError:
+                continue
+        return killed
+
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self._poll()
+            self.poll()
             self._stop.wait(0.02)
 
-    def _poll(self) -> None:
+    def poll(self) -> None:
         parents: dict[int, int] = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -388,5 +408,9 @@ trust_level = "trusted"
     def close(self) -> None:
         if self.watch is not None:
             self.watch.stop()
+            self.watch.poll()  # every descendant now, before tmux's end re-parents them away from the root
         if (self.home / "tmux.sock").exists():
             self.tmux("kill-server", check=False)
+        if self.watch is not None:
+            time.sleep(0.2)  # tmux's SIGHUP first: what ends on its own ends cleanly
+            self.watch.kill_survivors(self.home)
