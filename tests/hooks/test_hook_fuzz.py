@@ -164,11 +164,9 @@ def test_ten_thousand_payloads_per_hook_command(provider, stub_environment):
     def check(case: tuple[bytes, list[str], dict[str, Any], bool]) -> None:
         stdin, args, stub, watch = case
         runtime, environment = stub_environment(settings={"WatchParentProcess": watch}, **stub)
-        began = time.perf_counter()
+        began = time.thread_time()
         output = run_hook(provider, args, stdin, environment)
-        elapsed = time.perf_counter() - began
-        slowest[0] = max(slowest[0], elapsed)
-        assert elapsed < HOOK_BUDGET_SECONDS
+        slowest[0] = max(slowest[0], time.thread_time() - began)
         if output is not None:
             line = json.dumps(output, ensure_ascii=True, separators=(",", ":"))
             assert json.loads(line) in VALID_OUTPUTS[provider], output
@@ -176,8 +174,10 @@ def test_ten_thousand_payloads_per_hook_command(provider, stub_environment):
         _check_requests(runtime)
 
     check()
-    # Each example stayed within the hook budget (asserted above); no tighter wall-clock bound here: a
-    # loaded CI machine must not turn the fuzz into a timing test (speed lives in benchmarks/).
+    # The hook's own work (this thread's CPU time) stayed inside the hook budget for every example: an
+    # input that makes the hook compute for seconds fails here. Not wall-clock time: with the stub runtime
+    # nothing waits, and a loaded CI run once stalled one example for 7.0 s of wall time (budget 6.5 s).
+    # Waits and speed live in the process tests and benchmarks/.
     assert slowest[0] < HOOK_BUDGET_SECONDS, slowest
     log = hook_log_path(resolve_paths().data_dir, provider)
     assert 0 < log.stat().st_size <= TRIM_AT_BYTES + 8192  # bounded while 10,000 events were logged
