@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +143,27 @@ class LidguardProcesses:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def load_allowance_seconds(factor: float = 10.0) -> float:
+    """Extra seconds a process test may allow for this machine's load right now: ``factor`` x the slower of
+    two bare interpreter starts (``python -c "import json, socket, os"``) timed now. Quiet: ~0.3-0.5 s;
+    beside a loaded suite on 2 cores the interpreter itself takes 0.5-1 s to start, and a fixed bound of a
+    few seconds on a lidguard process failed there. Bounds written as "budget + allowance" still catch a
+    process that waits for a timeout it should not wait for."""
+    floors = []
+    for _ in range(2):
+        began = time.monotonic()
+        subprocess.run([sys.executable, "-c", "import json, socket, os"], check=True, timeout=120)
+        floors.append(time.monotonic() - began)
+    return factor * max(floors)
+
+
+@pytest.fixture
+def load_allowance() -> Callable[..., float]:
+    """``load_allowance()``: seconds to add to a process test's wall-clock bound (see
+    ``load_allowance_seconds``)."""
+    return load_allowance_seconds
 
 
 @pytest.fixture

@@ -59,12 +59,14 @@ def _record(fault_file: FaultFile, fault: str, outcome: str, seconds: float) -> 
 
 
 @pytest.mark.parametrize(("fault_file", "fault"), _cases())
-def test_a_hook_driven_start_protects_whatever_the_file_holds(lidguard, fault_file: FaultFile, fault: str):
+def test_a_hook_driven_start_protects_whatever_the_file_holds(lidguard, fault_file: FaultFile, fault: str,
+                                                              load_allowance):
     elsewhere = lidguard.home / "elsewhere"
     elsewhere.mkdir()
     target = apply_fault(lidguard.data_dir, fault_file, fault, elsewhere)
     env = enospc_env(lidguard.env, fault_file) if fault == "ENOSPC" else lidguard.env
     outcome, seconds = "failed", 0.0
+    allowance = load_allowance(20.0)  # two interpreters (hook, runtime) start here
     try:
         began = time.monotonic()
         result = subprocess.run([sys.executable, "-m", "lidguard", "claude-hook"], env=env,
@@ -72,7 +74,7 @@ def test_a_hook_driven_start_protects_whatever_the_file_holds(lidguard, fault_fi
                                 timeout=START_HOOK_BUDGET_SECONDS + 30)
         seconds = time.monotonic() - began
         assert (result.returncode, result.stdout) == (0, b""), result.stderr
-        assert seconds < START_HOOK_BUDGET_SECONDS, seconds
+        assert seconds < START_HOOK_BUDGET_SECONDS + allowance, (seconds, allowance)
         # The runtime applies protection before it answers the start; status confirms the session.
         assert lidguard.wait_until(lambda: _protected(lidguard), timeout=10), lidguard.actions()
         assert lidguard.wait_until(lambda: _session_active(lidguard, env), timeout=10)

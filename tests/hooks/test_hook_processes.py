@@ -150,18 +150,19 @@ def test_ask_prints_nothing_and_soft_locks_the_session(lidguard):
     assert (session["softLockState"], session["softLockReason"]) == ("SoftLocked", "closed_lid_permission_request_ask")
 
 
-def test_a_dead_runtime_costs_a_hook_at_most_the_connect_window(lidguard):
+def test_a_dead_runtime_costs_a_hook_at_most_the_connect_window(lidguard, load_allowance):
+    bound = HOOK_BUDGET_SECONDS + load_allowance()
     for provider, payload, args in (("claude", TOOL, ()), ("claude", PERMISSION, ()), ("claude", STOP, ()),
                                     ("copilot", {"sessionId": "s"}, ("--event", "permissionRequest"))):
         began = time.monotonic()
         result = run_hook_process(lidguard, provider, json.dumps(payload), *args)
         assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
-        assert time.monotonic() - began < HOOK_BUDGET_SECONDS
+        assert time.monotonic() - began < bound
     assert lidguard.runtime_pids() == []  # only start events launch the runtime
     assert "runtimeUnavailable=true" in (lidguard.data_dir / "claude-hook-events.log").read_text()
 
 
-def test_a_hung_runtime_is_waited_for_a_bounded_time(lidguard):
+def test_a_hung_runtime_is_waited_for_a_bounded_time(lidguard, load_allowance):
     lidguard.socket.parent.mkdir(parents=True, mode=0o700)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(lidguard.socket))
@@ -180,12 +181,13 @@ def test_a_hung_runtime_is_waited_for_a_bounded_time(lidguard):
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
+        bound = HOOK_BUDGET_SECONDS + load_allowance()
         for payload in (TOOL, PERMISSION):
             began = time.monotonic()
             result = run_hook_process(lidguard, "claude", json.dumps(payload))
             elapsed = time.monotonic() - began
             assert (result.returncode, result.stdout) == (0, b"")
-            assert elapsed < HOOK_BUDGET_SECONDS + 2, elapsed  # interpreter start-up on a loaded machine
+            assert elapsed < bound, (elapsed, bound)  # the budget + interpreter start-up at this load
         assert accepted
     finally:
         stop.set()

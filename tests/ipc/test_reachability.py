@@ -213,18 +213,19 @@ def test_the_registry_and_every_reply_are_bounded(lidguard, start_runtime):
     assert stop.returncode == 0, stop.stderr
 
 
-def test_a_runtime_that_cannot_re_create_its_socket_is_reported_not_waited_for(lidguard):
+def test_a_runtime_that_cannot_re_create_its_socket_is_reported_not_waited_for(lidguard, load_allowance):
     """The socket path became a folder under a live runtime: no 31 s waits, no "not running"."""
     assert _start(lidguard).returncode == 0
     lidguard.socket.unlink()
     lidguard.socket.mkdir()
+    bound = 20 + load_allowance()  # the old client waited 31 s
     for args in (("status",), ("start", "--provider", "custom", "--session", "s2"), ("stop-runtime",)):
         began = time.monotonic()
         result = lidguard.run(*args)
         elapsed = time.monotonic() - began
         assert result.returncode == 1, (args, result.stdout)
         assert "is running" in result.stderr and "does not answer" in result.stderr, (args, result.stderr)
-        assert elapsed < 20, (args, elapsed)
+        assert elapsed < bound, (args, elapsed, bound)
     assert lidguard.runtime_pids()
     stopped = lidguard.run("stop-runtime", "--force")  # reaches the lock holder another way
     assert stopped.returncode == 0 and "asked to exit" in stopped.stdout, stopped.stderr
@@ -252,17 +253,18 @@ def _plant(path: Path, kind: str, home: Path) -> None:
 
 @pytest.mark.parametrize("where", ["lock", "socket"])
 @pytest.mark.parametrize("kind", ["missing", "empty", "corrupt", "huge", "fifo", "symlink", "dangling-symlink"])
-def test_a_start_is_protected_whatever_was_left_at_the_lock_or_socket_path(lidguard, where, kind):
+def test_a_start_is_protected_whatever_was_left_at_the_lock_or_socket_path(lidguard, where, kind, load_allowance):
     """Issue 17 fault table, for the lock and the socket: a start ends protected; a lock that is a
     symlink is never followed (set aside as runtime.lock.bad-1, its target untouched)."""
     path = lidguard.data_dir / "runtime.lock" if where == "lock" else lidguard.socket
     (lidguard.data_dir / "run").mkdir(parents=True, mode=0o700)
     _plant(path, kind, lidguard.home)
+    bound = 15 + load_allowance(20.0)  # the old client waited 6 s and failed; two interpreters start here
     began = time.monotonic()
     result = _start(lidguard)
     elapsed = time.monotonic() - began
     assert result.returncode == 0, result.stderr
-    assert elapsed < 15, elapsed
+    assert elapsed < bound, (elapsed, bound)
     if where == "lock" and kind in ("symlink", "dangling-symlink"):
         assert path.with_name("runtime.lock.bad-1").is_symlink()
         if kind == "symlink":

@@ -217,9 +217,10 @@ def test_describe_names_the_active_path(inhibitor_backend: str) -> None:
 def test_release_kills_the_helper_group_when_closing_stdin_is_not_enough(
     unreachable_system_bus: str, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
-    # A stand-in systemd-inhibit that ignores its stdin: release must fall back to killing the group.
+    # A stand-in systemd-inhibit that confirms (as its command would) and then ignores its stdin: release
+    # must fall back to killing the group.
     fake = tmp_path / "systemd-inhibit"
-    fake.write_text("#!/bin/sh\nexec 0</dev/null\nsleep 30 &\nwait\n")
+    fake.write_text("#!/bin/sh\necho held\nexec 0</dev/null\nsleep 30 &\nwait\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")

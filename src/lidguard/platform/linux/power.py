@@ -4,9 +4,11 @@ An inhibitor is an fd returned by ``org.freedesktop.login1.Manager.Inhibit`` (or
 logind drops it when every copy of the fd is closed, so it dies with the runtime. Two ways to hold one:
 
 - the cffi binding (``_binding.LogindConnection.inhibit``), when :func:`_binding.binding_status` is active;
-- otherwise a helper ``systemd-inhibit --what=... --mode=block -- sh -c 'read _'`` (systemd-inhibit(1)),
-  released by closing its stdin; the stdin pipe also closes when the runtime dies, so the helper
-  never outlives it (shared/spec/REFERENCE.md 8.2).
+- otherwise a helper ``systemd-inhibit --what=... --mode=block -- sh -c 'echo held; read _'``
+  (systemd-inhibit(1)), released by closing its stdin; the stdin pipe also closes when the runtime dies,
+  so the helper never outlives it (shared/spec/REFERENCE.md 8.2). systemd-inhibit runs the command only
+  once logind granted the inhibitor, so "held" on its stdout is the proof; a helper that exits first
+  failed, and one that says nothing within ``HELPER_CONFIRM_SECONDS`` is ended and counts as failed.
 
 Lid protection is a *separate* ``handle-lid-switch`` inhibitor: logind's default
 ``LidSwitchIgnoreInhibited=yes`` (logind.conf(5)) makes lid-close handling ignore a plain ``sleep``
@@ -52,18 +54,23 @@ LID_SWITCH_WHY = "LidGuard is temporarily inhibiting lid-close handling while an
 LINUX_LID_SCHEME_IDENTIFIER = "1d4c92cb-9a9a-4d20-b89c-111ea5270e91"
 LID_ACTION_DO_NOTHING = 0
 LID_ACTION_SLEEP = 1
-HELPER_PROBE_SECONDS = 0.25
+# How long systemd-inhibit may take to get the inhibitor and run its command. It used to be "still running
+# after 0.25 s means held": on a loaded machine a helper that was about to fail (no logind) was still
+# starting then, and protection was reported while none was held.
+HELPER_CONFIRM_SECONDS = 15.0
+HELPER_CONFIRMATION = b"held"
 HELPER_RELEASE_WAIT_SECONDS = 2.0
 
 
 class InhibitorHelperError(LogindError):
-    """The ``systemd-inhibit`` helper exited during its probe window; carries its exit code and stderr."""
+    """The ``systemd-inhibit`` helper exited before it confirmed the inhibitor (or never confirmed it:
+    ``exit_code`` None); carries its exit code and stderr."""
 
-    def __init__(self, exit_code: int, stderr: str) -> None:
+    def __init__(self, exit_code: int | None, stderr: str) -> None:
         detail = stderr.strip() or "no error output"
-        super().__init__(
-            "lidguard.Error.SystemdInhibitFailed", f"systemd-inhibit exited with code {exit_code}: {detail}"
-        )
+        outcome = (f"exited with code {exit_code}" if exit_code is not None
+                   else f"did not confirm the inhibitor within {HELPER_CONFIRM_SECONDS:.0f} s and was ended")
+        super().__init__("lidguard.Error.SystemdInhibitFailed", f"systemd-inhibit {outcome}: {detail}")
         self.exit_code = exit_code
         self.stderr = stderr
 
@@ -154,7 +161,7 @@ def _acquire_with_helper(what: str, why: str, capability: str, *, binding_reason
         "--",
         shell,
         "-c",
-        "read _",
+        "echo held; read _",
     ]
     # stdin is a pipe whose only writer is this process (Popen pipes are close-on-exec): closing it, or
     # this process dying, makes `read` see EOF, sh exits and systemd-inhibit drops the inhibitor.
@@ -162,20 +169,53 @@ def _acquire_with_helper(what: str, why: str, capability: str, *, binding_reason
     process = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
         close_fds=True,
     )
-    try:
-        exit_code = process.wait(timeout=HELPER_PROBE_SECONDS)
-    except subprocess.TimeoutExpired:
+    if _helper_confirmed(process):
+        if process.stdout is not None:
+            process.stdout.close()  # sh writes nothing more
         return InhibitorHandle(
             f"systemd-inhibit helper pid {process.pid} ({what})", lambda: _stop_helper(process)
         )
-    stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+    exit_code = process.poll()
+    if exit_code is None:  # neither held nor failed in time: end it, it holds nothing we can count on
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=HELPER_RELEASE_WAIT_SECONDS)
+    ended = process.poll() is not None  # else its stderr may never end: do not read it
+    stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr and ended else ""
     _close_pipes(process)
     raise InhibitorHelperError(exit_code, stderr)
+
+
+def _helper_confirmed(process: subprocess.Popen[bytes]) -> bool:
+    """True once the helper's command printed the confirmation (the inhibitor is held); False when its
+    output ended first (systemd-inhibit failed and exited) or after ``HELPER_CONFIRM_SECONDS``."""
+    import selectors
+    import time
+
+    pipe = process.stdout
+    if pipe is None:
+        return False
+    output = b""
+    deadline = time.monotonic() + HELPER_CONFIRM_SECONDS
+    with selectors.DefaultSelector() as selector:
+        selector.register(pipe, selectors.EVENT_READ)
+        while HELPER_CONFIRMATION not in output:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(remaining):
+                return False
+            chunk = os.read(pipe.fileno(), 64)
+            if not chunk:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=HELPER_RELEASE_WAIT_SECONDS)  # it ended: collect the exit code
+                return False
+            output += chunk
+    return True
 
 
 def _stop_helper(process: subprocess.Popen[bytes]) -> None:
@@ -193,7 +233,7 @@ def _stop_helper(process: subprocess.Popen[bytes]) -> None:
 
 
 def _close_pipes(process: subprocess.Popen[bytes]) -> None:
-    for pipe in (process.stdin, process.stderr):
+    for pipe in (process.stdin, process.stdout, process.stderr):
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()
