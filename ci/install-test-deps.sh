@@ -97,6 +97,16 @@ system_lane() {
             python3-dev procps xvfb trayer
     fi
 }
+# Waits for a lane, prints its log, says when it failed (exit 1).
+wait_lane() {
+    local pid="$1" name="$2" what="$3" lane_status=0
+    wait "$pid" || lane_status=$?
+    cat "$logs/$name.log"
+    if [ "$lane_status" -ne 0 ]; then
+        echo "test set-up: $what failed (exit $lane_status)" >&2
+        return 1
+    fi
+}
 system_lane >"$logs/system.log" 2>&1 &
 system_lane_pid=$!
 
@@ -129,13 +139,7 @@ if needs_part "python:"; then
         wheel build
     $PIP_SUDO "$PYTHON" -m pip install -q --group test -e .
 fi
-lane_status=0
-wait "$system_lane_pid" || lane_status=$?
-cat "$logs/system.log"
-if [ "$lane_status" -ne 0 ]; then
-    echo "test set-up: the Debian packages failed (exit $lane_status)" >&2
-    status=1
-fi
+wait_lane "$system_lane_pid" system "the Debian packages" || status=1
 # The editable install keeps sources in src/; build the native modules next to them (as the user who
 # runs the tests, so the build products are theirs). Always after a pip install: it may bring a new
 # Cython or cffi.
@@ -144,13 +148,7 @@ if [ -n "$needs" ]; then
     # cffi leaves an unchanged _logind.py alone: mark every build product as current for the check.
     touch src/lidguard/_native/_proctree.*.so src/lidguard/_native/_logind.py
 fi
-lane_status=0
-wait "$npm_lane" || lane_status=$?
-cat "$logs/npm.log"
-if [ "$lane_status" -ne 0 ]; then
-    echo "test set-up: the agent CLIs failed (exit $lane_status)" >&2
-    status=1
-fi
+wait_lane "$npm_lane" npm "the agent CLIs" || status=1
 check || status=1
 if [ -z "$needs" ] && [ "$status" -eq 0 ]; then
     echo "test set-up: everything is installed"
