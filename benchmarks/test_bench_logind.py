@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from lidguard.platform.linux import _binding
-from lidguard.platform.linux.power import HELPER_PROBE_SECONDS, acquire_inhibitor
+from lidguard.platform.linux.power import acquire_inhibitor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "linux"))
 from dbus_harness import LogindMock, PrivateSystemBus, missing_tools_reason, skip_unless_available
@@ -111,9 +111,9 @@ def test_binding_beats_the_helper(
 ) -> None:
     """Binding vs helper, both measured in this run, interleaved, with a margin that can fail.
 
-    The helper's acquire includes a fixed 250 ms probe window (``HELPER_PROBE_SECONDS``), so beating
-    the whole helper proves nothing. The binding must instead cost at most 1/BINDING_MARGIN of a bare
-    ``systemd-inhibit ... true`` process against the same mock: the floor of any helper-based path.
+    The helper path waits for its command to confirm the inhibitor (a systemd-inhibit process plus a
+    shell), so the binding is held to something stricter: at most 1/BINDING_MARGIN of a bare
+    ``systemd-inhibit ... true`` process against the same mock, the floor of any helper-based path.
     Measured on the development box: binding ~0.3 ms, bare helper process ~7 ms (over 20x).
     """
     if not _which("systemd-inhibit"):
@@ -141,9 +141,8 @@ def test_binding_beats_the_helper(
         print(
             f"\ninhibitor acquire+release (median, interleaved): cffi binding {binding_ms:.3f} ms, "
             f"bare systemd-inhibit process {bare_ms:.1f} ms ({bare_ms / binding_ms:.0f}x the binding), "
-            f"lidguard helper path {helper_ms:.1f} ms (includes the {HELPER_PROBE_SECONDS * 1000:.0f} ms probe)"
+            f"lidguard helper path {helper_ms:.1f} ms (until its command confirms the inhibitor)"
         )
-    assert helper_ms >= HELPER_PROBE_SECONDS * 1000, "the helper rounds did not go through the helper"
     assert binding_ms * BINDING_MARGIN <= bare_ms, (
         f"the binding ({binding_ms:.3f} ms) is not {BINDING_MARGIN}x cheaper than a bare helper process "
         f"({bare_ms:.1f} ms): it no longer earns its place (STYLE rule 5)"
