@@ -129,7 +129,10 @@ class LidguardProcesses:
                 pids.append(int(pid))
         return pids
 
-    def wait_until(self, predicate, timeout: float = 10.0) -> bool:
+    def wait_until(self, predicate, timeout: float = 30.0) -> bool:
+        """Bounded polling: True as soon as ``predicate`` holds (the bound costs nothing then); 30 s by
+        default for a loaded 2-core CI run. A test that expects something NOT to happen passes its own
+        short ``timeout``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():

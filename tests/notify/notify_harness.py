@@ -43,8 +43,9 @@ def b64url_decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
-    """Bounded polling (never a fixed sleep)."""
+def wait_for(condition: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
+    """Bounded polling (never a fixed sleep): returns as soon as ``condition`` holds, so the bound costs
+    nothing when it does. 60 s: a loaded CI run took over 10 s to encrypt, sign and send three pushes."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
