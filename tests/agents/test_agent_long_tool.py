@@ -14,8 +14,11 @@ from fake_model import Script
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 TOOL_SECONDS = 125
-# A build-like tool: a little CPU work every half second (bash arithmetic), for over two minutes.
-COMMAND = (f"end=$((SECONDS+{TOOL_SECONDS})); while [ $SECONDS -lt $end ]; do i=0; "
+# A build-like tool: a little CPU work every half second (bash arithmetic), for over two minutes, timed by
+# /proc/uptime (the boot-time clock, as the test's monotonic clock): bash's $SECONDS follows the wall
+# clock, which this VM once stepped ~12 s forward mid-run (the tool ended after 112.7 s of real time).
+COMMAND = (f"read up _ < /proc/uptime; end=$((${{up%.*}}+{TOOL_SECONDS})); "
+           "while read up _ < /proc/uptime; [ ${up%.*} -lt $end ]; do i=0; "
            "while [ $i -lt 4000 ]; do i=$((i+1)); done; sleep 0.5; done; echo hello")
 
 
