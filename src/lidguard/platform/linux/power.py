@@ -161,7 +161,7 @@ def _acquire_with_helper(what: str, why: str, capability: str, *, binding_reason
         "--",
         shell,
         "-c",
-        "echo held; read _",
+        f"echo {HELPER_CONFIRMATION.decode()}; read _",
     ]
     # stdin is a pipe whose only writer is this process (Popen pipes are close-on-exec): closing it, or
     # this process dying, makes `read` see EOF, sh exits and systemd-inhibit drops the inhibitor.
