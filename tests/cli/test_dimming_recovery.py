@@ -79,7 +79,7 @@ def test_status_shows_the_dimmed_display_and_a_set_aside_backup(lidguard):
                                                                    "maximum": 100})
     lidguard.run("settings", "--dim-display-when-idle-minutes", "5", check=True)
     lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
-    assert lidguard.wait_until(lambda: _sets(lidguard) == [20], timeout=20)
+    assert lidguard.wait_until(lambda: _sets(lidguard) == [20])
     assert lidguard.wait_until(lambda: lidguard.json("status")["displayDimmed"] is not None, timeout=10)
     dimmed = lidguard.json("status")["displayDimmed"]
     assert (dimmed["device"], dimmed["brightness"], dimmed["maxBrightness"], dimmed["dimmedTo"]) == \
@@ -87,8 +87,8 @@ def test_status_shows_the_dimmed_display_and_a_set_aside_backup(lidguard):
     assert ("Display dimmed (the user is away): 20/100, restored to 80 on activity (backlight/fake)"
             in lidguard.run("status", check=True).stdout.splitlines())
     lidguard.set_machine(idle=False, brightness={"device": "backlight/fake", "value": 80, "maximum": 100})
-    assert lidguard.wait_until(lambda: _sets(lidguard) == [20, 80], timeout=20)
-    assert lidguard.wait_until(lambda: lidguard.json("status")["displayDimmed"] is None, timeout=10)
+    assert lidguard.wait_until(lambda: _sets(lidguard) == [20, 80])
+    assert lidguard.wait_until(lambda: lidguard.json("status")["displayDimmed"] is None)
     lidguard.run("stop-runtime", "--force", check=True)
     assert lidguard.wait_until(lambda: not lidguard.runtime_pids(), timeout=20)
     _write_backup(lidguard, b"\x00\xff not json")
@@ -121,7 +121,7 @@ def test_a_hook_started_runtime_restores_a_predecessors_dimmed_display(lidguard)
     result = subprocess.run([sys.executable, "-m", "lidguard", "claude-hook"], env=lidguard.env,
                             input=json.dumps(prompt).encode(), capture_output=True, timeout=60)
     assert (result.returncode, result.stdout) == (0, b"")
-    assert lidguard.wait_until(lambda: _sets(lidguard) == [80], timeout=20)
+    assert lidguard.wait_until(lambda: _sets(lidguard) == [80])
     [restore] = [action for action in lidguard.actions() if action["action"] == "brightness-set"]
     assert restore["pid"] in lidguard.runtime_pids()
     assert not (lidguard.data_dir / "pending-brightness-backup.json").exists()

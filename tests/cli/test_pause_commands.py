@@ -51,7 +51,7 @@ def test_pause_without_a_runtime_starts_a_paused_one_and_resume_without_one_is_f
     _start(lidguard, "later")  # a hook while paused: tracked, never protected
     assert "protection-applied" not in _names(lidguard)
     lidguard.run("resume", check=True)
-    assert lidguard.wait_until(lambda: "protection-applied" in _names(lidguard), timeout=20)
+    assert lidguard.wait_until(lambda: "protection-applied" in _names(lidguard))
     lidguard.run("stop-runtime", "--force", check=True)
 
 
@@ -85,7 +85,7 @@ def test_emergency_restore_with_no_runtime_after_a_crash_and_any_settings_file(l
     _start(lidguard, "crashed")
     backup = lidguard.data_dir / "pending-lid-action-backup.json"
     journal = lidguard.data_dir / SESSION_JOURNAL_FILE_NAME
-    assert lidguard.wait_until(lambda: journal.exists() and journal.stat().st_size > 0, timeout=20)
+    assert lidguard.wait_until(lambda: journal.exists() and journal.stat().st_size > 0)
     lidguard.kill_runtimes()
     assert lidguard.wait_until(lambda: not lidguard.runtime_pids(), timeout=20)
     assert backup.exists()

@@ -76,8 +76,8 @@ def test_a_hook_driven_start_protects_whatever_the_file_holds(lidguard, fault_fi
         assert (result.returncode, result.stdout) == (0, b""), result.stderr
         assert seconds < START_HOOK_BUDGET_SECONDS + allowance, (seconds, allowance)
         # The runtime applies protection before it answers the start; status confirms the session.
-        assert lidguard.wait_until(lambda: _protected(lidguard), timeout=10), lidguard.actions()
-        assert lidguard.wait_until(lambda: _session_active(lidguard, env), timeout=10)
+        assert lidguard.wait_until(lambda: _protected(lidguard)), lidguard.actions()
+        assert lidguard.wait_until(lambda: _session_active(lidguard, env))
         if fault == "ENOSPC":  # the injection took effect: not one byte reached the file
             path = lidguard.data_dir / fault_file.relative_path
             assert not path.exists() or path.is_socket() or path.stat().st_size == 0

@@ -202,12 +202,12 @@ def test_a_stop_hook_killed_while_waiting_leaves_the_runtime_consistent(lidguard
     if signal_number == signal.SIGINT:  # an interrupted hook still exits 0 quietly
         assert (hook.returncode, stdout, stderr) == (0, b"", b"")
     polls = follow_up_server.polls
-    assert lidguard.wait_until(lambda: follow_up_server.polls > polls, timeout=10)  # the wait goes on
+    assert lidguard.wait_until(lambda: follow_up_server.polls > polls)  # the wait goes on
     status = lidguard.json("status")
     assert status["pendingSuspend"] is not None and status["pendingSuspend"]["stage"] == "follow-up", status
     # A new prompt ends the wait, the session is protected again and nothing suspends.
     assert run_hook_process(lidguard, "claude", json.dumps({**PROMPT, "prompt": "and more"})).returncode == 0
-    assert lidguard.wait_until(lambda: lidguard.json("status")["pendingSuspend"] is None, timeout=10)
+    assert lidguard.wait_until(lambda: lidguard.json("status")["pendingSuspend"] is None)
     assert "s1" in _sessions(lidguard)
     follow_up_server.reply("too late")
     polls = follow_up_server.polls

@@ -64,12 +64,13 @@ def test_idle_connections_beyond_the_fd_limit_neither_kill_nor_block_the_runtime
     runtime.assert_serving(["anchor", "during"])
 
 
-def test_a_client_that_never_reads_its_reply_does_not_hold_the_runtime(runtime):
+def test_a_client_that_never_reads_its_reply_does_not_hold_the_runtime(runtime, load_allowance):
     # Many sessions make the status reply larger than the socket buffers.
     for index in range(80):
         runtime.request({"Command": "start", "Provider": "codex", "SessionIdentifier": f"{index:03d}" + "z" * 500,
                          "WorkingDirectory": "/" + "w" * 4000})
     open_fds = len(os.listdir(f"/proc/{runtime.process.pid}/fd"))
+    allowance = load_allowance()
     stuck = []
     for _ in range(20):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -81,9 +82,10 @@ def test_a_client_that_never_reads_its_reply_does_not_hold_the_runtime(runtime):
         started = time.monotonic()
         reply = request(runtime.socket, {"Command": "status"})  # lists at most 64 KiB of sessions (bounds.py)
         assert reply["ActiveSessionCount"] == 81 and len(encode_message(reply)) > 8 * 4096  # >> their buffers
-        assert time.monotonic() - started < 2
+        # Not held up by the stuck writers (each would hold it for the 5 s write timeout), at any load.
+        assert time.monotonic() - started < 2 + allowance
         # The write timeout (5 s) closes the stuck connections: the runtime holds no descriptor for them.
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while len(os.listdir(f"/proc/{runtime.process.pid}/fd")) > open_fds and time.monotonic() < deadline:
             time.sleep(0.2)
         assert len(os.listdir(f"/proc/{runtime.process.pid}/fd")) <= open_fds

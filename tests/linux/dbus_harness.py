@@ -276,7 +276,7 @@ class LogindMock:
         entries = self.call(LOGIND_NAME, LOGIND_PATH, MANAGER_INTERFACE, "ListInhibitors")
         return [tuple(entry) for entry in entries]  # type: ignore[misc]
 
-    def wait_for_inhibitors(self, predicate: Any, *, timeout: float = 15.0) -> list[tuple[Any, ...]]:
+    def wait_for_inhibitors(self, predicate: Any, *, timeout: float = 30.0) -> list[tuple[Any, ...]]:
         """Polls ListInhibitors until ``predicate(list)`` holds; returns the last list (assert on it)."""
         deadline = time.monotonic() + timeout
         entries = self.list_inhibitors()

@@ -230,7 +230,7 @@ def test_the_runtime_dims_restores_on_activity_and_a_kill_9_is_repaired_by_the_n
     # Away again: dimmed again; then the runtime is killed outright.
     logind.set_idle(True, datetime.now(UTC) - timedelta(minutes=6))
     assert lg.wait_until(lambda: logind.sysfs_brightness("intel_backlight") == 30000, timeout=40)
-    assert lg.wait_until(backup.exists, timeout=10)
+    assert lg.wait_until(backup.exists)
     [pid] = lg.runtime_pids()
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30

@@ -150,7 +150,7 @@ def _stop_and_wait_for_history(lg, expected_entries: int = 1) -> list[dict]:
     lg.run("settings", "--post-stop-suspend-delay-seconds", "1", check=True)
     lg.run("start", "--provider", "claude", "--session", "s1", check=True)
     lg.run("stop", "--provider", "claude", "--session", "s1", check=True)
-    assert lg.wait_until(lambda: len(lg.json("suspend-history")["entries"]) >= expected_entries, timeout=20)
+    assert lg.wait_until(lambda: len(lg.json("suspend-history")["entries"]) >= expected_entries)
     return lg.json("suspend-history")["entries"]
 
 
@@ -174,7 +174,7 @@ def test_external_display_or_open_lid_never_suspends(linux_lidguard, lid, connec
     lg.run("start", "--provider", "claude", "--session", "s1", check=True)
     lg.run("stop", "--provider", "claude", "--session", "s1", check=True)
     log = lg.data_dir / "session-execution.log"
-    assert lg.wait_until(lambda: log.exists() and "stop-suspend-skipped" in log.read_text(), timeout=20)
+    assert lg.wait_until(lambda: log.exists() and "stop-suspend-skipped" in log.read_text())
     assert suspend_requests(lg) == []
     assert lg.json("suspend-history")["entries"] == []
 
@@ -235,14 +235,14 @@ def test_agent_in_a_real_process_chain_is_watched_until_it_exits(linux_lidguard,
     shell = subprocess.Popen(["/bin/sh", "-c", f'"{agent}" -c "{script}" "{hook}"'], env=lg.env,
                              start_new_session=True)
     try:
-        assert lg.wait_until(lambda: lg.json("status")["activeSessionCount"] == 1, timeout=20)
+        assert lg.wait_until(lambda: lg.json("status")["activeSessionCount"] == 1)
         [session] = lg.json("status")["sessions"]
         watched = session["watchedProcessIdentifier"]
         assert watched, "the agent process must be resolved from the hook's ancestry"
         comm = Path(f"/proc/{watched}/comm").read_text().strip()
         assert comm == agent_name[:15]
         os.kill(watched, signal.SIGKILL)
-        assert lg.wait_until(lambda: lg.json("status")["activeSessionCount"] == 0, timeout=20)
+        assert lg.wait_until(lambda: lg.json("status")["activeSessionCount"] == 0)
         log = (lg.data_dir / "session-execution.log").read_text()
         assert "watched-process-exited" in log
     finally:

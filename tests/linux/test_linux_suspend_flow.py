@@ -203,7 +203,7 @@ def test_end_to_end_pre_suspend_after_the_delay_then_exactly_one_suspend(
     lidguard.run("settings", "--post-stop-suspend-delay-seconds", "2", "--pre-suspend-webhook-url", receiver.url,
                  check=True)
     lidguard.run("start", "--provider", "claude", "--session", "e2e", check=True)
-    assert lidguard.wait_until(lambda: len(ours(logind_mock.list_inhibitors())) == 2, timeout=20)
+    assert lidguard.wait_until(lambda: len(ours(logind_mock.list_inhibitors())) == 2)
     stopped_at = time.monotonic()
     # What a Claude `Stop` hook sends (issue 7 builds the hook command itself): a provider-reported end
     # with the payload's last_assistant_message.

@@ -43,7 +43,7 @@ def stop(mac, session: str = "s1") -> None:
 
 def wait_protected(mac) -> int:
     """The one runtime's pid once caffeinate holds the assertion and the lid policy is applied."""
-    assert mac.wait_until(lambda: len(caffeinate_pids(mac)) == 1 and DISABLE in privileged(mac), timeout=20)
+    assert mac.wait_until(lambda: len(caffeinate_pids(mac)) == 1 and DISABLE in privileged(mac))
     [pid] = mac.runtime_pids()
     return pid
 
@@ -102,7 +102,7 @@ def _stop_and_wait_for_history(mac, expected_entries: int = 1) -> list[dict]:
     start(mac)
     wait_protected(mac)
     stop(mac)
-    mac.wait_until(lambda: len(mac.json("suspend-history")["entries"]) >= expected_entries, timeout=15)
+    mac.wait_until(lambda: len(mac.json("suspend-history")["entries"]) >= expected_entries)
     return mac.json("suspend-history")["entries"]
 
 
@@ -129,7 +129,7 @@ def test_external_display_open_or_unknown_lid_never_sleeps(mac, clamshell, displ
     wait_protected(mac)
     stop(mac)
     log = mac.data_dir / "session-execution.log"
-    assert mac.wait_until(lambda: log.exists() and "stop-suspend-skipped" in log.read_text(), timeout=20)
+    assert mac.wait_until(lambda: log.exists() and "stop-suspend-skipped" in log.read_text())
     assert ["pmset", "sleepnow"] not in mac.tools.commands("pmset")
     assert mac.json("suspend-history")["entries"] == []
 

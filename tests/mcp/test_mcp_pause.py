@@ -46,7 +46,7 @@ def test_emergency_restore_tool_with_no_runtime_and_a_broken_settings_file(lidgu
     lidguard.set_machine(lid="closed")
     lidguard.run("start", "--provider", "claude", "--session", "gone", check=True)
     journal = lidguard.data_dir / "session-journal.jsonl"
-    assert lidguard.wait_until(lambda: journal.exists() and journal.stat().st_size > 0, timeout=20)
+    assert lidguard.wait_until(lambda: journal.exists() and journal.stat().st_size > 0)
     lidguard.kill_runtimes()
     assert lidguard.wait_until(lambda: not lidguard.runtime_pids(), timeout=20)
     (lidguard.data_dir / "settings.json").write_text('{"SuspendMode": ')

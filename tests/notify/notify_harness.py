@@ -173,7 +173,7 @@ class ServerProcess:
             except httpx.HTTPError:
                 return False
 
-        wait_for(healthy, timeout=20, what="the notification server to answer /healthz")
+        wait_for(healthy, what="the notification server to answer /healthz")
         return self
 
     def kill(self) -> None:

@@ -181,7 +181,7 @@ def test_status_says_protection_is_held_back_and_the_session_is_kept(lidguard):
     def held_back() -> bool:
         return "Protection held back: On battery at 25 %" in lidguard.run("status", check=True).stdout
 
-    assert lidguard.wait_until(held_back, timeout=20)
+    assert lidguard.wait_until(held_back)
     status = lidguard.json("status")
     assert [s["sessionIdentifier"] for s in status["sessions"]] == ["low"]
     [reason] = status["protectionHeldBack"]
