@@ -83,7 +83,7 @@ def test_a_runtime_that_cannot_start_says_why_at_once(lidguard, load_allowance, 
         extra["LIDGUARD_PLATFORM"] = "amiga"
         expected = "LIDGUARD_PLATFORM must be one of"
     allowance = load_allowance()
-    with _RuntimeWatch(lidguard.home) as watch:
+    with _RuntimeWatch(lidguard) as watch:
         began = time.monotonic()
         result = _start(lidguard, **extra)
         client_ended = time.monotonic()
@@ -93,7 +93,7 @@ def test_a_runtime_that_cannot_start_says_why_at_once(lidguard, load_allowance, 
     assert "Failed to start the LidGuard runtime." not in result.stderr
     # "At once": at most one runtime launch (a data folder that is a file the client sees itself), and the
     # client answers as soon as that runtime has given up. The old client waited 6 s and launched a second
-    # runtime. Timed from the runtime's end (watched in /proc), not from the client's start: the imports of
+    # runtime. Timed from the runtime's end (its pid watched), not from the client's start: the imports of
     # two interpreters on a loaded 2-core CI run took 12.5 s beside 1.6-4.1 s for the failing runtime
     # alone, with no waiting in the client at all.
     assert len(watch.seen) <= 1, f"runtimes launched: {sorted(watch.seen)}"
@@ -103,11 +103,11 @@ def test_a_runtime_that_cannot_start_says_why_at_once(lidguard, load_allowance, 
 
 
 class _RuntimeWatch:
-    """Watches /proc for ``run-server`` processes started with ``home`` as HOME: every pid seen, and the
-    monotonic time it was last seen alive (a reaped or zombie runtime has no command line)."""
+    """Polls ``lidguard.runtime_pids()`` in a thread: every runtime pid seen, and the monotonic time it was
+    last seen alive (a reaped or zombie runtime no longer matches)."""
 
-    def __init__(self, home: Path) -> None:
-        self._marker = f"\0HOME={home}\0".encode()
+    def __init__(self, lidguard) -> None:
+        self._runtime_pids = lidguard.runtime_pids
         self.seen: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -123,16 +123,8 @@ class _RuntimeWatch:
     def _run(self) -> None:
         while True:
             stopping = self._stop.is_set()
-            for entry in os.scandir("/proc"):
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    if b"run-server" not in Path(entry.path, "cmdline").read_bytes():
-                        continue
-                    if self._marker in b"\0" + Path(entry.path, "environ").read_bytes():
-                        self.seen[int(entry.name)] = time.monotonic()
-                except OSError:
-                    continue
+            for pid in self._runtime_pids():
+                self.seen[pid] = time.monotonic()
             if stopping:
                 return
             self._stop.wait(0.01)

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 
 from ..api import LidActionSnapshot, ProtectionRequest, Unsupported
@@ -195,9 +197,6 @@ def _acquire_with_helper(what: str, why: str, capability: str, *, binding_reason
 def _helper_confirmed(process: subprocess.Popen[bytes]) -> bool:
     """True once the helper's command printed the confirmation (the inhibitor is held); False when its
     output ended first (systemd-inhibit failed and exited) or after ``HELPER_CONFIRM_SECONDS``."""
-    import selectors
-    import time
-
     pipe = process.stdout
     if pipe is None:
         return False
