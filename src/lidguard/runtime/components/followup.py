@@ -29,7 +29,6 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 
 from ...ipc.limits import MAX_PROMPT_PREVIEW_CHARS
 from .. import policy, suspend_policy
@@ -40,6 +39,8 @@ from . import ComponentBase
 from .webhooks import JSON_CONTENT_TYPE, WEBHOOK_TIMEOUT_SECONDS, failure_message, without_previews
 
 if TYPE_CHECKING:
+    import httpx
+
     from ..app import Runtime
     from .suspend import PendingSuspend
 
@@ -191,6 +192,8 @@ class FollowUpComponent(ComponentBase):
                                         or str(session_end.get("lastAssistantMessage") or "")),
                 created=created, expires=initial)
             body = without_previews(body, settings)
+        import httpx  # here, not at the top: a runtime that never asks before sleep never imports it
+
         client = httpx.AsyncClient(timeout=httpx.Timeout(WEBHOOK_TIMEOUT_SECONDS), transport=self._transport,
                                    follow_redirects=False)
         try:
@@ -214,6 +217,8 @@ class FollowUpComponent(ComponentBase):
     async def _start(self, client: httpx.AsyncClient, url: str, body: dict[str, Any],
                      pending: PendingSuspend) -> tuple[str, datetime | None] | None:
         """POSTs StopFollowUp; the validated poll URL and reported deadline, or None (logged)."""
+        import httpx
+
         message = None
         payload: Any = None
         with anyio.move_on_after(WEBHOOK_TIMEOUT_SECONDS) as scope:

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 
 from ...settings.model import is_absolute_http_url
 from .. import policy
@@ -27,6 +26,8 @@ from ..sessions import AgentProvider, SessionKey
 from . import ComponentBase
 
 if TYPE_CHECKING:
+    import httpx
+
     from ..app import Runtime
 
 __all__ = [
@@ -145,6 +146,8 @@ class WebhookComponent(ComponentBase):
         if not is_absolute_http_url(url):
             on_failure(failure_message(name, bad_url=True))
             return False
+        import httpx  # here, not at the top: a runtime that never sends a webhook never imports it
+
         message: str | None = None
         body = without_previews(body, self._runtime.settings)
         with anyio.move_on_after(WEBHOOK_TIMEOUT_SECONDS) as scope:
@@ -195,6 +198,8 @@ class WebhookComponent(ComponentBase):
                     self._runtime.exception_log.record("webhook-client-close-failed", error)
 
     def _http(self) -> httpx.AsyncClient:
+        import httpx
+
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(WEBHOOK_TIMEOUT_SECONDS),
                                              transport=self._transport, follow_redirects=False)
