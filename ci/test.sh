@@ -94,12 +94,18 @@ lint() {
         python3 -m mypy src/lidguard
     fi
 }
+# The pure-Python axis: the tests whose code has a compiled and a pure route - the process readers
+# (tests/processes), the Linux backend (the logind binding, else D-Bus through jeepney or the helper) and the
+# runtime modules whose tests read real processes through lidguard.proctree (liveness, ancestry, descendant
+# CPU; found by wrapping proctree's entry points during a pure run of tests/runtime: these four, one of
+# them through `lidguard start` processes). The rest of tests/runtime (MockClock flows, fake watchers) and
+# tests/linux_sysfs (no compiled route since issue 22 removed the thermal sampler) take no compiled route,
+# so a second run proved the same thing again. A new runtime test that reads real processes goes here.
+PURE_AXIS_RUNTIME=(tests/runtime/test_runtime_hardening.py tests/runtime/test_session_journal.py
+                   tests/runtime/test_work_and_leases.py tests/runtime/test_power_policy.py)
 pure_axis() {
-    # The tests whose code has a compiled and a pure route: the process readers (tests/processes), the
-    # Linux backend (the logind binding, else D-Bus through jeepney or the helper) and the runtime (process
-    # liveness). Not tests/linux_sysfs: since issue 22 removed the compiled thermal sampler nothing there has
-    # a compiled route, so a second run proved the same thing again. Fewer workers: it runs beside the main run.
-    LIDGUARD_NO_EXTENSIONS=1 run_pytest tests/processes tests/linux tests/runtime \
+    # Fewer workers: it runs beside the main run.
+    LIDGUARD_NO_EXTENSIONS=1 run_pytest tests/processes tests/linux "${PURE_AXIS_RUNTIME[@]}" \
         -n 3 --dist loadgroup --benchmark-disable -q -p no:cacheprovider
 }
 

@@ -152,6 +152,10 @@ def _check_requests(runtime: Any) -> None:
         assert type(pid) is int and 0 <= pid <= MAX_PROCESS_IDENTIFIER
 
 
+# One xdist group: the six commands run one after the other on one worker. They are pure CPU (~11 s each on a
+# quiet machine); six at once beside the rest of the suite on 2 cores cost far more CPU in all (contention:
+# tests/hooks + tests/runtime took 249 s of CPU with 6 workers, 155 s with 2) for no earlier finish.
+@pytest.mark.xdist_group("hook-fuzz")
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("provider", ["claude", "codex", "copilot", "opencode", "gemini", "qwen"])
 def test_ten_thousand_payloads_per_hook_command(provider, stub_environment):
