@@ -73,6 +73,15 @@ def isolated_home(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 
+def poll_pause(last_poll_seconds: float, minimum: float) -> float:
+    """The pause before the next poll of a bounded wait: ``minimum``, or twice what the last poll took when
+    that is longer. A poll that starts a process (``lidguard status --json``: ~0.3 s of CPU, more under load;
+    a D-Bus question through /usr/bin/python3) then keeps at most a third of a core busy while it waits,
+    not a whole one - CPU is the suite's limit on 2 cores, and a busy poller slows the very thing it waits
+    for. A slow poll means a loaded machine, where waiting a little longer costs nothing."""
+    return max(minimum, 2.0 * last_poll_seconds)
+
+
 class LidguardProcesses:
     def __init__(self, home: Path) -> None:
         self.home = home
@@ -132,13 +141,17 @@ class LidguardProcesses:
     def wait_until(self, predicate, timeout: float = 30.0) -> bool:
         """Bounded polling: True as soon as ``predicate`` holds (the bound costs nothing then); 30 s by
         default for a loaded 2-core CI run. A test that expects something NOT to happen passes its own
-        short ``timeout``."""
+        short ``timeout``. Between polls: ``poll_pause`` (a predicate that starts ``lidguard status``
+        polls at most a third of the time)."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
+            began = time.monotonic()
             if predicate():
                 return True
-            time.sleep(0.05)
-        return predicate()
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            time.sleep(min(poll_pause(now - began, 0.05), deadline - now))
 
     def kill_runtimes(self) -> None:
         for pid in self.runtime_pids():

@@ -18,6 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+
+def poll_pause(last_poll_seconds: float, minimum: float) -> float:
+    """As the root conftest's ``poll_pause``: ``minimum``, or twice what the last poll took (each question
+    here starts a /usr/bin/python3, so a waiting poll keeps at most a third of a core busy)."""
+    return max(minimum, 2.0 * last_poll_seconds)
+
+
 MOCK_PYTHON = os.environ.get("LIDGUARD_DBUSMOCK_PYTHON", "/usr/bin/python3")
 LOGIND_NAME = "org.freedesktop.login1"
 LOGIND_PATH = "/org/freedesktop/login1"
@@ -205,9 +212,10 @@ class LogindMock:
             if self.process.poll() is not None:
                 stderr = self.process.stderr.read().decode() if self.process.stderr else ""
                 raise RuntimeError(f"dbusmock logind exited early: {stderr}")
+            began = time.monotonic()
             if self.has_owner():
                 return
-            time.sleep(0.02)
+            time.sleep(poll_pause(time.monotonic() - began, 0.02))
         raise RuntimeError("dbusmock logind did not own org.freedesktop.login1 in time")
 
     def has_owner(self) -> bool:
@@ -279,9 +287,11 @@ class LogindMock:
     def wait_for_inhibitors(self, predicate: Any, *, timeout: float = 30.0) -> list[tuple[Any, ...]]:
         """Polls ListInhibitors until ``predicate(list)`` holds; returns the last list (assert on it)."""
         deadline = time.monotonic() + timeout
+        began = time.monotonic()
         entries = self.list_inhibitors()
         while not predicate(entries) and time.monotonic() < deadline:
-            time.sleep(0.02)
+            time.sleep(poll_pause(time.monotonic() - began, 0.02))  # each question is a /usr/bin/python3
+            began = time.monotonic()
             entries = self.list_inhibitors()
         return entries
 
