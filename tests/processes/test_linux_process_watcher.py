@@ -76,8 +76,17 @@ def _release(child: subprocess.Popen[bytes]) -> None:
     child.stdin.close()
 
 
-def _open_fds() -> set[str]:
-    return set(os.listdir("/proc/self/fd"))
+def _open_pidfds() -> set[str]:
+    """This process's open pidfds, known by what they are (not by number: a number free before the wait may
+    be any fd's - listdir's own, or one a collected object closed - and reused by the pidfd)."""
+    pidfds = set()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") == "anon_inode:[pidfd]":
+                pidfds.add(name)
+        except OSError:  # listdir's own descriptor, closed by now
+            pass
+    return pidfds
 
 
 async def test_watcher_satisfies_the_protocol() -> None:
@@ -128,15 +137,15 @@ async def test_wait_for_exit_returns_at_once_for_gone_and_zombie_processes(
 async def test_cancelled_wait_closes_its_pidfd(waiting_child: subprocess.Popen[bytes]) -> None:
     watcher = LinuxProcessWatcher()
     _needs_pidfd(watcher)
-    before = _open_fds()
+    before = _open_pidfds()
     with anyio.move_on_after(GUARD_SECONDS) as guard:
         async with anyio.create_task_group() as group:
             group.start_soon(watcher.wait_for_exit, waiting_child.pid)
             await anyio.wait_all_tasks_blocked()
-            assert len(_open_fds() - before) >= 1  # the pidfd
+            assert len(_open_pidfds() - before) == 1  # the wait's pidfd
             group.cancel_scope.cancel()
     assert not guard.cancelled_caught
-    assert _open_fds() - before == set()
+    assert _open_pidfds() == before
 
 
 async def test_polling_fallback_when_pidfd_open_is_not_implemented(
