@@ -49,7 +49,7 @@ from .responses import build_response, without_sessions
 from .sessions import RegistryState, SessionKey
 
 if TYPE_CHECKING:
-    import httpx  # webhooks import it when they first send: ~45 ms off every start
+    import httpx  # the webhook and follow-up senders import it when they first send (not at start)
 
 __all__ = ["Runtime"]
 
