@@ -33,20 +33,20 @@ def test_headless_defaults_match_the_reference():
 
 
 def test_missing_keys_in_an_existing_file_use_the_class_defaults():
-    settings = Settings.model_validate({"SuspendMode": "Hibernate"})
+    settings = Settings.from_raw({"SuspendMode": "Hibernate"})
     assert settings.change_lid_action is False  # class default, as the original tool
     assert settings.suspend_mode.value == "Hibernate"
 
 
 def test_stored_values_are_normalized_not_rejected():  # the full rules: tests/settings
-    settings = Settings.model_validate({
+    settings = Settings.from_raw({
         "EmergencyHibernationTemperatureCelsius": 200, "PostStopSuspendDelaySeconds": -5,
         "EmergencyHibernationTemperatureMode": "weird", "PostStopSuspendSoundVolumeOverridePercent": 150,
         "SessionTimeoutMinutes": None, "PostStopSuspendSound": "off", "PowerRequest": {"Reason": "  "},
         "ClosedLidPermissionRequestDecision": "ask",
     })
     assert settings.emergency_hibernation_temperature_celsius == 110
-    low = Settings.model_validate({"EmergencyHibernationTemperatureCelsius": 1})
+    low = Settings.from_raw({"EmergencyHibernationTemperatureCelsius": 1})
     assert low.emergency_hibernation_temperature_celsius == 70
     assert settings.post_stop_suspend_delay_seconds == 0
     assert settings.emergency_hibernation_temperature_mode.value == "Average"
@@ -59,11 +59,11 @@ def test_stored_values_are_normalized_not_rejected():  # the full rules: tests/s
 
 def test_stop_follow_up_needs_url_window_and_delay():
     base = headless_defaults().to_file_json()
-    enabled = Settings.model_validate({**base, "ClosedLidStopFollowUpWebhookUrl": "http://127.0.0.1:1/x"})
+    enabled = Settings.from_raw({**base, "ClosedLidStopFollowUpWebhookUrl": "http://127.0.0.1:1/x"})
     assert stop_follow_up_enabled(enabled)
-    assert not stop_follow_up_enabled(Settings.model_validate(
+    assert not stop_follow_up_enabled(Settings.from_raw(
         {**base, "ClosedLidStopFollowUpWebhookUrl": "http://127.0.0.1:1/x", "ClosedLidStopFollowUpDelaySeconds": 19}))
-    assert not stop_follow_up_enabled(Settings.model_validate(
+    assert not stop_follow_up_enabled(Settings.from_raw(
         {**base, "ClosedLidStopFollowUpWebhookUrl": "http://127.0.0.1:1/x", "PostStopSuspendDelaySeconds": 9}))
     assert not stop_follow_up_enabled(headless_defaults())
 

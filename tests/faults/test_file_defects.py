@@ -164,7 +164,7 @@ def test_the_lid_policy_waits_until_the_set_aside_backup_is_settled_keep_awake_d
     assert len(logged) == 2
     (aside,) = protection.set_aside_lid_backups(backup)
     aside.unlink()  # the user checked the lid setting and deleted the file: settled
-    coordinator.converge(protection_target(headless_defaults().model_copy(update={"change_lid_action": False})))
+    coordinator.converge(protection_target(headless_defaults().replace(**{"change_lid_action": False})))
     coordinator.converge(target)
     assert policy.calls == ["read", "set-do-nothing"]
     assert protection.read_lid_backup(backup) is not None

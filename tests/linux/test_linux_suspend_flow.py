@@ -106,7 +106,7 @@ def ours(entries: list[tuple]) -> list[tuple]:
 
 
 def _settings(**changes: Any) -> Settings:
-    return Settings.model_validate({**headless_defaults().to_file_json(), **changes})
+    return Settings.from_raw({**headless_defaults().to_file_json(), **changes})
 
 
 async def _wait_for(predicate: Any, seconds: float = 30.0) -> None:

@@ -147,7 +147,7 @@ def test_the_runtime_dims_and_restores_over_the_macos_backend(standins, framewor
     platform = MacOSPlatform()
     binding = MacDisplayBinding(frameworks.ffi, frameworks, frameworks)
     platform.brightness = MacBrightness(lambda: binding)
-    settings = Settings.model_validate({"DimDisplayWhenIdleMinutes": 5, "ChangeLidAction": False,
+    settings = Settings.from_raw({"DimDisplayWhenIdleMinutes": 5, "ChangeLidAction": False,
                                         "PowerRequest": {"PreventSystemSleep": True}})
     runtime = Runtime(platform=platform, paths=resolve_paths(), settings=settings, offload_platform_calls=False)
     standins.set_machine(hid_idle_ns=600 * 10**9)

@@ -33,7 +33,7 @@ def hot_mac(standins, monkeypatch: pytest.MonkeyPatch):
 
 
 def _run(until: Any) -> Runtime:
-    settings = Settings.model_validate({**headless_defaults().to_file_json(),
+    settings = Settings.from_raw({**headless_defaults().to_file_json(),
                                         "EmergencyHibernationTemperatureMode": "High"})
     runtime = Runtime(platform=load_platform("macos"), paths=resolve_paths(), settings=settings)
 

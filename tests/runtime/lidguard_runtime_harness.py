@@ -60,7 +60,7 @@ class JumpClock:
 
 
 def with_settings(**changes: Any) -> Settings:
-    return Settings.model_validate({**headless_defaults().to_file_json(), **changes})
+    return Settings.from_raw({**headless_defaults().to_file_json(), **changes})
 
 
 def closed_lid_machine(*displays: DisplayConnector) -> FakeMachine:

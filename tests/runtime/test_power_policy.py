@@ -154,7 +154,7 @@ def test_the_decision_is_pure(policy, floor, source: Any, allowed):
     ({"BatteryFloorPercent": float("nan")}, PowerPolicy.AC_OR_BATTERY, 30),
 ])
 def test_settings_normalize_and_never_reject(stored, policy, floor):
-    settings = Settings.model_validate(stored)
+    settings = Settings.from_raw(stored)
     assert (settings.power_policy, settings.battery_floor_percent) == (policy, floor)
 
 

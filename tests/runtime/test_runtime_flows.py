@@ -171,7 +171,7 @@ def test_failed_suspend_is_logged_and_recorded_without_crashing():
 
 
 def test_hibernate_mode_requests_hibernate():
-    settings = Settings.model_validate({**headless_defaults().to_file_json(), "SuspendMode": "Hibernate"})
+    settings = Settings.from_raw({**headless_defaults().to_file_json(), "SuspendMode": "Hibernate"})
     harness = Harness(settings=settings, machine=closed_lid_machine())
 
     async def body(h: Harness) -> None:
@@ -199,7 +199,7 @@ def test_all_soft_locked_suspends_with_reason_soft_locked():
 
 
 def test_cleanup_delay_off_requests_exit_once_idle():
-    settings = Settings.model_validate({**headless_defaults().to_file_json(), "ServerRuntimeCleanupDelayMinutes": None})
+    settings = Settings.from_raw({**headless_defaults().to_file_json(), "ServerRuntimeCleanupDelayMinutes": None})
     harness = Harness(settings=settings)
 
     async def body(h: Harness) -> None:

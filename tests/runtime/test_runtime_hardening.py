@@ -304,7 +304,7 @@ def test_settings_the_model_refuses_are_rejected_on_start(monkeypatch):
 
     class Refusing:
         @staticmethod
-        def model_validate(value):
+        def from_raw(value):
             raise ValueError("refused by the model")
 
     monkeypatch.setattr(handlers, "Settings", Refusing)

@@ -67,7 +67,7 @@ def test_changed_session_and_settings_are_never_served_from_the_cache() -> None:
     assert after["Sessions"][0]["SoftLockState"] == "SoftLocked"
     assert after["Sessions"][0]["SoftLockReason"] == "Stop"
     assert after["Sessions"][1] == before["Sessions"][1]
-    changed = Settings.model_validate({**headless_defaults().to_file_json(), "SessionTimeoutMinutes": 77})
+    changed = Settings.from_raw({**headless_defaults().to_file_json(), "SessionTimeoutMinutes": 77})
     assert json.loads(encode_reply(_reply(state, changed)))["Settings"]["SessionTimeoutMinutes"] == 77
     assert json.loads(encode_reply(_reply(state)))["Settings"] == headless_defaults().to_file_json()
     removed = json.loads(encode_reply(_reply(state.without([first.key]))))
@@ -206,12 +206,12 @@ def test_raw_settings_are_validated_once_while_they_stay_the_same(monkeypatch: p
     flag_as_number = {**raw, "ChangeLidAction": 1}
     flag_as_bool = {**raw, "ChangeLidAction": True}
     assert model.validate_raw_settings(flag_as_bool).change_lid_action is True
-    assert model.validate_raw_settings(flag_as_number) == Settings.model_validate(flag_as_number)
+    assert model.validate_raw_settings(flag_as_number) == Settings.from_raw(flag_as_number)
     # the host's away-mode answer is part of what validation saw
     monkeypatch.setattr(model, "away_mode_supported", lambda: True)
-    assert model.validate_raw_settings(flag_as_number) == Settings.model_validate(flag_as_number)
+    assert model.validate_raw_settings(flag_as_number) == Settings.from_raw(flag_as_number)
     monkeypatch.setattr(model, "away_mode_supported", lambda: False)
-    assert model.validate_raw_settings(flag_as_number) == Settings.model_validate(flag_as_number)
+    assert model.validate_raw_settings(flag_as_number) == Settings.from_raw(flag_as_number)
     for _ in range(2):  # an invalid payload raises every time (errors are never remembered)
         with pytest.raises(ValueError):
             model.validate_raw_settings("not an object")

@@ -38,7 +38,7 @@ def test_an_unusable_file_mid_session_restores_the_lid_policy_and_valid_settings
         await h.start("b", SettingsProblem=PROBLEM)
         assert "lid-policy-restored" in h.actions() and h.runtime.protection.applied
         assert not h.paths.lid_backup_file.exists()
-        settings = h.runtime.settings.model_copy(update={"change_lid_action": True}).to_file_json()
+        settings = h.runtime.settings.replace(**{"change_lid_action": True}).to_file_json()
         await h.start("c", HasSettings=True, Settings=settings)
         assert h.actions().count("lid-policy-changed") == 2
         assert "settings-fail-closed-ended" in h.log_names()

@@ -386,7 +386,7 @@ def test_cleanup_waits_for_an_in_flight_post_session_end():
 
 def test_a_bad_webhook_url_is_logged_and_never_fails_the_suspend():
     harness = _harness()
-    harness.runtime.settings = harness.runtime.settings.model_copy(update={"pre_suspend_webhook_url": "ftp://x"})
+    harness.runtime.settings = harness.runtime.settings.replace(**{"pre_suspend_webhook_url": "ftp://x"})
 
     async def body(h: Harness) -> None:
         await h.start()

@@ -81,4 +81,4 @@ def test_stop_follow_up_leaves_previews_out_when_off():
 @pytest.mark.parametrize(("stored", "expected"), [({}, True), ({"WebhookPreviews": False}, False),
                                                   ({"WebhookPreviews": "no"}, True), ({"WebhookPreviews": 0}, True)])
 def test_the_setting_takes_only_json_booleans(stored, expected):
-    assert Settings.model_validate(stored).webhook_previews is expected
+    assert Settings.from_raw(stored).webhook_previews is expected

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from lidguard.settings import load_settings_report
-from lidguard.settings.model import NUMBER_RANGES, Settings, headless_defaults
+from lidguard.settings.model import NUMBER_RANGES, SETTING_FIELDS, Settings, headless_defaults
 from lidguard.settings.validation import SETTING_OPTIONS, SettingsInputError
 
 # (JSON key, CLI option, minimum, maximum, "off" allowed)
@@ -59,31 +59,28 @@ def test_cli_parsers_accept_the_range_and_reject_outside_it(key, option, minimum
 
 @pytest.mark.parametrize("key, option, minimum, maximum, off", RANGES)
 def test_stored_values_are_clamped_into_the_range(key, option, minimum, maximum, off):
-    assert getattr(Settings.model_validate({key: 10**30}), _field(key)) == maximum
-    assert getattr(Settings.model_validate({key: minimum - 1}), _field(key)) == minimum
-    assert getattr(Settings.model_validate({key: float(maximum)}), _field(key)) == maximum
+    assert getattr(Settings.from_raw({key: 10**30}), _field(key)) == maximum
+    assert getattr(Settings.from_raw({key: minimum - 1}), _field(key)) == minimum
+    assert getattr(Settings.from_raw({key: float(maximum)}), _field(key)) == maximum
 
 
 def _field(key: str) -> str:
-    for name, info in Settings.model_fields.items():
-        if info.alias == key:
-            return name
-    raise KeyError(key)
+    return SETTING_FIELDS[key]
 
 
 def test_a_stored_zero_timeout_is_not_off():
-    settings = Settings.model_validate({"SessionTimeoutMinutes": 0, "SuspendHistoryEntryCount": 0,
+    settings = Settings.from_raw({"SessionTimeoutMinutes": 0, "SuspendHistoryEntryCount": 0,
                                         "ServerRuntimeCleanupDelayMinutes": -3,
                                         "PostStopSuspendSoundVolumeOverridePercent": 0})
     assert settings.session_timeout_minutes == 1
     assert settings.suspend_history_entry_count == 1
     assert settings.server_runtime_cleanup_delay_minutes == 1
     assert settings.post_stop_suspend_sound_volume_override_percent == 1
-    assert Settings.model_validate({"SessionTimeoutMinutes": None}).session_timeout_minutes is None
+    assert Settings.from_raw({"SessionTimeoutMinutes": None}).session_timeout_minutes is None
 
 
 def test_the_largest_values_keep_every_date_calculation_valid():
-    largest = Settings.model_validate({key: 10**30 for key in NUMBER_RANGES})
+    largest = Settings.from_raw({key: 10**30 for key in NUMBER_RANGES})
     now = datetime.now(UTC)
     assert now + timedelta(minutes=largest.session_timeout_minutes or 0) < datetime.max.replace(tzinfo=UTC)
     assert now + timedelta(minutes=largest.server_runtime_cleanup_delay_minutes or 0) > now
@@ -91,7 +88,7 @@ def test_the_largest_values_keep_every_date_calculation_valid():
 
 
 def test_values_of_the_wrong_type_use_the_default():
-    settings = Settings.model_validate({"SessionTimeoutMinutes": "abc", "PostStopSuspendDelaySeconds": True,
+    settings = Settings.from_raw({"SessionTimeoutMinutes": "abc", "PostStopSuspendDelaySeconds": True,
                                         "SuspendHistoryEntryCount": 2.5,
                                         "EmergencyHibernationTemperatureCelsius": None})
     assert settings.session_timeout_minutes == 12

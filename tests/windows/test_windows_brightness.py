@@ -123,7 +123,7 @@ def test_the_runtime_dims_and_restores_over_the_windows_backend():
 
     api, wmi = FakeWindowsApi(), FakeWmi()
     platform = WindowsPlatform(api, binding_reason="fake", command_runner=wmi)
-    settings = Settings.model_validate({"DimDisplayWhenIdleMinutes": 5, "ChangeLidAction": False})
+    settings = Settings.from_raw({"DimDisplayWhenIdleMinutes": 5, "ChangeLidAction": False})
     runtime = Runtime(platform=platform, paths=resolve_paths(), settings=settings, offload_platform_calls=False)
 
     async def body() -> None:

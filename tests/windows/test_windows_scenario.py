@@ -41,7 +41,7 @@ class LoopClock:
 
 
 def settings(**changes: Any) -> Settings:
-    return Settings.model_validate({**headless_defaults().to_file_json(), "ChangeLidAction": True, **changes})
+    return Settings.from_raw({**headless_defaults().to_file_json(), "ChangeLidAction": True, **changes})
 
 
 class WindowsHarness:

@@ -127,7 +127,7 @@ def _runtime_settings(data: Any, fallback: Any) -> Any:
     from ..settings.model import Settings
 
     try:
-        return Settings.model_validate(data)
+        return Settings.from_raw(data)
     except ValueError:
         return fallback
 

@@ -81,7 +81,7 @@ def problem_lines(problems: list[str], *, saved: bool) -> list[str]:
 
 
 def _stored_value(settings: Settings, json_path: tuple[str, ...]) -> Any:
-    value: Any = settings.model_dump(mode="json", by_alias=True)
+    value: Any = settings.to_file_json()
     for key in json_path:
         value = value.get(key) if isinstance(value, dict) else None
     return value

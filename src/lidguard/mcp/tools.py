@@ -44,7 +44,7 @@ def _runtime_settings(data: Any) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         return None
     try:
-        return Settings.model_validate(data).to_camel_json()
+        return Settings.from_raw(data).to_camel_json()
     except ValueError:
         return None
 

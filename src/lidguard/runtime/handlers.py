@@ -35,10 +35,9 @@ def _offered_settings(runtime: Runtime, request: RuntimeRequest, command: str) -
     if not request.has_settings:
         return None
     try:
-        return Settings.model_validate(request.settings if request.settings is not None else None)
-    except Exception as error:  # pydantic errors, and anything a strange value provokes
-        first = getattr(error, "errors", None)
-        detail = first()[0].get("msg", str(error)) if callable(first) else str(error)
+        return Settings.from_raw(request.settings if request.settings is not None else None)
+    except Exception as error:  # not an object, or anything a strange value provokes
+        detail = str(error)
         runtime.log("settings-update-rejected", command,
                     f"Kept the current settings because the settings sent with {command} are invalid: {detail}",
                     succeeded=False)

@@ -31,18 +31,19 @@ name nor a ``.wav`` path and a webhook URL that is not absolute http(s) are off.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import urlsplit
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..platform.api import SuspendMode, TemperatureMode
 from ..platform.host import away_mode_supported
 
 __all__ = [
+    "BOOL_SETTINGS",
     "DEFAULT_POWER_REQUEST_REASON",
     "DELAY_SECONDS_MAX",
     "EMERGENCY_TEMPERATURE_MAX",
@@ -52,13 +53,17 @@ __all__ = [
     "MINUTES_MAX",
     "NUMBER_RANGES",
     "NumberRange",
+    "POWER_REQUEST_BOOL_SETTINGS",
+    "POWER_REQUEST_FIELDS",
     "PermissionRequestDecision",
     "PowerPolicy",
     "PowerRequestSettings",
+    "SETTING_FIELDS",
     "SOUND_SETTINGS",
     "SUSPEND_HISTORY_COUNT_MAX",
     "SYSTEM_SOUND_NAMES",
     "Settings",
+    "SettingsShapeError",
     "SuspendModeSetting",
     "TemperatureModeSetting",
     "URL_SETTINGS",
@@ -69,6 +74,7 @@ __all__ = [
     "normalize_number",
     "normalize_sound",
     "normalize_url",
+    "setting_default",
     "stop_follow_up_enabled",
     "validate_raw_settings",
 ]
@@ -205,131 +211,127 @@ def normalize_url(value: Any) -> tuple[str, str | None]:
     return "", "is not an absolute http or https URL"
 
 
-class PowerRequestSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+def _stored(key: str, default: Any = MISSING, *, factory: Callable[[], Any] | None = None) -> Any:
+    """A dataclass field stored under the JSON ``key`` (PascalCase, as in the original settings file)."""
+    if factory is not None:
+        return field(default_factory=factory, metadata={"key": key})
+    return field(default=default, metadata={"key": key})
 
-    prevent_system_sleep: bool = Field(True, alias="PreventSystemSleep")
-    prevent_away_mode_sleep: bool = Field(default_factory=away_mode_supported, alias="PreventAwayModeSleep")
-    prevent_display_sleep: bool = Field(False, alias="PreventDisplaySleep")
-    reason: str = Field(DEFAULT_POWER_REQUEST_REASON, alias="Reason")
 
-    @field_validator("prevent_system_sleep", "prevent_away_mode_sleep", "prevent_display_sleep", mode="before")
+class SettingsShapeError(ValueError):
+    """The settings are not a JSON object (a file or a ``start`` request holding a list, text, null)."""
+
+
+def _bool_field(default: bool) -> Callable[[Any], bool]:
+    return lambda value: normalize_bool(value, default)[0]
+
+
+def _power_reason(value: Any) -> str:
+    text = str(value or "").strip()
+    return text or DEFAULT_POWER_REQUEST_REASON
+
+
+@dataclass(frozen=True, slots=True)
+class PowerRequestSettings:
+    prevent_system_sleep: bool = _stored("PreventSystemSleep", True)
+    # Away mode exists on Windows only; elsewhere it is always False (and not written to the file).
+    prevent_away_mode_sleep: bool = _stored("PreventAwayModeSleep", factory=away_mode_supported)
+    prevent_display_sleep: bool = _stored("PreventDisplaySleep", False)
+    reason: str = _stored("Reason", DEFAULT_POWER_REQUEST_REASON)
+
     @classmethod
-    def _bool(cls, value: Any, info: ValidationInfo) -> bool:
-        return normalize_bool(value, _field_default(cls, info.field_name))[0]
+    def from_raw(cls, raw: Any) -> PowerRequestSettings:
+        """``raw`` (the ``PowerRequest`` object) normalized like the top-level settings; not an object
+        -> the defaults."""
+        if isinstance(raw, PowerRequestSettings):
+            return raw
+        if not isinstance(raw, dict):
+            return cls()
+        values = _normalized(cls, raw, {
+            "PreventSystemSleep": _bool_field(True),
+            "PreventAwayModeSleep": lambda value: normalize_bool(value, away_mode_supported())[0],
+            "PreventDisplaySleep": _bool_field(False),
+            "Reason": _power_reason,
+        })
+        power = cls(**values)
+        if power.prevent_away_mode_sleep and not away_mode_supported():
+            power = replace(power, prevent_away_mode_sleep=False)
+        return power
 
-    @field_validator("reason", mode="before")
-    @classmethod
-    def _blank_reason_is_default(cls, value: Any) -> str:
-        text = str(value or "").strip()
-        return text or DEFAULT_POWER_REQUEST_REASON
-
-    @field_validator("prevent_away_mode_sleep", mode="after")
-    @classmethod
-    def _away_mode_is_windows_only(cls, value: bool) -> bool:
-        return value and away_mode_supported()
+    def to_json(self) -> dict[str, Any]:
+        return {item.metadata["key"]: getattr(self, item.name) for item in fields(self)}
 
 
-class Settings(BaseModel):
-    """Field defaults are the class defaults (a key missing from an existing file gets these)."""
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Field defaults are the class defaults (a key missing from an existing file gets these).
 
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    A frozen dataclass built by ``from_raw`` (stored or received JSON): every value goes through the
+    normalizers above, which clamp or fall back and never reject, so there is nothing left for a
+    validation library to decide (issue 22: pydantic was most of every CLI command's start)."""
 
-    power_request: PowerRequestSettings = Field(default_factory=PowerRequestSettings, alias="PowerRequest")
-    change_lid_action: bool = Field(False, alias="ChangeLidAction")
-    suspend_mode: SuspendModeSetting = Field(SuspendModeSetting.SLEEP, alias="SuspendMode")
-    post_stop_suspend_delay_seconds: int = Field(10, alias="PostStopSuspendDelaySeconds")
-    post_stop_suspend_sound: str = Field("", alias="PostStopSuspendSound")
-    post_stop_suspend_sound_volume_override_percent: int | None = Field(
-        None, alias="PostStopSuspendSoundVolumeOverridePercent"
-    )
-    suspend_history_entry_count: int | None = Field(10, alias="SuspendHistoryEntryCount")
-    pre_suspend_webhook_url: str = Field("", alias="PreSuspendWebhookUrl")
-    post_session_end_webhook_url: str = Field("", alias="PostSessionEndWebhookUrl")
-    closed_lid_permission_request_decision: PermissionRequestDecision = Field(
-        PermissionRequestDecision.DENY, alias="ClosedLidPermissionRequestDecision"
-    )
-    watch_parent_process: bool = Field(True, alias="WatchParentProcess")
-    session_timeout_minutes: int | None = Field(12, alias="SessionTimeoutMinutes")
+    power_request: PowerRequestSettings = _stored("PowerRequest", factory=PowerRequestSettings)
+    change_lid_action: bool = _stored("ChangeLidAction", False)
+    suspend_mode: SuspendModeSetting = _stored("SuspendMode", SuspendModeSetting.SLEEP)
+    post_stop_suspend_delay_seconds: int = _stored("PostStopSuspendDelaySeconds", 10)
+    post_stop_suspend_sound: str = _stored("PostStopSuspendSound", "")
+    post_stop_suspend_sound_volume_override_percent: int | None = _stored(
+        "PostStopSuspendSoundVolumeOverridePercent", None)
+    suspend_history_entry_count: int | None = _stored("SuspendHistoryEntryCount", 10)
+    pre_suspend_webhook_url: str = _stored("PreSuspendWebhookUrl", "")
+    post_session_end_webhook_url: str = _stored("PostSessionEndWebhookUrl", "")
+    closed_lid_permission_request_decision: PermissionRequestDecision = _stored(
+        "ClosedLidPermissionRequestDecision", PermissionRequestDecision.DENY)
+    watch_parent_process: bool = _stored("WatchParentProcess", True)
+    session_timeout_minutes: int | None = _stored("SessionTimeoutMinutes", 12)
     # A session's hard lease from its latest start: past it the session ends (reason session-lease-expired).
-    session_lease_hours: int | None = Field(8, alias="SessionLeaseHours")
-    server_runtime_cleanup_delay_minutes: int | None = Field(10, alias="ServerRuntimeCleanupDelayMinutes")
-    emergency_hibernation_on_high_temperature: bool = Field(True, alias="EmergencyHibernationOnHighTemperature")
-    emergency_hibernation_temperature_mode: TemperatureModeSetting = Field(
-        TemperatureModeSetting.AVERAGE, alias="EmergencyHibernationTemperatureMode"
-    )
-    emergency_hibernation_temperature_celsius: int = Field(93, alias="EmergencyHibernationTemperatureCelsius")
-    closed_lid_stop_follow_up_webhook_url: str = Field("", alias="ClosedLidStopFollowUpWebhookUrl")
-    closed_lid_stop_follow_up_delay_seconds: int = Field(120, alias="ClosedLidStopFollowUpDelaySeconds")
-    repeat_closed_lid_stop_follow_up: bool = Field(True, alias="RepeatClosedLidStopFollowUp")
-    closed_lid_stop_follow_up_sound: str = Field("", alias="ClosedLidStopFollowUpSound")
-    closed_lid_stop_follow_up_sound_volume_override_percent: int | None = Field(
-        None, alias="ClosedLidStopFollowUpSoundVolumeOverridePercent"
-    )
-    power_policy: PowerPolicy = Field(PowerPolicy.AC_OR_BATTERY, alias="PowerPolicy")
-    battery_floor_percent: int = Field(30, alias="BatteryFloorPercent")
+    session_lease_hours: int | None = _stored("SessionLeaseHours", 8)
+    server_runtime_cleanup_delay_minutes: int | None = _stored("ServerRuntimeCleanupDelayMinutes", 10)
+    emergency_hibernation_on_high_temperature: bool = _stored("EmergencyHibernationOnHighTemperature", True)
+    emergency_hibernation_temperature_mode: TemperatureModeSetting = _stored(
+        "EmergencyHibernationTemperatureMode", TemperatureModeSetting.AVERAGE)
+    emergency_hibernation_temperature_celsius: int = _stored("EmergencyHibernationTemperatureCelsius", 93)
+    closed_lid_stop_follow_up_webhook_url: str = _stored("ClosedLidStopFollowUpWebhookUrl", "")
+    closed_lid_stop_follow_up_delay_seconds: int = _stored("ClosedLidStopFollowUpDelaySeconds", 120)
+    repeat_closed_lid_stop_follow_up: bool = _stored("RepeatClosedLidStopFollowUp", True)
+    closed_lid_stop_follow_up_sound: str = _stored("ClosedLidStopFollowUpSound", "")
+    closed_lid_stop_follow_up_sound_volume_override_percent: int | None = _stored(
+        "ClosedLidStopFollowUpSoundVolumeOverridePercent", None)
+    power_policy: PowerPolicy = _stored("PowerPolicy", PowerPolicy.AC_OR_BATTERY)
+    battery_floor_percent: int = _stored("BatteryFloorPercent", 30)
     # Seed 004: dim the built-in display while sessions are protected, the lid is open and the user has
     # been idle this long (off: never); restored on activity (runtime/components/dimming.py).
-    dim_display_when_idle_minutes: int | None = Field(None, alias="DimDisplayWhenIdleMinutes")
-    dim_display_brightness_percent: int = Field(20, alias="DimDisplayBrightnessPercent")
-    webhook_previews: bool = Field(True, alias="WebhookPreviews")  # prompt/answer text in webhook bodies
-    log_full_text: bool = Field(False, alias="LogFullText")  # prompt/reply text in hook event logs (debugging)
+    dim_display_when_idle_minutes: int | None = _stored("DimDisplayWhenIdleMinutes", None)
+    dim_display_brightness_percent: int = _stored("DimDisplayBrightnessPercent", 20)
+    webhook_previews: bool = _stored("WebhookPreviews", True)  # prompt/answer text in webhook bodies
+    log_full_text: bool = _stored("LogFullText", False)  # prompt/reply text in hook event logs (debugging)
 
-    # -- normalization of stored and received values (clamping, never rejecting) -------------------
-    @field_validator("power_request", mode="before")
     @classmethod
-    def _power_request(cls, value: Any) -> Any:
-        return value if isinstance(value, dict | PowerRequestSettings) else PowerRequestSettings()
+    def from_raw(cls, raw: Any) -> Settings:
+        """Stored or received JSON (an object keyed like the file) -> settings, every value normalized
+        (clamped, or the class default for a wrong type). Keys not in the file format are ignored; a
+        missing key gets the class default. Not an object -> ``SettingsShapeError``."""
+        if not isinstance(raw, dict):
+            raise SettingsShapeError(f"the settings must be a JSON object, not {_json_kind(raw)}")
+        return cls(**_normalized(cls, raw, _SETTINGS_NORMALIZERS))
 
-    @field_validator(
-        "change_lid_action", "watch_parent_process", "emergency_hibernation_on_high_temperature",
-        "repeat_closed_lid_stop_follow_up", "webhook_previews", "log_full_text",
-        mode="before",
-    )
-    @classmethod
-    def _bool(cls, value: Any, info: ValidationInfo) -> bool:
-        return normalize_bool(value, _field_default(cls, info.field_name))[0]
-
-    @field_validator(
-        "suspend_mode", "closed_lid_permission_request_decision", "emergency_hibernation_temperature_mode",
-        "power_policy",
-        mode="before",
-    )
-    @classmethod
-    def _enum(cls, value: Any, info: ValidationInfo) -> enum.StrEnum:
-        return normalize_enum(_alias(info.field_name), value)[0]
-
-    @field_validator(
-        "session_timeout_minutes", "session_lease_hours", "server_runtime_cleanup_delay_minutes",
-        "post_stop_suspend_delay_seconds",
-        "closed_lid_stop_follow_up_delay_seconds", "suspend_history_entry_count",
-        "emergency_hibernation_temperature_celsius", "post_stop_suspend_sound_volume_override_percent",
-        "closed_lid_stop_follow_up_sound_volume_override_percent", "battery_floor_percent",
-        "dim_display_when_idle_minutes", "dim_display_brightness_percent",
-        mode="before",
-    )
-    @classmethod
-    def _number(cls, value: Any, info: ValidationInfo) -> int | None:
-        return normalize_number(NUMBER_RANGES[_alias(info.field_name)], value)[0]
-
-    @field_validator("post_stop_suspend_sound", "closed_lid_stop_follow_up_sound", mode="before")
-    @classmethod
-    def _sound(cls, value: Any) -> str:
-        return normalize_sound(value)[0]
-
-    @field_validator(
-        "pre_suspend_webhook_url", "post_session_end_webhook_url", "closed_lid_stop_follow_up_webhook_url",
-        mode="before",
-    )
-    @classmethod
-    def _url(cls, value: Any) -> str:
-        return normalize_url(value)[0]
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with the given fields (by field name) changed; the values are used as given."""
+        return replace(self, **changes)
 
     # -- serialization --------------------------------------------------------------------------
     def to_file_json(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json", by_alias=True)
-        if not away_mode_supported():
-            data["PowerRequest"].pop("PreventAwayModeSleep", None)
+        """The settings file's object (PascalCase keys, enums as their names, declaration order)."""
+        data: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, PowerRequestSettings):
+                value = value.to_json()
+                if not away_mode_supported():
+                    value.pop("PreventAwayModeSleep", None)
+            elif isinstance(value, enum.StrEnum):
+                value = value.value
+            data[item.metadata["key"]] = value
         return data
 
     def to_camel_json(self) -> dict[str, Any]:
@@ -345,27 +347,80 @@ class Settings(BaseModel):
         return result
 
 
-def _field_default(model: type[BaseModel], field_name: str | None) -> Any:
-    """A field's class default (what a missing key gets), also for ``default_factory`` fields."""
-    return model.model_fields[str(field_name)].get_default(call_default_factory=True)
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool):
+        return "true/false"
+    return "a number" if isinstance(value, int | float) else type(value).__name__
 
 
-def _alias(field_name: str | None) -> str:
-    alias = Settings.model_fields[str(field_name)].alias
-    assert alias is not None
-    return alias
+def _normalized(model: type[Any], raw: dict[str, Any], normalizers: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    """Field name -> normalized value for each stored key present in ``raw`` (the JSON key, or else
+    the field name itself); absent keys are left to the class defaults."""
+    values: dict[str, Any] = {}
+    for item in fields(model):
+        key = item.metadata["key"]
+        if key in raw:
+            values[item.name] = normalizers[key](raw[key])
+        elif item.name in raw:
+            values[item.name] = normalizers[key](raw[item.name])
+    return values
+
+
+def _settings_normalizers() -> dict[str, Callable[[Any], Any]]:
+    normalizers: dict[str, Callable[[Any], Any]] = {"PowerRequest": PowerRequestSettings.from_raw}
+    for item in fields(Settings):
+        key = item.metadata["key"]
+        if key in NUMBER_RANGES:
+            normalizers[key] = functools.partial(_first, normalize_number, NUMBER_RANGES[key])
+        elif key in ENUM_SETTINGS:
+            normalizers[key] = functools.partial(_first, normalize_enum, key)
+        elif key in SOUND_SETTINGS:
+            normalizers[key] = functools.partial(_first, normalize_sound)
+        elif key in URL_SETTINGS:
+            normalizers[key] = functools.partial(_first, normalize_url)
+        elif key in BOOL_SETTINGS:
+            normalizers[key] = _bool_field(bool(item.default))
+    missing = {item.metadata["key"] for item in fields(Settings)} - normalizers.keys()
+    assert not missing, f"settings without a normalizer: {sorted(missing)}"
+    return normalizers
+
+
+def _first(normalize: Callable[..., tuple[Any, str | None]], *arguments: Any) -> Any:
+    return normalize(*arguments)[0]
+
+
+BOOL_SETTINGS = ("ChangeLidAction", "WatchParentProcess", "EmergencyHibernationOnHighTemperature",
+                 "RepeatClosedLidStopFollowUp", "WebhookPreviews", "LogFullText")
+POWER_REQUEST_BOOL_SETTINGS = ("PreventSystemSleep", "PreventAwayModeSleep", "PreventDisplaySleep")
+_SETTINGS_NORMALIZERS = _settings_normalizers()
+# JSON key -> field name, in declaration (file) order.
+SETTING_FIELDS: dict[str, str] = {item.metadata["key"]: item.name for item in fields(Settings)}
+POWER_REQUEST_FIELDS: dict[str, str] = {item.metadata["key"]: item.name for item in fields(PowerRequestSettings)}
+
+
+def setting_default(key: str) -> Any:
+    """A stored key's class default (what a missing key gets); ``PowerRequest.<Key>`` for the nested ones."""
+    if key.startswith("PowerRequest."):
+        return getattr(PowerRequestSettings(), POWER_REQUEST_FIELDS[key.removeprefix("PowerRequest.")])
+    return getattr(Settings(), SETTING_FIELDS[key])
 
 
 def headless_defaults() -> Settings:
     """What a freshly created settings file holds (ChangeLidAction on, unlike the class default)."""
-    return Settings(ChangeLidAction=True)
+    return Settings(change_lid_action=True)
 
 
 _last_validated: tuple[tuple[str, bool], Settings] | None = None
 
 
 def validate_raw_settings(raw: Any) -> Settings:
-    """``Settings.model_validate(raw)``, answered from memory when ``raw`` is exactly the raw object
+    """``Settings.from_raw(raw)``, answered from memory when ``raw`` is exactly the raw object
     validated last (same JSON text, so ``1`` and ``true`` differ; same host answer for away mode).
 
     Hooks send the whole settings file with every ``start``; it rarely changes. Validation errors
@@ -374,11 +429,11 @@ def validate_raw_settings(raw: Any) -> Settings:
     try:
         key = (json.dumps(raw, separators=(",", ":")), away_mode_supported())
     except Exception:  # noqa: BLE001 - not plain JSON: no memory, the model says what is wrong
-        return Settings.model_validate(raw)
+        return Settings.from_raw(raw)
     remembered = _last_validated
     if remembered is not None and remembered[0] == key:
         return remembered[1]
-    settings = Settings.model_validate(raw)
+    settings = Settings.from_raw(raw)
     _last_validated = (key, settings)
     return settings
 

@@ -12,17 +12,19 @@ from typing import Any
 
 from ..fileio import NumberText
 from .model import (
+    BOOL_SETTINGS,
     ENUM_SETTINGS,
     NUMBER_RANGES,
+    POWER_REQUEST_BOOL_SETTINGS,
+    SETTING_FIELDS,
     SOUND_SETTINGS,
     URL_SETTINGS,
-    PowerRequestSettings,
-    Settings,
     normalize_bool,
     normalize_enum,
     normalize_number,
     normalize_sound,
     normalize_url,
+    setting_default,
 )
 
 __all__ = ["find_problems"]
@@ -53,10 +55,9 @@ def _power_request_problems(value: Any) -> list[str]:
     if not isinstance(value, dict):
         return [f"PowerRequest: stored value {_shown(value)} is not an object; using the defaults."]
     problems = []
-    for info in PowerRequestSettings.model_fields.values():
-        if info.alias in value and info.annotation is bool:
-            default = info.get_default(call_default_factory=True)
-            problem = _bool_problem(f"PowerRequest.{info.alias}", value[info.alias], default)
+    for key in POWER_REQUEST_BOOL_SETTINGS:
+        if key in value:
+            problem = _bool_problem(f"PowerRequest.{key}", value[key], setting_default(f"PowerRequest.{key}"))
             if problem is not None:
                 problems.append(problem)
     return problems
@@ -66,8 +67,8 @@ def _problem(key: str, data: dict[str, Any]) -> str | None:
     value = data[key]
     used: Any
     reason: str | None
-    if Settings.model_fields[_FIELD_NAMES[key]].annotation is bool:
-        return _bool_problem(key, value, Settings.model_fields[_FIELD_NAMES[key]].get_default())
+    if key in BOOL_SETTINGS:
+        return _bool_problem(key, value, setting_default(key))
     if key in NUMBER_RANGES:
         used, reason = normalize_number(NUMBER_RANGES[key], value)
     elif key in ENUM_SETTINGS:
@@ -86,17 +87,14 @@ def _problem(key: str, data: dict[str, Any]) -> str | None:
     return f"{key}: stored value {_shown(value)} {reason}; using {_used(used)}."
 
 
-_FIELD_NAMES = {str(info.alias): name for name, info in Settings.model_fields.items()}
-
-
 def find_problems(data: dict[str, Any]) -> list[str]:
     """One line per stored key whose value is out of range, of the wrong type or unknown (model key order)."""
     problems = []
-    for info in Settings.model_fields.values():
-        if info.alias == "PowerRequest" and "PowerRequest" in data:
+    for key in SETTING_FIELDS:
+        if key == "PowerRequest" and "PowerRequest" in data:
             problems += _power_request_problems(data["PowerRequest"])
-        elif info.alias in data:
-            problem = _problem(info.alias, data)
+        elif key in data:
+            problem = _problem(key, data)
             if problem is not None:
                 problems.append(problem)
     return problems

@@ -8,10 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..fileio import UnusableFileError, read_json_object, write_atomic
-from .model import Settings, headless_defaults
+from .model import SETTING_FIELDS, Settings, headless_defaults
 from .problems import find_problems
 
 __all__ = [
@@ -48,7 +46,7 @@ def _problem(path: Path, reason: str) -> str:
     return settings_file_problem(path, reason)
 
 
-_KEYS = tuple(str(info.alias) for info in Settings.model_fields.values())
+_KEYS = tuple(SETTING_FIELDS)
 
 
 def _read_raw(path: Path) -> dict[str, Any] | None:
@@ -73,11 +71,9 @@ def _read_raw(path: Path) -> dict[str, Any] | None:
 
 def _validate(path: Path, data: dict[str, Any]) -> Settings:
     try:
-        return Settings.model_validate(data)
-    except (ValidationError, ValueError, TypeError) as error:
-        first = error.errors()[0] if isinstance(error, ValidationError) else {"msg": str(error), "loc": ()}
-        where = ".".join(str(part) for part in first.get("loc", ())) or "a value"
-        raise SettingsFileError(_problem(path, f"its {where} is invalid ({first['msg']})")) from error
+        return Settings.from_raw(data)
+    except (ValueError, TypeError) as error:
+        raise SettingsFileError(_problem(path, f"a value is invalid ({error})")) from error
 
 
 def load_settings(path: Path) -> Settings | None:
@@ -106,13 +102,13 @@ def load_or_create_settings(path: Path) -> Settings:
 
 def apply_changes(settings: Settings, changes: dict[tuple[str, ...], Any]) -> Settings:
     """Returns a copy with each JSON path set to its new value (validated by the model)."""
-    data = settings.model_dump(mode="json", by_alias=True)
+    data = settings.to_file_json()
     for json_path, value in changes.items():
         target = data
         for key in json_path[:-1]:
             target = target.setdefault(key, {})
         target[json_path[-1]] = value
-    return Settings.model_validate(data)
+    return Settings.from_raw(data)
 
 
 @dataclass(frozen=True, slots=True)

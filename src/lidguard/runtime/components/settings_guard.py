@@ -24,8 +24,7 @@ __all__ = ["SettingsGuardComponent", "fail_closed"]
 
 def fail_closed(settings: Settings) -> Settings:
     """``settings`` with every power action lidguard may be unsure about turned off."""
-    return settings.model_copy(update={"change_lid_action": False,
-                                       "emergency_hibernation_on_high_temperature": False})
+    return settings.replace(change_lid_action=False, emergency_hibernation_on_high_temperature=False)
 
 
 class SettingsGuardComponent(ComponentBase):
