@@ -89,6 +89,71 @@ def test_requests_within_bounds_parse():
     assert "shutdown" in protocol.COMMANDS
 
 
+_WIRE_KEYS = ["Command", "Provider", "ProviderName", "SessionIdentifier", "IsProviderSessionEnd", "MatchAllSessions",
+              "WatchedProcessIdentifier", "WorkingDirectory", "HasSettings", "Settings", "Force", "WaitForFollowUp",
+              "FollowUpWaitSeconds", "RequestId", "SentAtUnixMilliseconds", "ToolCallState", "PauseSeconds", "Other"]
+_WIRE_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(), st.text(max_size=20),
+    st.sampled_from(["start", "Running", "Finished", "yes", "OFF", "x" * 600]), st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.dictionaries(st.sampled_from(_WIRE_KEYS), _WIRE_VALUES, max_size=8))
+def test_any_wire_object_is_a_typed_request_or_one_request_error(message):
+    """The runtime's request boundary (no validation library behind it): whatever object arrives,
+    parse_request returns fields of their declared types inside their bounds, or RequestError."""
+    try:
+        request = parse_request(message)
+    except RequestError as error:
+        assert str(error).startswith("The request field ")
+        return
+    assert type(request.command) is str and len(request.command) <= 64
+    assert request.provider is None or type(request.provider) is str
+    for flag in (request.is_provider_session_end, request.match_all_sessions, request.has_settings, request.force,
+                 request.wait_for_follow_up, request.stop_hook_active, request.has_pending_provider_work):
+        assert type(flag) is bool
+    pid = request.watched_process_identifier
+    assert pid is None or 0 <= pid <= MAX_PROCESS_IDENTIFIER
+    assert request.settings is None or isinstance(request.settings, dict)
+    assert request.tool_call_state in ("", "Running", "Finished")
+    assert request.pause_seconds is None or (type(request.pause_seconds) is int and request.pause_seconds >= 1)
+    assert request.sent_at_milliseconds is None or type(request.sent_at_milliseconds) is int
+    assert request.follow_up_wait_seconds is None or request.follow_up_wait_seconds >= 1
+    assert type(request.working_directory) is str and type(request.request_id) is str
+
+
+@pytest.mark.parametrize(("fields", "expected"), [
+    ({"Force": "yes", "MatchAllSessions": 0, "HasSettings": 1.0}, (True, False, True)),
+    ({"Force": "OFF", "MatchAllSessions": "t", "HasSettings": False}, (False, True, False)),
+])
+def test_flags_read_as_the_wire_always_read_them(fields, expected):
+    request = parse_request(_start(**fields))
+    assert (request.force, request.match_all_sessions, request.has_settings) == expected
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"Force": "maybe"}, "The request field Force is invalid: it must be true or false."),
+    ({"Force": None}, "The request field Force is invalid: it must be true or false."),
+    ({"Command": 5}, "The request field Command is invalid: it must be text."),
+    ({"ProviderName": 5}, "The request field ProviderName is invalid: it must be text."),
+    ({"PauseSeconds": 5.0}, "The request field PauseSeconds is invalid: it must be an integer."),
+    ({"PauseSeconds": 0}, "The request field PauseSeconds is invalid: it must be from 1 to"),
+    ({"SentAtUnixMilliseconds": True}, "The request field SentAtUnixMilliseconds is invalid: it must be an integer."),
+    ({"Settings": [1]}, "The request field Settings is invalid: it must be a JSON object."),
+    ({"ToolCallState": "running"}, "The request field ToolCallState is invalid: it must be Running, Finished or"),
+])
+def test_a_bad_field_is_one_sentence_naming_it(fields, message):
+    with pytest.raises(RequestError) as caught:
+        parse_request(_start(**fields))
+    assert str(caught.value).startswith(message)
+
+
+def test_a_request_without_a_command_is_refused():
+    with pytest.raises(RequestError, match="The request field Command is invalid: it is required."):
+        parse_request({"v": 1, "Provider": "claude"})
+
+
 def _depth_exceeds_by_regex(text: bytes, limit: int) -> bool:
     """The original scan (escapes, then strings, removed by regex): the oracle for the faster one."""
     import re

@@ -14,3 +14,14 @@ def test_a_runtime_start_never_imports_the_http_client(fresh_venv):
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_a_runtime_start_never_imports_pydantic(fresh_venv):
+    """The request boundary (``runtime/requests.py``) and the settings model are stdlib: pydantic (~120 ms
+    of CPU) stays out of every runtime start and out of the request path."""
+    probe = ("import sys, lidguard.runtime.server, lidguard.runtime.app, lidguard.runtime.handlers; "
+             "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'pydantic_core', 'annotated_types'}))")
+    result = subprocess.run([str(fresh_venv.python), "-I", "-c", probe], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

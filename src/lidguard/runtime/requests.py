@@ -9,9 +9,8 @@ runtime is safe whoever calls it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..ipc.limits import (
     MAX_ASSISTANT_MESSAGE_CHARS,
@@ -60,14 +59,13 @@ class RequestError(ValueError):
     """A request the runtime answers with a failure (it never dies of one)."""
 
 
-
-
 def _field_name(key: Any) -> str:
     return str(key)[:64].encode("ascii", "backslashreplace").decode("ascii")
 
 
 def check_wire_message(message: dict[str, Any]) -> None:
-    """Raises ``RequestError`` naming the first field a runtime must not accept (cheap: no pydantic)."""
+    """Raises ``RequestError`` naming the first field a runtime must not accept (the server's quick look
+    before the runtime reads a request)."""
     for key, value in message.items():
         if has_lone_surrogate(key) or has_lone_surrogate(value):
             raise RequestError(f"The request field {_field_name(key)} contains a lone UTF-16 surrogate "
@@ -80,67 +78,80 @@ def check_wire_message(message: dict[str, Any]) -> None:
         raise RequestError(_PROCESS_IDENTIFIER_MESSAGE)
 
 
-class RuntimeRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+# The fields parse_request reads, by wire key (PascalCase, REFERENCE 3.1); a missing key or null is the default.
+# Text: (field, most characters).
+_TEXT_FIELDS: dict[str, tuple[str, int]] = {
+    "ProviderName": ("provider_name", MAX_PROVIDER_NAME_CHARS),
+    "SessionIdentifier": ("session_identifier", MAX_SESSION_IDENTIFIER_CHARS),
+    "SessionEndReason": ("session_end_reason", MAX_REASON_CHARS),
+    "SessionStateReason": ("session_state_reason", MAX_REASON_CHARS),
+    "WorkingDirectory": ("working_directory", MAX_PATH_CHARS),
+    "TranscriptPath": ("transcript_path", MAX_PATH_CHARS),
+    "InputPromptPreview": ("input_prompt_preview", MAX_PROMPT_PREVIEW_CHARS),
+    "LastAssistantMessage": ("last_assistant_message", MAX_ASSISTANT_MESSAGE_CHARS),
+    "RequestId": ("request_id", MAX_REQUEST_ID_CHARS),
+    "TurnId": ("turn_id", MAX_TURN_ID_CHARS),
+    "ToolCallId": ("tool_call_id", MAX_TOOL_CALL_ID_CHARS),
+    "ToolCallState": ("tool_call_state", 16),
+    "SettingsProblem": ("settings_problem", MAX_SETTINGS_PROBLEM_CHARS),
+}
+# Flags: field.
+_FLAG_FIELDS: dict[str, str] = {
+    "IsProviderSessionEnd": "is_provider_session_end",
+    "MatchAllSessions": "match_all_sessions",
+    "HasSettings": "has_settings",
+    "HasPendingProviderWork": "has_pending_provider_work",
+    "Force": "force",
+    "StopHookActive": "stop_hook_active",
+    "WaitForFollowUp": "wait_for_follow_up",
+}
+# Integers: (field, minimum, maximum, strict); true/false is never an integer, and strict refuses 5.0 too.
+_INTEGER_FIELDS: dict[str, tuple[str, int, int, bool]] = {
+    "WatchedProcessIdentifier": ("watched_process_identifier", 0, MAX_PROCESS_IDENTIFIER, False),
+    "SentAtUnixMilliseconds": ("sent_at_milliseconds", 0, MAX_SENT_AT_MILLISECONDS, True),
+    "PauseSeconds": ("pause_seconds", 1, MAX_PAUSE_SECONDS, True),
+}
+# The words the wire has always read as a flag (besides true/false and 0/1).
+_FLAG_WORDS = {"true": True, "t": True, "yes": True, "y": True, "on": True, "1": True,
+               "false": False, "f": False, "no": False, "n": False, "off": False, "0": False}
 
-    command: str = Field(alias="Command", max_length=64)
-    provider: str | None = Field(None, alias="Provider", max_length=MAX_PROVIDER_NAME_CHARS)
-    provider_name: str = Field("", alias="ProviderName", max_length=MAX_PROVIDER_NAME_CHARS)
-    session_identifier: str = Field("", alias="SessionIdentifier", max_length=MAX_SESSION_IDENTIFIER_CHARS)
-    is_provider_session_end: bool = Field(False, alias="IsProviderSessionEnd")
-    session_end_reason: str = Field("", alias="SessionEndReason", max_length=MAX_REASON_CHARS)
-    match_all_sessions: bool = Field(False, alias="MatchAllSessions")
-    watched_process_identifier: int | None = Field(None, alias="WatchedProcessIdentifier", ge=0,
-                                                   le=MAX_PROCESS_IDENTIFIER)
-    session_state_reason: str = Field("", alias="SessionStateReason", max_length=MAX_REASON_CHARS)
-    working_directory: str = Field("", alias="WorkingDirectory", max_length=MAX_PATH_CHARS)
-    transcript_path: str = Field("", alias="TranscriptPath", max_length=MAX_PATH_CHARS)
-    has_settings: bool = Field(False, alias="HasSettings")
-    settings: dict[str, Any] | None = Field(None, alias="Settings")
-    has_pending_provider_work: bool = Field(False, alias="HasPendingProviderWork")
-    force: bool = Field(False, alias="Force")
-    stop_hook_active: bool = Field(False, alias="StopHookActive")
-    wait_for_follow_up: bool = Field(False, alias="WaitForFollowUp")  # a blocking Stop hook (ask-before-sleep)
+
+@dataclass(frozen=True, slots=True)
+class RuntimeRequest:
+    """One validated request (``parse_request``); unknown wire keys are ignored."""
+
+    command: str
+    provider: str | None = None
+    provider_name: str = ""
+    session_identifier: str = ""
+    is_provider_session_end: bool = False
+    session_end_reason: str = ""
+    match_all_sessions: bool = False
+    watched_process_identifier: int | None = None
+    session_state_reason: str = ""
+    working_directory: str = ""
+    transcript_path: str = ""
+    has_settings: bool = False
+    settings: dict[str, Any] | None = None
+    has_pending_provider_work: bool = False
+    force: bool = False
+    stop_hook_active: bool = False
+    wait_for_follow_up: bool = False  # a blocking Stop hook (ask-before-sleep)
     # How long that hook waits before it gives up (hooks/stop_timeout.py); anything odd is "not said".
-    follow_up_wait_seconds: int | None = Field(None, alias="FollowUpWaitSeconds")
-    input_prompt_preview: str = Field("", alias="InputPromptPreview", max_length=MAX_PROMPT_PREVIEW_CHARS)
-    last_assistant_message: str = Field("", alias="LastAssistantMessage", max_length=MAX_ASSISTANT_MESSAGE_CHARS)
+    follow_up_wait_seconds: int | None = None
+    input_prompt_preview: str = ""
+    last_assistant_message: str = ""
     # Replay-safe events: the hook's id for this request (applied once) and when the hook sent it.
-    request_id: str = Field("", alias="RequestId", max_length=MAX_REQUEST_ID_CHARS)
-    sent_at_milliseconds: int | None = Field(None, alias="SentAtUnixMilliseconds", ge=0,
-                                             le=MAX_SENT_AT_MILLISECONDS, strict=True)
+    request_id: str = ""
+    sent_at_milliseconds: int | None = None
     # Turns and tools: the provider's turn id (when it has one) and a tool call that started or finished.
-    turn_id: str = Field("", alias="TurnId", max_length=MAX_TURN_ID_CHARS)
-    tool_call_id: str = Field("", alias="ToolCallId", max_length=MAX_TOOL_CALL_ID_CHARS)
-    tool_call_state: str = Field("", alias="ToolCallState", max_length=16)
+    turn_id: str = ""
+    tool_call_id: str = ""
+    tool_call_state: str = ""
     # start: the client could not use the settings file (its one sentence); the runtime fails closed.
-    settings_problem: str = Field("", alias="SettingsProblem", max_length=MAX_SETTINGS_PROBLEM_CHARS)
+    settings_problem: str = ""
     # pause: how long (absent: until resume); bounded by components/pause.MAX_PAUSE_SECONDS.
-    pause_seconds: int | None = Field(None, alias="PauseSeconds", ge=1, le=MAX_PAUSE_SECONDS, strict=True)
-
-    @field_validator("provider_name", "session_identifier", "session_end_reason", "session_state_reason",
-                     "working_directory", "transcript_path", "input_prompt_preview", "last_assistant_message",
-                     "request_id", "turn_id", "tool_call_id", "tool_call_state", "settings_problem",
-                     mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: Any) -> Any:
-        return "" if value is None else value
-
-    @field_validator("follow_up_wait_seconds", mode="before")
-    @classmethod
-    def _wait_or_none(cls, value: Any) -> int | None:
-        from ..hooks.stop_timeout import MAX_FOLLOW_UP_WAIT_SECONDS
-
-        if type(value) is int and 1 <= value <= MAX_FOLLOW_UP_WAIT_SECONDS:
-            return value
-        return None
-
-    @field_validator("tool_call_state")
-    @classmethod
-    def _known_tool_call_state(cls, value: str) -> str:
-        if value not in TOOL_CALL_STATES:
-            raise ValueError("must be Running, Finished or empty")
-        return value
+    pause_seconds: int | None = None
 
     def agent_provider(self) -> AgentProvider:
         provider = parse_provider(self.provider)
@@ -162,17 +173,74 @@ class RuntimeRequest(BaseModel):
             raise RequestError("Settings payload is required.")
         try:
             return validate_raw_settings(self.settings)
-        except ValidationError as error:
-            raise RequestError(f"The settings payload is invalid: {error.errors()[0]['msg']}") from error
         except (ValueError, TypeError, OverflowError) as error:
             raise RequestError(f"The settings payload is invalid: {error}") from error
 
 
 def parse_request(message: dict[str, Any]) -> RuntimeRequest:
+    """The request in ``message`` (a decoded wire object), or ``RequestError`` naming the first bad field."""
     check_wire_message(message)
-    try:
-        return RuntimeRequest.model_validate(message)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ())) or "request"
-        raise RequestError(f"The request field {_field_name(where)} is invalid: {first['msg']}.") from error
+    values: dict[str, Any] = {"command": _text(message, "Command", 64, required=True)}
+    provider = message.get("Provider")
+    if provider is not None:
+        values["provider"] = _text(message, "Provider", MAX_PROVIDER_NAME_CHARS)
+    for key, (name, limit) in _TEXT_FIELDS.items():
+        if message.get(key) is not None:
+            values[name] = _text(message, key, limit)
+    for key, name in _FLAG_FIELDS.items():
+        if key in message:
+            values[name] = _flag(key, message[key])
+    for key, (name, minimum, maximum, strict) in _INTEGER_FIELDS.items():
+        if message.get(key) is not None:
+            values[name] = _integer(key, message[key], minimum, maximum, strict=strict)
+    settings = message.get("Settings")
+    if settings is not None:
+        if not isinstance(settings, dict):
+            raise _invalid("Settings", "it must be a JSON object")
+        values["settings"] = settings
+    values["follow_up_wait_seconds"] = _follow_up_wait(message.get("FollowUpWaitSeconds"))
+    if values.get("tool_call_state", "") not in TOOL_CALL_STATES:
+        raise _invalid("ToolCallState", "it must be Running, Finished or empty")
+    return RuntimeRequest(**values)
+
+
+def _invalid(key: str, why: str) -> RequestError:
+    return RequestError(f"The request field {_field_name(key)} is invalid: {why}.")
+
+
+def _text(message: dict[str, Any], key: str, limit: int, *, required: bool = False) -> str:
+    if key not in message and required:
+        raise _invalid(key, "it is required")
+    value = message[key]
+    if not isinstance(value, str):
+        raise _invalid(key, "it must be text")
+    if len(value) > limit:
+        raise _invalid(key, f"it must be at most {limit} characters")
+    return value
+
+
+def _flag(key: str, value: Any) -> bool:
+    """JSON true/false, 0/1 or one of ``_FLAG_WORDS`` (as the wire has always read flags)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in _FLAG_WORDS:
+        return _FLAG_WORDS[value.lower()]
+    raise _invalid(key, "it must be true or false")
+
+
+def _integer(key: str, value: Any, minimum: int, maximum: int, *, strict: bool) -> int:
+    if isinstance(value, float) and not strict and value.is_integer():
+        value = int(value)
+    if type(value) is not int:
+        raise _invalid(key, "it must be an integer")
+    if not minimum <= value <= maximum:
+        raise _invalid(key, f"it must be from {minimum} to {maximum}")
+    return value
+
+
+def _follow_up_wait(value: Any) -> int | None:
+    from ..hooks.stop_timeout import MAX_FOLLOW_UP_WAIT_SECONDS
+
+    return value if type(value) is int and 1 <= value <= MAX_FOLLOW_UP_WAIT_SECONDS else None
