@@ -39,6 +39,13 @@ bash ci/install-test-deps.sh
 # ~0.1 s of CPU per runtime or CLI start, several CPU-minutes per run. A changed source is recompiled
 # (the .pyc records its source's mtime), so this never runs stale code.
 python3 -m compileall -q -j 0 src tests benchmarks conftest.py >/dev/null
+# The same for pytest's assertion rewriting: each pytest process (6 + 3 workers, and the pytest runs some
+# tests start) rewrote the asserts of all ~200 test modules at collection (~6 s of CPU each here: most of a
+# worker's collection) because PYTHONDONTWRITEBYTECODE keeps pytest from caching the result. One collection
+# that may write fills the cache (tests/**/__pycache__/*-pytest-*.pyc, checked against each source's mtime
+# and size); every later pytest process reads it, whatever PYTHONDONTWRITEBYTECODE says.
+# A broken collection is reported by the run below.
+env -u PYTHONDONTWRITEBYTECODE python3 -m pytest --collect-only -q -p no:cacheprovider tests benchmarks >/dev/null 2>&1 || true
 if [ "${CI:-}" = "true" ]; then
     export LIDGUARD_REQUIRE_DBUS=1
 fi
