@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,18 +109,32 @@ def test_descriptors_that_are_not_for_this_process_or_not_a_socket_are_ignored(t
     environ = {"LISTEN_PID": "2", "LISTEN_FDS": "many"}
     sock, note = inherited_listener(tmp_path / "s.sock", environ, pid=2)
     assert sock is None and note is not None and "not a number" in note
-    # Descriptor 3 is some other socket (a UDP one here): closed only if it was taken, and bound instead.
-    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    saved = os.dup(3) if _is_open(3) else None
-    try:
-        os.dup2(other.fileno(), 3)
-        sock, note = inherited_listener(tmp_path / "s.sock", {"LISTEN_PID": "2", "LISTEN_FDS": "1"}, pid=2)
-        assert sock is None and note is not None and "binding it instead" in note
-    finally:
-        other.close()
-        if saved is not None:
-            os.dup2(saved, 3)
-            os.close(saved)
+    # The first descriptor is some other socket (a UDP one here): closed, as it was taken, and bound instead.
+    # Not by replacing descriptor 3 of this process: in a pytest-xdist worker that is the pipe the worker
+    # reads its commands from (a worker once ended its session early, tests still pending, when this test
+    # swapped it for a UDP socket).
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
+        passed = os.dup(other.fileno())
+        sock, note = inherited_listener(tmp_path / "s.sock", {"LISTEN_PID": "2", "LISTEN_FDS": "1"}, pid=2,
+                                        first_fd=passed)
+        assert sock is None and note is not None and f"descriptor {passed} is not a listening" in note
+        assert not _is_open(passed), "a descriptor it took and did not use is closed"
+
+
+def test_no_test_replaces_a_low_descriptor_of_the_test_process() -> None:
+    """Descriptors 3 and 4 of a pytest-xdist worker are its command pipes: an in-process test that dup2()s
+    over them can end the worker's session with tests still pending (xdist's INTERNALERROR 'assert not
+    crashitem'). Tests pass their own descriptors (``inherited_listener(first_fd=...)``) instead."""
+    import ast
+
+    offenders = []
+    for path in sorted(Path(__file__).resolve().parents[1].rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dup2"
+                    and len(node.args) == 2 and isinstance(node.args[1], ast.Constant)
+                    and isinstance(node.args[1].value, int) and node.args[1].value > 2):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
 
 
 def _is_open(fd: int) -> bool:

@@ -23,8 +23,11 @@ _VARIABLES = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
 
 
 def inherited_listener(socket_path: Path, environ: MutableMapping[str, str] | None = None,
-                       pid: int | None = None) -> tuple[socket.socket | None, str | None]:
-    """(the passed listening socket or None, a note for the log or None)."""
+                       pid: int | None = None, *, first_fd: int = FIRST_LISTEN_FD,
+                       ) -> tuple[socket.socket | None, str | None]:
+    """(the passed listening socket or None, a note for the log or None). ``first_fd``: where the service
+    manager's first descriptor is (always 3 for a real runtime; a test passes its own descriptor rather than
+    replacing descriptor 3 of the test process, which a test runner may be using)."""
     env = os.environ if environ is None else environ
     listen_pid, listen_fds = env.get("LISTEN_PID", ""), env.get("LISTEN_FDS", "")
     for name in _VARIABLES:
@@ -38,19 +41,19 @@ def inherited_listener(socket_path: Path, environ: MutableMapping[str, str] | No
     if count < 1:
         return None, None
     try:
-        sock = socket.socket(fileno=FIRST_LISTEN_FD)
+        sock = socket.socket(fileno=first_fd)
     except OSError as error:
-        return None, f"Ignored socket activation: descriptor {FIRST_LISTEN_FD} is not a socket ({error})."
+        return None, f"Ignored socket activation: descriptor {first_fd} is not a socket ({error})."
     try:
         bound = sock.getsockname()
         listening = sock.getsockopt(socket.SOL_SOCKET, getattr(socket, "SO_ACCEPTCONN", 30))
     except OSError as error:
         sock.close()
-        return None, f"Ignored socket activation: cannot inspect descriptor {FIRST_LISTEN_FD} ({error})."
+        return None, f"Ignored socket activation: cannot inspect descriptor {first_fd} ({error})."
     same_path = isinstance(bound, str) and _same_file(bound, socket_path)
     if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM or not listening or not same_path:
         sock.close()
-        return None, (f"Ignored socket activation: descriptor {FIRST_LISTEN_FD} is not a listening Unix stream "
+        return None, (f"Ignored socket activation: descriptor {first_fd} is not a listening Unix stream "
                       f"socket on {socket_path}; binding it instead.")
     sock.set_inheritable(False)
     sock.setblocking(False)
