@@ -35,7 +35,7 @@ def _offered_settings(runtime: Runtime, request: RuntimeRequest, command: str) -
     if not request.has_settings:
         return None
     try:
-        return Settings.from_raw(request.settings if request.settings is not None else None)
+        return Settings.from_raw(request.settings)
     except Exception as error:  # not an object, or anything a strange value provokes
         detail = str(error)
         runtime.log("settings-update-rejected", command,

@@ -81,22 +81,23 @@ def check_wire_message(message: dict[str, Any]) -> None:
 
 
 # The fields parse_request reads, by wire key (PascalCase, REFERENCE 3.1); a missing key or null is the default.
-# Text: (field, most characters).
-_TEXT_FIELDS: dict[str, tuple[str, int]] = {
-    "ProviderName": ("provider_name", MAX_PROVIDER_NAME_CHARS),
-    "SessionIdentifier": ("session_identifier", MAX_SESSION_IDENTIFIER_CHARS),
-    "SessionEndReason": ("session_end_reason", MAX_REASON_CHARS),
-    "SessionStateReason": ("session_state_reason", MAX_REASON_CHARS),
-    "WorkingDirectory": ("working_directory", MAX_PATH_CHARS),
-    "TranscriptPath": ("transcript_path", MAX_PATH_CHARS),
-    "InputPromptPreview": ("input_prompt_preview", MAX_PROMPT_PREVIEW_CHARS),
-    "LastAssistantMessage": ("last_assistant_message", MAX_ASSISTANT_MESSAGE_CHARS),
-    "RequestId": ("request_id", MAX_REQUEST_ID_CHARS),
-    "TurnId": ("turn_id", MAX_TURN_ID_CHARS),
-    "ToolCallId": ("tool_call_id", MAX_TOOL_CALL_ID_CHARS),
-    "ToolCallState": ("tool_call_state", 16),
-    "SettingsProblem": ("settings_problem", MAX_SETTINGS_PROBLEM_CHARS),
+# Text: field (its bound is ``_MAX_CHARS``'s, or ``_TEXT_BOUNDS``'s for a field the wire check leaves alone).
+_TEXT_FIELDS: dict[str, str] = {
+    "ProviderName": "provider_name",
+    "SessionIdentifier": "session_identifier",
+    "SessionEndReason": "session_end_reason",
+    "SessionStateReason": "session_state_reason",
+    "WorkingDirectory": "working_directory",
+    "TranscriptPath": "transcript_path",
+    "InputPromptPreview": "input_prompt_preview",
+    "LastAssistantMessage": "last_assistant_message",
+    "RequestId": "request_id",
+    "TurnId": "turn_id",
+    "ToolCallId": "tool_call_id",
+    "ToolCallState": "tool_call_state",
+    "SettingsProblem": "settings_problem",
 }
+_TEXT_BOUNDS = {**_MAX_CHARS, "ToolCallState": 16}
 # Flags: field.
 _FLAG_FIELDS: dict[str, str] = {
     "IsProviderSessionEnd": "is_provider_session_end",
@@ -247,9 +248,8 @@ def _settings_object(key: str, value: Any) -> dict[str, Any]:
 
 # Wire key -> (field, reader(key, value)): every field parse_request reads, built once from the tables above.
 _READERS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
-    "Command": ("command", functools.partial(_text, limit=64)),
-    "Provider": ("provider", functools.partial(_text, limit=MAX_PROVIDER_NAME_CHARS)),
-    **{key: (name, functools.partial(_text, limit=limit)) for key, (name, limit) in _TEXT_FIELDS.items()},
+    **{key: (name, functools.partial(_text, limit=_TEXT_BOUNDS[key]))
+       for key, name in {"Command": "command", "Provider": "provider", **_TEXT_FIELDS}.items()},
     **{key: (name, _flag) for key, name in _FLAG_FIELDS.items()},
     **{key: (name, functools.partial(_integer, minimum=minimum, maximum=maximum, strict=strict))
        for key, (name, minimum, maximum, strict) in _INTEGER_FIELDS.items()},

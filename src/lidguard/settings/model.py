@@ -247,13 +247,7 @@ class PowerRequestSettings:
             return raw
         if not isinstance(raw, dict):
             return cls()
-        values = _normalized(cls, raw, {
-            "PreventSystemSleep": _bool_field(True),
-            "PreventAwayModeSleep": lambda value: normalize_bool(value, away_mode_supported())[0],
-            "PreventDisplaySleep": _bool_field(False),
-            "Reason": _power_reason,
-        })
-        power = cls(**values)
+        power = cls(**_normalized(cls, raw, _POWER_REQUEST_NORMALIZERS))
         if power.prevent_away_mode_sleep and not away_mode_supported():
             power = replace(power, prevent_away_mode_sleep=False)
         return power
@@ -397,7 +391,13 @@ def _first(normalize: Callable[..., tuple[Any, str | None]], *arguments: Any) ->
 
 BOOL_SETTINGS = ("ChangeLidAction", "WatchParentProcess", "EmergencyHibernationOnHighTemperature",
                  "RepeatClosedLidStopFollowUp", "WebhookPreviews", "LogFullText")
-POWER_REQUEST_BOOL_SETTINGS = ("PreventSystemSleep", "PreventAwayModeSleep", "PreventDisplaySleep")
+_POWER_REQUEST_NORMALIZERS: dict[str, Callable[[Any], Any]] = {
+    "PreventSystemSleep": _bool_field(True),
+    "PreventAwayModeSleep": lambda value: normalize_bool(value, away_mode_supported())[0],
+    "PreventDisplaySleep": _bool_field(False),
+    "Reason": _power_reason,
+}
+POWER_REQUEST_BOOL_SETTINGS = tuple(key for key in _POWER_REQUEST_NORMALIZERS if key != "Reason")
 _SETTINGS_NORMALIZERS = _settings_normalizers()
 # JSON key -> field name, in declaration (file) order.
 SETTING_FIELDS: dict[str, str] = {item.metadata["key"]: item.name for item in fields(Settings)}
