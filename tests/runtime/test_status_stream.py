@@ -305,6 +305,8 @@ def test_cancelling_the_runtime_at_every_step_while_a_watcher_follows_leaves_not
 
                         task_group.start_soon(reader)
                         await harness.start()
+                        # a start and a stop in the same instant are one line (coalesced): let the start show
+                        await anyio.sleep(COALESCE_SECONDS)
                         await harness.stop()
                         await anyio.sleep(1)
                         await harness.send("pause", PauseSeconds=60)
@@ -321,7 +323,7 @@ def test_cancelling_the_runtime_at_every_step_while_a_watcher_follows_leaves_not
 
     complete, counted, sequences = run(None)
     assert sequences == [1, 2, 3, 4] and complete.runtime.status_stream._publisher is None
-    assert counted.steps > 50, counted.steps
+    assert counted.steps > 30, counted.steps  # every step below is cancelled at; ~40 since the gate takes no checkpoint
     assert not complete.paths.exception_log_file.exists()
     for target in range(1, counted.steps + 1):
         harness, instrument, sequences = run(target)

@@ -219,3 +219,38 @@ def test_a_session_whose_transcript_folder_appears_later_is_still_picked_up_on_a
         assert monitors.monitored == {}
 
     run_mock(lambda: with_runtime(Harness(), body))
+
+
+def test_a_crowd_of_starts_is_searched_by_one_task_and_an_ended_session_not_at_all(tmp_path, monkeypatch):
+    """Each search used to be a task of its own: a crowd of starts without a transcript path (a burst of
+    hooks) paid a task each. One task works through the queue; a session that ended while it waited is
+    not searched."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    (tmp_path / "claude" / "projects").mkdir(parents=True)
+    spawned: list[str] = []
+    searched: list[str] = []
+    monkeypatch.setattr("lidguard.runtime.components.transcripts.find_transcript",
+                        lambda root, session_id: searched.append(session_id) or find_transcript(root, session_id))
+
+    async def body(h: Harness) -> None:
+        import anyio
+
+        original = h.runtime.spawn
+
+        def counting(function):  # type: ignore[no-untyped-def]
+            spawned.append(getattr(function, "__name__", ""))
+            return original(function)
+
+        h.runtime.spawn = counting  # type: ignore[method-assign]
+        for index in range(30):
+            await h.start(f"crowd-{index:02d}")
+        await h.stop("crowd-07")
+        await anyio.sleep(0.1)
+        assert spawned.count("_run_searches") == 1, spawned
+        assert sorted(searched) == [f"crowd-{index:02d}" for index in range(30) if index != 7]
+        assert len(h.log_entries("claude-transcript-monitor-skipped")) == 29
+        await h.start("late")
+        await anyio.sleep(0.1)
+        assert spawned.count("_run_searches") == 2 and searched[-1] == "late"  # the queue emptied: a new task
+
+    run_mock(lambda: with_runtime(Harness(), body))

@@ -73,6 +73,26 @@ def _lock_file_for(socket_path: str | Path) -> str | None:
     return paths.lock_file_str if os.path.normpath(paths.socket_file_str) == os.path.normpath(socket_text) else None
 
 
+class _LockFileOf:
+    """The runtime lock that goes with a socket, found when first asked: only a failed connect or a launch
+    needs it, and finding it resolves the user's folders (a dozen system calls a connected client skips)."""
+
+    __slots__ = ("_found", "_socket_path")
+
+    def __init__(self, socket_path: str | Path) -> None:
+        self._socket_path = socket_path
+        self._found: str | None | _LockFileOf = self
+
+    def find(self) -> str | None:
+        if self._found is self:
+            self._found = _lock_file_for(self._socket_path)
+        return self._found  # type: ignore[return-value]
+
+
+def _resolved(lock_file: str | Path | _LockFileOf | None) -> str | Path | None:
+    return lock_file.find() if isinstance(lock_file, _LockFileOf) else lock_file
+
+
 def _launch_lock(lock_file: str | Path) -> str:
     """``launch.lock`` beside the runtime lock."""
     return os.path.join(os.path.dirname(os.fspath(lock_file)), "launch.lock")
@@ -86,7 +106,7 @@ def _lock_held(lock_file: str | Path | None) -> bool | None:
     return held_by_another_process(lock_file)
 
 
-def _connect(socket_path: str | Path, lock_file: str | Path | None,
+def _connect(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None,
              held_wait: float = HELD_LOCK_WAIT_SECONDS) -> tuple[ClientConnection | None, bool]:
     """(connection, runtime lock held). With the lock free nobody can answer: give up at once; with it
     held, wait up to ``held_wait`` for the socket (the runtime is starting or re-creating it)."""
@@ -97,7 +117,7 @@ def _connect(socket_path: str | Path, lock_file: str | Path | None,
             return transport.connect(socket_path, CONNECT_TIMEOUT_SECONDS), True
         except OSError:
             pass
-        held = _lock_held(lock_file)
+        held = _lock_held(_resolved(lock_file))
         waited = time.monotonic() - started
         if held is False or waited >= (CONNECT_WINDOW_SECONDS if held is None else held_wait):
             return None, bool(held)
@@ -248,7 +268,8 @@ def _launch_in_progress(lock_file: str | Path | None) -> bool:
         gate.close()
 
 
-def _connect_or_launch(socket_path: str | Path, lock_file: str | Path | None) -> tuple[ClientConnection | None, str]:
+def _connect_or_launch(socket_path: str | Path,
+                       lock_file: str | Path | _LockFileOf | None) -> tuple[ClientConnection | None, str]:
     """Connects, launching the runtime when its lock is free (one client launches, the others wait
     for it). A runtime that cannot start gives its own one-line reason at once."""
     deadline = time.monotonic() + AUTO_START_MAX_WAIT_SECONDS
@@ -256,6 +277,7 @@ def _connect_or_launch(socket_path: str | Path, lock_file: str | Path | None) ->
         connection, held = _connect(socket_path, lock_file)
         if connection is not None:
             return connection, ""
+        lock_file = _resolved(lock_file)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return None, (f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
@@ -269,15 +291,15 @@ def _connect_or_launch(socket_path: str | Path, lock_file: str | Path | None) ->
             return None, reason or "Failed to start the LidGuard runtime."
 
 
-def _attempt(socket_path: str | Path, lock_file: str | Path | None, request: dict[str, Any], auto_start: bool,
-             reply_timeout: float | None) -> tuple[dict[str, Any], bool]:
+def _attempt(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None, request: dict[str, Any],
+             auto_start: bool, reply_timeout: float | None) -> tuple[dict[str, Any], bool]:
     """One exchange; the flag says the runtime was exiting (an auto-starting request tries again)."""
     if auto_start:
         connection, failure = _connect_or_launch(socket_path, lock_file)
     else:
         connection, held = _connect(socket_path, lock_file)
-        failure = (f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
-                   if held else RUNTIME_NOT_RUNNING)
+        failure = ("" if connection is not None else RUNTIME_NOT_RUNNING if not held else
+                   f"{_UNREACHABLE_PREFIX} (it holds {_resolved(lock_file)}) but does not answer on {socket_path}.")
     if connection is None:  # alive but unreachable is no "not running": say so, do not start another
         return failure_response(failure, runtime_unavailable=not failure.startswith(_UNREACHABLE_PREFIX)), False
     try:
@@ -310,10 +332,10 @@ def send_request(socket_path: str | Path, request: dict[str, Any], *, auto_start
     lock free nothing can answer, so the answer is immediate; with it held the client waits for the
     socket (a runtime starting, or re-creating a socket file that was deleted).
     """
-    lock_file = lock_file if lock_file is not None else _lock_file_for(socket_path)
+    lock = lock_file if lock_file is not None else _LockFileOf(socket_path)
     deadline = time.monotonic() + STOPPING_RETRY_SECONDS
     while True:
-        reply, runtime_was_exiting = _attempt(socket_path, lock_file, request, auto_start, reply_timeout)
+        reply, runtime_was_exiting = _attempt(socket_path, lock, request, auto_start, reply_timeout)
         if not (auto_start and runtime_was_exiting) or time.monotonic() >= deadline:
             return reply
         time.sleep(CONNECT_RETRY_SECONDS)

@@ -1,10 +1,10 @@
 """The runtime: the session registry, the gate, the clock and the list of components.
 
-One event at a time under the gate (an ``anyio.Lock``): ``policy.transition`` produces the new
-state and effects, each effect goes to the component that owns it (``components/``), then every
-component hears ``state_changed``. Nothing under the gate awaits: slow platform calls (protection,
-machine readings, sound, the suspend request) run off it, and ``protection.reconcile()`` runs after
-the gate is released. Background work lives in the task group handed to ``run``.
+One event at a time under the gate (``gate.Gate``: almost always free, and then free to take):
+``policy.transition`` produces the new state and effects, each effect goes to the component that owns
+it (``components/``), then every component hears ``state_changed``. Nothing under the gate awaits:
+slow platform calls (protection, machine readings, sound, the suspend request) run off it, and
+``protection.reconcile()`` runs after the gate is released. Background work lives in the task group handed to ``run``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from .components.timers import TimerComponent
 from .components.transcripts import TranscriptComponent
 from .components.watchers import WatcherComponent
 from .components.webhooks import WebhookComponent
+from .gate import Gate
 from .logs import ExceptionLog, SessionLog, SuspendHistory
 from .machine import MachineView
 from .replay_guard import SESSION_COMMANDS, RecentRequests, future_dated
@@ -80,7 +81,7 @@ class Runtime:
         self.clock: Clock = clock or WallClock()
         self.state = RegistryState()
         self.recent_requests = RecentRequests()
-        self.gate = anyio.Lock()
+        self.gate = Gate()
         self.exit_requested = anyio.Event()
         self.session_log = SessionLog(paths.session_log_file)
         self.suspend_history = SuspendHistory(paths.suspend_history_file)

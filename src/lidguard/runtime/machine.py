@@ -17,6 +17,7 @@ import anyio
 
 from ..platform.api import DisplayConnector, LidState, Platform, Unsupported, count_visible_displays
 from .eligibility import Eligibility, closed_lid_eligibility
+from .gate import Gate
 
 __all__ = ["MachineReading", "MachineView"]
 
@@ -49,7 +50,7 @@ class MachineView:
         self._call_platform = call_platform
         self._max_age = max_age_seconds
         self._on_error = on_error
-        self._lock = anyio.Lock()
+        self._lock = Gate()
         self._latest = UNKNOWN_READING
         self._latest_ticket = -1
         self._next_ticket = 0

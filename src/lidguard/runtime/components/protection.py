@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..gate import Gate
 from ..protection import ProtectionCoordinator, ProtectionTarget, protection_target
 from . import ComponentBase
 
@@ -29,7 +30,7 @@ class ProtectionComponent(ComponentBase):
         self._runtime = runtime
         self._coordinator = ProtectionCoordinator(runtime.platform, runtime.paths.lid_backup_file,
                                                   self._log_failure)
-        self._lock = anyio.Lock()
+        self._lock = Gate()
 
     @property
     def applied(self) -> bool:
@@ -52,6 +53,8 @@ class ProtectionComponent(ComponentBase):
     async def reconcile(self) -> Exception | None:
         """Converges to the wanted protection; returns the platform error when a change failed."""
         runtime = self._runtime
+        if not self._lock.locked() and self._target() == self._coordinator.current:
+            return None  # nothing to change and nobody changing it (most events): no scope, no lock
         with anyio.CancelScope(shield=True):
             async with self._lock:
                 for _ in range(_MAX_ROUNDS):

@@ -28,7 +28,7 @@ import anyio
 from ...providers import AgentProvider
 from .. import policy
 from ..sessions import RegistryState, Session, SessionKey
-from ..transcript_search import find_transcript, search_root
+from ..transcript_search import SearchResult, find_transcript, search_root
 from . import ComponentBase
 from .transcript_watcher import SharedFolderWatcher
 
@@ -182,6 +182,8 @@ class TranscriptComponent(ComponentBase):
         self.poll_seconds = POLL_SECONDS
         self.watcher = SharedFolderWatcher(on_failure=self._watch_failed)
         self._watcher_scope: anyio.CancelScope | None = None
+        self._search_queue: dict[SessionKey, str] = {}  # sessions waiting for a search -> the path they gave
+        self._search_scope: anyio.CancelScope | None = None  # the task working through the queue
 
     def _watch_failed(self, error: BaseException) -> None:
         self._runtime.log("transcript-watch-failed", "transcript-monitor",
@@ -271,36 +273,52 @@ class TranscriptComponent(ComponentBase):
         return str(found) if found is not None else ""
 
     def _search(self, session: Session) -> None:
-        """The bounded fallback search, off the gate; its result starts the monitor (gate held)."""
+        """Queues the bounded fallback search (off the gate); its result starts the monitor (gate held).
+        One task works through the queue, so a crowd of starts costs no task each."""
         runtime, key = self._runtime, session.key
         if not runtime.running:
             return
         self._searched[key] = None
-        root = search_root(key.provider)
-        given = session.transcript_path
+        self._search_queue[key] = session.transcript_path
+        if self._search_scope is None:
+            self._search_scope = runtime.spawn(self._run_searches)
+
+    async def _run_searches(self, scope: anyio.CancelScope) -> None:
+        runtime, queue = self._runtime, self._search_queue
+        try:
+            while queue:
+                key = next(iter(queue))
+                given = queue.pop(key)
+                root = search_root(key.provider)
+                if key not in self._searched or root is None:  # the session ended while it waited
+                    continue
+                # a worker thread with real backends (inline with the fake platform, so tests stay deterministic)
+                result = await runtime.call_platform(find_transcript, root, key.session_identifier)
+                async with runtime.gate:
+                    self._found(key, given, result)
+        finally:
+            self._search_scope = None
+
+    def _found(self, key: SessionKey, given: str, result: SearchResult) -> None:
+        """A search's result (gate held): the monitor starts, or the log says why not."""
+        runtime = self._runtime
+        current = runtime.state.sessions.get(key)
+        if current is None or key not in self._searched or key in self._monitors:
+            return
         kind = KINDS[key.provider]
-
-        async def run(scope: anyio.CancelScope) -> None:
-            assert root is not None
-            # a worker thread with real backends (inline with the fake platform, so tests stay deterministic)
-            result = await runtime.call_platform(find_transcript, root, key.session_identifier)
-            async with runtime.gate:
-                current = runtime.state.sessions.get(key)
-                if current is None or key not in self._searched or key in self._monitors:
-                    return
-                stale = f" (the given path {given} is gone)" if given else ""
-                if result.path is None:
-                    runtime.log(f"{kind.prefix}-transcript-monitor-skipped", "start",
-                                f"Skipped transcript monitoring for {key}{stale}: {result.message}.", session=current)
-                    return
-                self._searched[key] = result.path
-                self._unsettle(key)
-                runtime.log(f"{kind.prefix}-transcript-found", "start",
-                            f"Found the transcript of {key} by its session id{stale}: {result.path}.",
-                            session=current)
-                self._start(current, result.path)
-
-        runtime.spawn(run)
+        stale = f" (the given path {given} is gone)" if given else ""
+        if result.path is None:
+            runtime.log(f"{kind.prefix}-transcript-monitor-skipped", "start",
+                        f"Skipped transcript monitoring for {key}{stale}: {result.message}.", session=current)
+            return
+        self._searched[key] = result.path
+        self._unsettle(key)
+        runtime.log(f"{kind.prefix}-transcript-found", "start",
+                    f"Found the transcript of {key} by its session id{stale}: {result.path}.", session=current)
+        self._start(current, result.path)
+        if self._is_settled(key, current):  # its monitor follows it now: the next change need not look again
+            self._settled[key] = current
+            self._unsettled.pop(key, None)
 
     def _cancel(self, key: SessionKey) -> None:
         monitor = self._monitors.pop(key, None)
