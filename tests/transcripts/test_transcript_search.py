@@ -101,6 +101,12 @@ def test_roots_follow_codex_home_and_claude_config_dir(monkeypatch, tmp_path):
     assert search_root(AgentProvider.GITHUB_COPILOT) is None
 
 
+def test_the_searched_providers_are_exactly_those_with_a_search_root():
+    from lidguard.runtime.transcript_search import SEARCHED_PROVIDERS
+
+    assert {provider for provider in AgentProvider if search_root(provider) is not None} == SEARCHED_PROVIDERS
+
+
 def _component(h: Harness) -> TranscriptComponent:
     found = next(c for c in h.runtime.components if isinstance(c, TranscriptComponent))
     found.use_watchfiles = False

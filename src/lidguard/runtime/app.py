@@ -23,7 +23,7 @@ from ..platform.paths import LidGuardPaths
 from ..settings.model import Settings
 from . import policy, suspend_policy
 from .clock import Clock, WallClock
-from .components import Component
+from .components import Component, ComponentBase
 from .components.codex_rollouts import CodexRolloutComponent
 from .components.dimming import DimmingComponent
 from .components.emergency import EmergencyComponent
@@ -60,6 +60,12 @@ T = TypeVar("T")
 # False while a request with ``"ReplySessions": false`` is handled (set in ``Runtime.handle_message``)
 _LIST_SESSIONS: ContextVar[bool] = ContextVar("lidguard_list_sessions", default=True)
 SNAPSHOT_MAX_AGE_SECONDS = 2.0  # replies from real backends may show a lid state this old
+
+
+def _answers(component: Component, question: str) -> bool:
+    """True unless ``component`` keeps ``ComponentBase``'s no-opinion answer to ``question``."""
+    return (getattr(type(component), question, None) is not getattr(ComponentBase, question)
+            or question in getattr(component, "__dict__", {}))
 
 
 def _printable(value: Any, limit: int = 200) -> str:
@@ -111,6 +117,12 @@ class Runtime:
                                              self.heartbeat, self.pause, self.settings_guard, self.dimming,
                                              self.status_stream,
                                              self.timers]
+        # Each question is put only to the components that have an answer of their own (the others say what
+        # ComponentBase says: no protection wanted, not busy, nothing held back, nothing to do on a change).
+        self._answering = {question: tuple(component for component in self.components
+                                           if _answers(component, question))
+                           for question in ("wants_protection", "busy", "holds_back_protection",
+                                            "holds_back_suspend", "state_changed")}
         self._owners: dict[type, list[Component]] = {}
         for component in self.components:
             for effect_type in component.handles():
@@ -164,10 +176,14 @@ class Runtime:
     def protection_wanted(self) -> bool:
         if self.stopping:
             return False
-        return self.state.protection_wanted or any(c.wants_protection() for c in self.components)
+        return self.state.protection_wanted or any(c.wants_protection() for c in self._answering["wants_protection"])
 
     def busy(self) -> bool:
-        return bool(self.state.sessions) or any(c.busy() for c in self.components)
+        return bool(self.state.sessions) or any(c.busy() for c in self._answering["busy"])
+
+    def answering(self, question: str) -> tuple[Component, ...]:
+        """The components with an answer of their own to ``question`` (a ``ComponentBase`` method name)."""
+        return self._answering[question]
 
     # -- lifecycle --------------------------------------------------------------------------------------
     async def run(self, task_group: TaskGroup) -> None:
@@ -217,7 +233,7 @@ class Runtime:
                 component.apply(effect)
 
     def state_changed(self) -> None:
-        for component in self.components:
+        for component in self._answering["state_changed"]:
             component.state_changed()
 
     def status_changed(self) -> None:

@@ -140,8 +140,10 @@ class RegistryState:
         return self._derived(updated, (session.key,))
 
     def without(self, keys: list[SessionKey]) -> RegistryState:
-        updated = {key: value for key, value in self.sessions.items() if key not in keys}
-        return self._derived(updated, tuple(key for key in dict.fromkeys(keys) if key in self.sessions))
+        sessions = self.sessions
+        updated = sessions.copy() if isinstance(sessions, MappingProxyType) else dict(sessions)
+        removed = tuple(key for key in dict.fromkeys(keys) if updated.pop(key, None) is not None)
+        return self._derived(updated, removed)
 
     @property
     def protection_wanted(self) -> bool:

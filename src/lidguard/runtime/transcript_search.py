@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ..providers import AgentProvider
 
-__all__ = ["MAX_DEPTH", "MAX_ENTRIES", "MAX_SECONDS", "SearchResult", "find_transcript", "recent_files",
-           "search_root"]
+__all__ = ["MAX_DEPTH", "MAX_ENTRIES", "MAX_SECONDS", "SEARCHED_PROVIDERS", "SearchResult", "find_transcript",
+           "recent_files", "search_root"]
 
 MAX_DEPTH = 6  # Codex: sessions/YYYY/MM/DD/rollout-*.jsonl; Claude: projects/<project>/<id>.jsonl
 MAX_ENTRIES = 20_000
@@ -33,6 +33,9 @@ class SearchResult:
     path: Path | None
     message: str
     examined: int = 0
+
+
+SEARCHED_PROVIDERS = frozenset({AgentProvider.CODEX, AgentProvider.CLAUDE})  # search_root is None for others
 
 
 def search_root(provider: AgentProvider) -> Path | None:

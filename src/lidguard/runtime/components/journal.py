@@ -50,8 +50,11 @@ COMPACT_AFTER_LINES = 2048  # plus twice the registry: compaction stays rare wha
 BATCH_SECONDS = 0.05  # records of a burst of requests go out in one write (a crash loses at most this)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))  # json.dumps builds one per call
+
+
 def _line(record: dict[str, Any]) -> bytes:
-    return (json.dumps({"v": 1, **record}, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+    return (_ENCODER.encode({"v": 1, **record}) + "\n").encode("ascii")
 
 
 class JournalComponent(ComponentBase):

@@ -41,7 +41,7 @@ class ProtectionComponent(ComponentBase):
 
     def held_back(self) -> list[str]:
         """Why wanted protection is not applied now (empty: nothing holds it back)."""
-        reasons = (component.holds_back_protection() for component in self._runtime.components)
+        reasons = (component.holds_back_protection() for component in self._runtime.answering("holds_back_protection"))
         return [reason for reason in reasons if reason]
 
     def _target(self) -> ProtectionTarget | None:

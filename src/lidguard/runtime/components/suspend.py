@@ -143,7 +143,7 @@ class SuspendComponent(ComponentBase):
 
     def held_back(self) -> list[str]:
         """Why no suspend may be scheduled or requested now (a pause); empty when nothing holds it back."""
-        reasons = (component.holds_back_suspend() for component in self._runtime.components)
+        reasons = (component.holds_back_suspend() for component in self._runtime.answering("holds_back_suspend"))
         return [reason for reason in reasons if reason]
 
     def _still_wanted(self, pending: PendingSuspend, reading: MachineReading) -> bool:

@@ -28,7 +28,7 @@ import anyio
 from ...providers import AgentProvider
 from .. import policy
 from ..sessions import RegistryState, Session, SessionKey
-from ..transcript_search import SearchResult, find_transcript, search_root
+from ..transcript_search import SEARCHED_PROVIDERS, SearchResult, find_transcript, search_root
 from . import ComponentBase
 from .transcript_watcher import SharedFolderWatcher
 
@@ -238,7 +238,7 @@ class TranscriptComponent(ComponentBase):
 
     def _look_at(self, key: SessionKey, session: Session) -> None:
         path = self._path_of(session)
-        if not path and key not in self._searched and search_root(key.provider) is not None:
+        if not path and key not in self._searched and key.provider in SEARCHED_PROVIDERS:
             self._search(session)
             return
         monitor = self._monitors.get(key)
