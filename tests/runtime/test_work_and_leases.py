@@ -91,6 +91,31 @@ def test_a_new_start_renews_the_lease_and_null_turns_leases_off():
     run_mock(lambda: with_runtime(harness, body))
 
 
+def test_a_lease_deadline_that_moves_later_or_away_still_ends_the_next_session_on_time():
+    """The lease task is interrupted only for an earlier deadline; one that moves later (the earliest session
+    left) or away (no session) is found when the task wakes at the old one."""
+    harness = Harness(settings_with(SessionLeaseHours=1, SessionTimeoutMinutes=None))
+    late = SessionKey.create(AgentProvider.CLAUDE, "late")
+
+    async def body(h: Harness) -> None:
+        await h.start()  # s1: lease ends at 3600
+        await anyio.sleep(1800)
+        await h.start("late")  # ends at 5400
+        await h.stop()  # the deadline moves later: 3600 -> 5400
+        await anyio.sleep(3600 - 1800 + 10)
+        assert late in h.runtime.state.sessions, "woke at the old deadline and slept on"
+        await anyio.sleep(5400 - 3610 - 5)
+        assert late in h.runtime.state.sessions
+        await anyio.sleep(10)
+        assert late not in h.runtime.state.sessions
+        await h.start("again")  # none -> a deadline: the task sleeping for ever is woken
+        await anyio.sleep(3600 + 1)
+        assert not h.runtime.state.sessions
+        assert [e["SessionIdentifier"] for e in h.log_entries("session-lease-expired")] == ["late", "again"]
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
 def test_the_default_lease_is_eight_hours_and_shown_in_every_reply():
     harness = Harness(settings_with(SessionTimeoutMinutes=None))
 

@@ -49,8 +49,10 @@ class LeaseComponent(ComponentBase):
         if self._task is None:
             if deadline is not None:
                 self._task = runtime.spawn(self._wait)
-        elif self._sleep is not None:
-            self._sleep.cancel()  # wake up and wait for the new deadline
+        elif self._sleep is not None and deadline is not None and (previous is None or deadline < previous):
+            self._sleep.cancel()  # wake up and wait for the new, earlier deadline
+        # A later deadline (or none) costs nothing here: the task wakes at the old one, sees the new one and
+        # sleeps on (cancelling a scope costs a task repr on asyncio, on every session's start and stop).
 
     async def _wait(self, scope: anyio.CancelScope) -> None:
         runtime = self._runtime

@@ -31,6 +31,8 @@ class ProtectionComponent(ComponentBase):
         self._coordinator = ProtectionCoordinator(runtime.platform, runtime.paths.lid_backup_file,
                                                   self._log_failure)
         self._lock = Gate()
+        self._target_of: object = None  # the settings ``_settings_target`` was built from
+        self._settings_target: ProtectionTarget | None = None
 
     @property
     def applied(self) -> bool:
@@ -48,7 +50,10 @@ class ProtectionComponent(ComponentBase):
         runtime = self._runtime
         if not runtime.protection_wanted() or self.held_back():
             return None
-        return protection_target(runtime.settings)
+        settings = runtime.settings
+        if settings is not self._target_of:  # built once per settings object (asked on every event)
+            self._target_of, self._settings_target = settings, protection_target(settings)
+        return self._settings_target
 
     async def reconcile(self) -> Exception | None:
         """Converges to the wanted protection; returns the platform error when a change failed."""
