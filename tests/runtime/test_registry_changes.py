@@ -78,3 +78,46 @@ def test_one_event_among_many_sessions_journals_only_its_session(monkeypatch: An
         assert len(looked) == 1 + 29
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def _earliest_cases():  # type: ignore[no-untyped-def]
+    from hypothesis import strategies as st
+
+    step = st.one_of(
+        st.tuples(st.just("put"), st.integers(0, 7), st.integers(-50, 50), st.booleans()),
+        st.tuples(st.just("drop"), st.integers(0, 7), st.just(0), st.just(False)),
+        st.tuples(st.just("rebuild"), st.just(0), st.just(0), st.just(False)),  # not one step from the last
+        st.tuples(st.just("same"), st.just(0), st.just(0), st.just(False)),  # asked twice
+    )
+    return st.lists(step, max_size=60)
+
+
+def test_the_earliest_value_followed_through_changed_keys_is_always_the_true_earliest() -> None:
+    """``EarliestOf`` (the timeout and lease timers' deadline) against the full scan after every step: puts
+    that move a session earlier or later (the one holding the earliest too), sessions that leave or have no
+    value (soft-locked), states not made in one step from the last one seen."""
+    from hypothesis import given, settings
+
+    from lidguard.runtime.sessions import EarliestOf
+
+    def value_of(session: Session) -> Any:
+        return None if session.soft_lock_reason else session.last_activity_at
+
+    @settings(max_examples=300, deadline=None)
+    @given(_earliest_cases())
+    def check(steps: list[tuple[str, int, int, bool]]) -> None:
+        tracker = EarliestOf(value_of)
+        state = RegistryState()
+        for op, index, minutes, soft_locked in steps:
+            key = SessionKey.create(AgentProvider.CLAUDE, f"s{index}")
+            if op == "put":
+                at = EPOCH + timedelta(minutes=minutes)
+                state = state.with_session(Session(key, EPOCH, at, soft_lock_reason="x" if soft_locked else None))
+            elif op == "drop":
+                state = state.without([key])
+            elif op == "rebuild":
+                state = RegistryState(MappingProxyType(dict(state.sessions)))
+            values = [value for value in map(value_of, state.sessions.values()) if value is not None]
+            assert tracker.at(state) == (min(values) if values else None), (op, index, minutes)
+
+    check()

@@ -42,6 +42,7 @@ from .components.transcripts import TranscriptComponent
 from .components.watchers import WatcherComponent
 from .components.webhooks import WebhookComponent
 from .gate import Gate
+from .handlers import HANDLERS
 from .logs import ExceptionLog, SessionLog, SuspendHistory
 from .machine import MachineView
 from .replay_guard import SESSION_COMMANDS, RecentRequests, future_dated
@@ -284,8 +285,6 @@ class Runtime:
         return without_sessions(reply) if brief else reply
 
     async def _handle(self, message: dict[str, Any]) -> dict[str, Any]:
-        from .handlers import HANDLERS
-
         raw = message.get("Command", "")
         command = raw.strip().lower() if isinstance(raw, str) else ""
         handler = HANDLERS.get(command)

@@ -43,6 +43,8 @@ __all__ = [
     "UnwatchProcess",
     "WatchProcess",
     "next_timeout_deadline",
+    "timeout_counted_from",
+    "timeout_deadline_after",
     "timeout_reason",
     "transition",
 ]
@@ -422,14 +424,23 @@ def _in_timer(session: Session) -> bool:
     return not session.soft_locked or session.pending_provider_work
 
 
+def timeout_counted_from(session: Session) -> datetime | None:
+    """Where the session's inactivity timeout counts from (its last activity), or None: not in the timer."""
+    return session.last_activity_at if _in_timer(session) else None
+
+
 def next_timeout_deadline(state: RegistryState, timeout_minutes: int | None) -> datetime | None:
     """When the timeout timer must next fire, or None (timeout off or nobody in the timer)."""
-    if timeout_minutes is None:
-        return None
     candidates = [session.last_activity_at for session in state.sessions.values() if _in_timer(session)]
-    if not candidates:
+    return timeout_deadline_after(min(candidates) if candidates else None, timeout_minutes)
+
+
+def timeout_deadline_after(earliest: datetime | None, timeout_minutes: int | None) -> datetime | None:
+    """``next_timeout_deadline`` from the earliest ``timeout_counted_from`` over the sessions (a caller that
+    follows it from change to change: ``sessions.EarliestOf``)."""
+    if timeout_minutes is None or earliest is None:
         return None
-    return min(candidates) + timedelta(minutes=timeout_minutes)
+    return earliest + timedelta(minutes=timeout_minutes)
 
 
 def transition(state: RegistryState, event: Event, now: datetime) -> Outcome:

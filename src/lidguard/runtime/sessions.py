@@ -11,8 +11,8 @@ from typing import Any
 
 from ..providers import AgentProvider, parse_provider, session_label  # the one providers module; re-exported here
 
-__all__ = ["MAX_TOOLS_IN_FLIGHT", "SESSION_SOURCES", "AgentProvider", "RegistryState", "Session", "SessionKey",
-           "parse_provider"]
+__all__ = ["MAX_TOOLS_IN_FLIGHT", "SESSION_SOURCES", "AgentProvider", "EarliestOf", "RegistryState", "Session",
+           "SessionKey", "parse_provider"]
 
 SESSION_SOURCES = ("hook", "rollout")
 MAX_TOOLS_IN_FLIGHT = 64  # per session; a provider that never finishes its tools cannot grow a session
@@ -157,3 +157,33 @@ class RegistryState:
 
     def sorted_sessions(self) -> list[Session]:
         return sorted(self.sessions.values(), key=lambda session: (session.started_at, session.key))
+
+
+class EarliestOf:
+    """The earliest ``value_of(session)`` over a registry's sessions (None where a session has none), followed
+    from state to state through the keys each change touched: ``at(state)`` looks only at those, unless the
+    session holding the earliest value is among them (or the state was not made in one step from the last
+    one seen), and then at every session. Exact either way: the earliest of the untouched sessions is still
+    the one held, so the new earliest is the smaller of it and the touched sessions' values."""
+
+    __slots__ = ("_key", "_state", "_value", "_value_of")
+
+    def __init__(self, value_of: Any) -> None:
+        self._value_of = value_of
+        self._state: RegistryState | None = None
+        self._key: SessionKey | None = None
+        self._value: datetime | None = None
+
+    def at(self, state: RegistryState) -> datetime | None:
+        changed = state.changed_since(self._state) if state is not self._state else ()
+        self._state = state
+        if changed is None or (self._key is not None and self._key in changed):
+            self._key, self._value = None, None
+            changed = tuple(state.sessions)
+        sessions, value_of = state.sessions, self._value_of
+        for key in changed:
+            session = sessions.get(key)
+            value = value_of(session) if session is not None else None
+            if value is not None and (self._value is None or value < self._value):
+                self._key, self._value = key, value
+        return self._value

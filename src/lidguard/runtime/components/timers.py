@@ -14,7 +14,7 @@ import anyio
 from ...settings.model import Settings
 from .. import policy
 from ..clock import sleep_until
-from ..sessions import SessionKey
+from ..sessions import EarliestOf, SessionKey
 from . import ComponentBase
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ BOOT_GRACE_SECONDS = 30.0
 class TimerComponent(ComponentBase):
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
+        self._counted_from = EarliestOf(policy.timeout_counted_from)  # followed through each change's keys
         self._timeout_scope: anyio.CancelScope | None = None
         self._timeout_deadline: datetime | None = None
         self._timeout_sleep: anyio.CancelScope | None = None
@@ -55,7 +56,8 @@ class TimerComponent(ComponentBase):
     # Only a deadline that moves earlier interrupts its sleep.
     def _reschedule_timeout(self) -> None:
         runtime = self._runtime
-        deadline = policy.next_timeout_deadline(runtime.state, runtime.settings.session_timeout_minutes)
+        deadline = policy.timeout_deadline_after(self._counted_from.at(runtime.state),
+                                                 runtime.settings.session_timeout_minutes)
         previous = self._timeout_deadline
         if deadline == previous or not runtime.running:
             return
