@@ -97,7 +97,7 @@ class Runtime:
         self.offload = platform.name != "fake" if offload_platform_calls is None else offload_platform_calls
         self.machine = MachineView(platform, self.call_platform,
                                    max_age_seconds=SNAPSHOT_MAX_AGE_SECONDS if self.offload else 0.0,
-                                   on_error=self.exception_log.record)
+                                   on_error=self.exception_log.record, instant=not self.offload)
         self.protection = ProtectionComponent(self)
         self.webhooks = WebhookComponent(self, webhook_transport)
         self.suspend = SuspendComponent(self)
