@@ -62,6 +62,10 @@ CI_MARGIN_LATENCY = 1.0 if STRICT else 1.5  # latency may be 50% over the target
 # retries or importing the runtime (anyio, the server) instead. Measured: 4.2x on a loaded 2-core box
 # (floor 342 ms, status 1428 ms) when the settings model was pydantic; 1.8x quiet since (99 vs 55 ms).
 MAX_COLD_STATUS_RATIO = 4.0 * (1.0 if STRICT else 1.5)
+# STRICT: the burst's throughput against the bare echo's in the same run. Issue 22 asked for 0.5; measured
+# 0.19-0.26 before the request path lost its per-event lock checkpoints and per-request lookups, 0.30-0.40 after
+# (quiet, 2 cores). This floor keeps what was won; 0.5 is not reached (see AGENTS.md, performance notes).
+MIN_BURST_VS_ECHO = 0.25
 # Off STRICT, in CPU time (what holds under load): the runtime may spend this many times the echo server's
 # CPU per request of the burst.
 MAX_CPU_PER_REQUEST_VS_ECHO = 12.0
@@ -310,6 +314,7 @@ def test_hundred_concurrent_clients_lose_nothing_and_meet_the_throughput_target(
     if STRICT:
         assert runtime_rps >= required, (
             f"runtime {runtime_rps:.0f} req/s < required {required:.0f} req/s (echo floor {echo_rps:.0f} req/s)")
+        assert runtime_rps >= MIN_BURST_VS_ECHO * echo_rps, f"runtime / echo = {runtime_rps / echo_rps:.2f}"
     assert min(cpu_ratios) <= MAX_CPU_PER_REQUEST_VS_ECHO, cpu_ratios
 
 
