@@ -260,3 +260,30 @@ def test_a_crowd_of_starts_is_searched_by_one_task_and_an_ended_session_not_at_a
         assert spawned.count("_run_searches") == 2 and searched[-1] == "late"  # the queue emptied: a new task
 
     run_mock(lambda: with_runtime(Harness(), body))
+
+
+def test_a_search_that_fails_is_recorded_and_the_others_in_the_queue_still_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    (tmp_path / "claude" / "projects").mkdir(parents=True)
+    searched: list[str] = []
+
+    def searching(root, session_id):  # type: ignore[no-untyped-def]
+        searched.append(session_id)
+        if session_id == "broken":
+            raise RuntimeError("a search bug")
+        return find_transcript(root, session_id)
+
+    monkeypatch.setattr("lidguard.runtime.components.transcripts.find_transcript", searching)
+
+    async def body(h: Harness) -> None:
+        import anyio
+
+        for name in ("first", "broken", "after"):
+            await h.start(name)
+        await anyio.sleep(0.1)
+        assert searched == ["first", "broken", "after"]
+        skipped = [entry["SessionIdentifier"] for entry in h.log_entries("claude-transcript-monitor-skipped")]
+        assert skipped == ["first", "after"]
+        assert "transcript-search-failed" in h.runtime.exception_log.path.read_text()
+
+    run_mock(lambda: with_runtime(Harness(), body))

@@ -292,8 +292,12 @@ class TranscriptComponent(ComponentBase):
                 root = search_root(key.provider)
                 if key not in self._searched or root is None:  # the session ended while it waited
                     continue
-                # a worker thread with real backends (inline with the fake platform, so tests stay deterministic)
-                result = await runtime.call_platform(find_transcript, root, key.session_identifier)
+                try:
+                    # a worker thread with real backends (inline with the fake platform: tests stay deterministic)
+                    result = await runtime.call_platform(find_transcript, root, key.session_identifier)
+                except Exception as error:  # one failed search never holds up the others in the queue
+                    runtime.exception_log.record("transcript-search-failed", error)
+                    continue
                 async with runtime.gate:
                     self._found(key, given, result)
         finally:
