@@ -77,16 +77,17 @@ class _LockFileOf:
     """The runtime lock that goes with a socket, found when first asked: only a failed connect or a launch
     needs it, and finding it resolves the user's folders (a dozen system calls a connected client skips)."""
 
-    __slots__ = ("_found", "_socket_path")
+    __slots__ = ("_found", "_looked", "_socket_path")
 
     def __init__(self, socket_path: str | Path) -> None:
         self._socket_path = socket_path
-        self._found: str | None | _LockFileOf = self
+        self._looked = False
+        self._found: str | None = None
 
     def find(self) -> str | None:
-        if self._found is self:
-            self._found = _lock_file_for(self._socket_path)
-        return self._found  # type: ignore[return-value]
+        if not self._looked:
+            self._found, self._looked = _lock_file_for(self._socket_path), True
+        return self._found
 
 
 def _resolved(lock_file: str | Path | _LockFileOf | None) -> str | Path | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
@@ -168,7 +168,7 @@ class EarliestOf:
 
     __slots__ = ("_key", "_state", "_value", "_value_of")
 
-    def __init__(self, value_of: Any) -> None:
+    def __init__(self, value_of: Callable[[Session], datetime | None]) -> None:
         self._value_of = value_of
         self._state: RegistryState | None = None
         self._key: SessionKey | None = None

@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 
 from .sessions import MAX_TOOLS_IN_FLIGHT, Session
 
-__all__ = ["RUNNING_TOOL_REASON", "begin_turn", "is_stale", "lease_expired", "next_lease_deadline",
-           "tool_cpu_moved", "with_tool"]
+__all__ = ["RUNNING_TOOL_REASON", "begin_turn", "is_stale", "lease_counted_from", "lease_deadline_after",
+           "lease_expired", "tool_cpu_moved", "with_tool"]
 
 RUNNING_TOOL_REASON = "running-tool-activity"
 
@@ -60,7 +60,14 @@ def lease_expired(session: Session, hours: int | None, now: datetime) -> bool:
     return hours is not None and now - session.started_at >= timedelta(hours=hours)
 
 
-def next_lease_deadline(sessions: list[Session], hours: int | None) -> datetime | None:
-    if hours is None or not sessions:
+def lease_counted_from(session: Session) -> datetime:
+    """A lease counts from the session's latest start."""
+    return session.started_at
+
+
+def lease_deadline_after(earliest_start: datetime | None, hours: int | None) -> datetime | None:
+    """When the next lease ends, from the earliest ``lease_counted_from`` over the sessions (None: no session,
+    or leases off)."""
+    if hours is None or earliest_start is None:
         return None
-    return min(session.started_at for session in sessions) + timedelta(hours=hours)
+    return earliest_start + timedelta(hours=hours)

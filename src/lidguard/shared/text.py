@@ -10,6 +10,8 @@ __all__ = ["has_lone_surrogate"]
 def has_lone_surrogate(value: Any) -> bool:
     """A string anywhere in ``value`` (dict keys too) that is not valid Unicode (``"\\ud800"`` unpaired).
     Iterative: a deeply nested value cannot exhaust the stack."""
+    if type(value) is str and value.isascii():  # nearly every key and value: ASCII holds no surrogate
+        return False
     stack = [value]
     while stack:
         item = stack.pop()

@@ -8,7 +8,7 @@ wall clock (a resume past it fires within one check interval); ``null`` turns le
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import anyio
@@ -16,7 +16,8 @@ import anyio
 from ...settings.model import Settings
 from .. import policy
 from ..clock import sleep_until
-from ..sessions import EarliestOf, Session
+from ..sessions import EarliestOf
+from ..turns import lease_counted_from, lease_deadline_after
 from . import ComponentBase
 
 if TYPE_CHECKING:
@@ -25,14 +26,10 @@ if TYPE_CHECKING:
 __all__ = ["LeaseComponent"]
 
 
-def _started_at(session: Session) -> datetime:
-    return session.started_at  # a lease counts from the session's latest start (``turns.next_lease_deadline``)
-
-
 class LeaseComponent(ComponentBase):
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        self._started = EarliestOf(_started_at)  # the earliest start, followed through each change's keys
+        self._started = EarliestOf(lease_counted_from)  # the earliest start, followed through each change's keys
         self._deadline: datetime | None = None
         self._task: anyio.CancelScope | None = None
         self._sleep: anyio.CancelScope | None = None
@@ -48,8 +45,7 @@ class LeaseComponent(ComponentBase):
         if not runtime.running:
             return
         hours = runtime.settings.session_lease_hours
-        earliest = self._started.at(runtime.state) if hours is not None else None
-        deadline = earliest + timedelta(hours=hours) if earliest is not None and hours is not None else None
+        deadline = lease_deadline_after(self._started.at(runtime.state) if hours is not None else None, hours)
         previous, self._deadline = self._deadline, deadline
         if deadline == previous:
             return

@@ -289,8 +289,10 @@ class TranscriptComponent(ComponentBase):
             while queue:
                 key = next(iter(queue))
                 given = queue.pop(key)
+                if key not in self._searched:  # the session ended while it waited
+                    continue
                 root = search_root(key.provider)
-                if key not in self._searched or root is None:  # the session ended while it waited
+                if root is None:  # not a searched provider (only those are queued)
                     continue
                 try:
                     # a worker thread with real backends (inline with the fake platform: tests stay deterministic)
