@@ -17,7 +17,7 @@ from lidguard_runtime_harness import EPOCH, Harness, WebhookReceiver, run_mock, 
 from lidguard.ipc.limits import SESSION_JOURNAL_FILE_NAME
 from lidguard.runtime import journal_file
 from lidguard.runtime.components import journal as journal_component
-from lidguard.runtime.journal_file import session_to_json
+from lidguard.runtime.journal_file import session_from_json, session_to_json
 from lidguard.runtime.sessions import AgentProvider, Session, SessionKey
 
 DEAD_PID = 2**31 - 2  # no process has it
@@ -271,7 +271,62 @@ def test_writes_are_batched_not_one_per_request(monkeypatch: pytest.MonkeyPatch)
             for _ in range(50):
                 group.start_soon(lambda: h.send("mark-session-active", Provider="Claude", SessionIdentifier="s1"))
         await anyio.sleep(1)
-        assert sum(writes) == 50 and len(writes) < 10, writes
+        # one batch, and in it one record for s1's latest state (not one per request)
+        assert writes == [1], writes
+        [record] = [json.loads(line) for line in h.runtime.journal.path.read_bytes().splitlines()][-1:]
+        assert record["op"] == "put"
+        assert session_from_json(record["session"]) == h.runtime.state.sessions[next(iter(h.runtime.state.sessions))]
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_session_that_comes_and_goes_within_one_batch_writes_nothing_and_one_on_file_gets_its_del():
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        await h.start("kept")
+        await anyio.sleep(1)
+        before = _records(h)
+        await h.start("brief")
+        await h.send("mark-session-active", Provider="Claude", SessionIdentifier="brief")
+        await h.stop("brief")
+        await anyio.sleep(1)
+        assert _records(h) == before  # never on file: neither its put nor its del is written
+        await h.stop("kept")
+        await anyio.sleep(1)
+        assert [r["op"] for r in _records(h)][len(before):] == ["del"]
+        assert _folded(h) == []
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_whatever_the_batches_hold_the_journal_folds_to_the_registry(seed: int):
+    """Random starts, activity and stops of a few sessions, with the batch written at random moments (and a
+    compaction now and then): after every write the file describes exactly the registry, state for state."""
+    import random
+
+    rng = random.Random(seed)
+    harness = Harness()
+
+    async def body(h: Harness) -> None:
+        journal = h.runtime.journal
+        for _ in range(60):
+            name = f"s{rng.randrange(4)}"
+            action = rng.random()
+            if action < 0.35:
+                await h.start(name)
+            elif action < 0.7:
+                await h.send("mark-session-active", Provider="Claude", SessionIdentifier=name,
+                             SessionStateReason=f"PreToolUse:{rng.randrange(100)}")
+            else:
+                await h.stop(name)
+            if rng.random() < 0.3:
+                if rng.random() < 0.15:
+                    journal._compact = True
+                await journal.flush()
+                sessions, _, _ = journal._fold(_records(h))
+                assert sessions == dict(h.runtime.state.sessions)
 
     run_mock(lambda: with_runtime(harness, body))
 

@@ -265,14 +265,15 @@ class Runtime:
         return outcome
 
     # -- requests ---------------------------------------------------------------------------------------
-    async def handle_message(self, message: dict[str, Any]) -> dict[str, Any]:
+    async def handle_message(self, message: dict[str, Any], *, wire_checked: bool = False) -> dict[str, Any]:
         """One request -> one reply. Never raises: any failure becomes a failure reply. A request with
-        ``"ReplySessions": false`` (hooks: they never read the list) gets the sessions counted, not listed."""
+        ``"ReplySessions": false`` (hooks: they never read the list) gets the sessions counted, not listed.
+        ``wire_checked``: the caller ran ``requests.check_wire_message`` on ``message`` (the server does)."""
         brief = message.get("ReplySessions") is False
         token = _LIST_SESSIONS.set(not brief)  # ``reply()`` skips ordering and encoding the list
         try:
             try:
-                reply = await self._handle(message)
+                reply = await self._handle(message, wire_checked)
             except Exception as error:
                 self.exception_log.record("request-failed", error)
                 text = f"The runtime failed to handle the request: {_printable(str(error))}"
@@ -284,7 +285,7 @@ class Runtime:
             _LIST_SESSIONS.reset(token)
         return without_sessions(reply) if brief else reply
 
-    async def _handle(self, message: dict[str, Any]) -> dict[str, Any]:
+    async def _handle(self, message: dict[str, Any], wire_checked: bool) -> dict[str, Any]:
         raw = message.get("Command", "")
         command = raw.strip().lower() if isinstance(raw, str) else ""
         handler = HANDLERS.get(command)
@@ -300,7 +301,7 @@ class Runtime:
                      succeeded=False)
             message = {**message, "HasSettings": False, "Settings": None}
         try:
-            request = parse_request(message)
+            request = parse_request(message, wire_checked=wire_checked)
         except RequestError as error:
             return self.reply(False, str(error))
         refusal = self._refuse_replay(command, request)

@@ -3,8 +3,8 @@
 The runtime never trusts a client: ``check_wire_message`` refuses, with "The request field <Field>
 ..." messages, lone UTF-16 surrogates anywhere in a request (they cannot be written to a log or a
 reply as UTF-8), strings longer than ``ipc/limits.py`` allows and process identifiers outside a C
-int. The server runs it before the runtime sees a message; ``parse_request`` runs it again, so the
-runtime is safe whoever calls it.
+int. The server runs it before the runtime sees a message and says so (``wire_checked``); for any other
+caller ``parse_request`` runs it, so the runtime is safe whoever calls it.
 """
 
 from __future__ import annotations
@@ -180,10 +180,12 @@ class RuntimeRequest:
             raise RequestError(f"The settings payload is invalid: {error}") from error
 
 
-def parse_request(message: dict[str, Any]) -> RuntimeRequest:
+def parse_request(message: dict[str, Any], *, wire_checked: bool = False) -> RuntimeRequest:
     """The request in ``message`` (a decoded wire object), or ``RequestError`` naming the first bad field.
-    One pass over the message's own keys (a hook's request has about ten): this runs for every request."""
-    check_wire_message(message)
+    One pass over the message's own keys (a hook's request has about ten): this runs for every request.
+    ``wire_checked``: ``check_wire_message`` already passed this message (the server's look), not run twice."""
+    if not wire_checked:
+        check_wire_message(message)
     values: dict[str, Any] = {}
     for key, value in message.items():
         reader = _READERS.get(key)

@@ -184,7 +184,7 @@ async def _answer(runtime: Runtime, line: bytes, status: str) -> dict[str, Any]:
         check_wire_message(message)
     except (ProtocolError, RequestError) as error:
         return failure_response(str(error))
-    return await runtime.handle_message(message)
+    return await runtime.handle_message(message, wire_checked=True)
 
 
 async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool: ConnectionPool,

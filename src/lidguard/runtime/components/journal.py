@@ -1,9 +1,11 @@
 """The journaled session registry: no session is lost when the runtime dies.
 
 After every event the component compares the registry with what the journal holds (sessions are
-immutable, so an unchanged one is the same object) and queues one record per changed session. A
-background task writes the queued records in batches, off the event loop (a worker thread on real
-runtimes) and without fsync; when the file has grown past a bound it is compacted to one snapshot.
+immutable, so an unchanged one is the same object) and notes each changed session. A background task
+writes what was noted in batches, off the event loop (a worker thread on real runtimes), without fsync
+and with one record per session for its latest state in the batch (a session that came and went within
+one batch and was never written needs none); when the file has grown past a bound it is compacted to
+one snapshot.
 A runtime that starts again replays the journal before it accepts requests (``replay``): sessions
 whose watched process is alive are protected again with the same identity, timestamps and pending
 work; sessions whose process is gone end as orphans (logged, no webhook); sessions with no watched
@@ -64,7 +66,11 @@ class JournalComponent(ComponentBase):
         self._journaled_state: RegistryState | None = None  # the registry the queued records describe
         self._journaled: dict[SessionKey, Session] = {}
         self._journaled_suspend: object | None = None
-        self._queue: list[bytes] = []
+        # Sessions changed since the last batch was taken -> their latest state (None: ended). Serialized when
+        # the batch is written, so a session that changes three times within one batch costs one record.
+        self._changed: dict[SessionKey, Session | None] = {}
+        self._on_file: set[SessionKey] = set()  # sessions whose latest record in the file is a put
+        self._queue: list[bytes] = []  # the other records (request ids, the pending suspend), in order
         self._extra_records: dict[str, dict[str, Any]] = {}  # latest record per kind (ids, suspend)
         self._wake = anyio.Event()
         self._lines = 0
@@ -104,30 +110,28 @@ class JournalComponent(ComponentBase):
         queued = False
         for key, session in sessions.items():
             if journaled.get(key) is not session:
-                self._queue.append(_line({"op": "put", "session": session_to_json(session)}))
-                journaled[key] = session
+                self._changed[key] = journaled[key] = session
                 queued = True
         if len(journaled) != len(sessions) or queued:
             for key in [key for key in journaled if key not in sessions]:
                 del journaled[key]
-                self._queue.append(_line({"op": "del", "key": key_to_json(key)}))
+                self._changed[key] = None
                 queued = True
         if queued:
             self._wake.set()
             self._start_writer()
 
     def _journal_keys(self, keys: tuple[SessionKey, ...], sessions: Mapping[SessionKey, Session]) -> None:
-        journaled = self._journaled
+        journaled, noted = self._journaled, self._changed
         queued = False
         for key in keys:
             session = sessions.get(key)
             if session is None:
                 if journaled.pop(key, None) is not None:
-                    self._queue.append(_line({"op": "del", "key": key_to_json(key)}))
+                    noted[key] = None
                     queued = True
             elif journaled.get(key) is not session:
-                self._queue.append(_line({"op": "put", "session": session_to_json(session)}))
-                journaled[key] = session
+                noted[key] = journaled[key] = session
                 queued = True
         if queued:
             self._wake.set()
@@ -169,16 +173,35 @@ class JournalComponent(ComponentBase):
             self._wake = anyio.Event()
             await self.flush()
 
+    def _take_batch(self) -> list[bytes]:
+        """The records of what changed since the last batch, the noted sessions' latest states first."""
+        lines, on_file = [], self._on_file
+        for key, session in self._changed.items():
+            if session is not None:
+                lines.append(_line({"op": "put", "session": session_to_json(session)}))
+                on_file.add(key)
+            elif key in on_file:  # a session never written (it came and went within the batch) needs no del
+                lines.append(_line({"op": "del", "key": key_to_json(key)}))
+                on_file.discard(key)
+        lines += self._queue
+        self._changed, self._queue = {}, []
+        return lines
+
     async def flush(self) -> None:
         """Writes what is queued (one batch); compacts instead when the file has grown enough."""
-        if not self._queue and not self._compact:
+        if not self._queue and not self._changed and not self._compact:
             return
-        limit = COMPACT_AFTER_LINES + 2 * len(self._runtime.state.sessions)
-        if self._compact or self._lines + len(self._queue) > limit:
-            data, count, compact = self._snapshot(), len(self._runtime.state.sessions), True
+        sessions = self._runtime.state.sessions
+        limit = COMPACT_AFTER_LINES + 2 * len(sessions)
+        if self._compact or self._lines + len(self._queue) + len(self._changed) > limit:
+            data, count, compact = self._snapshot(), len(sessions), True
+            self._changed, self._queue, self._on_file = {}, [], set(sessions)
         else:
-            data, count, compact = b"".join(self._queue), len(self._queue), False
-        self._queue = []  # taken with nothing awaited since the snapshot: nothing is lost in between
+            lines = self._take_batch()
+            if not lines:  # every session noted came and went within the batch: nothing to write
+                return
+            data, count, compact = b"".join(lines), len(lines), False
+        # taken with nothing awaited since the snapshot: nothing is lost in between
         self._compact = False
         error = await self._write(write_snapshot if compact else append_to_journal, data)
         if error is None:
@@ -326,7 +349,7 @@ class JournalComponent(ComponentBase):
         """A clean exit: nothing is left to bring back (synchronous; the runtime is stopping)."""
         if self._writer is not None:
             self._writer.cancel()
-        self._queue = []
+        self._queue, self._changed = [], {}
         try:
             write_snapshot(self.path, b"")
         except Exception:  # noqa: BLE001 - the next start sets a bad journal aside
