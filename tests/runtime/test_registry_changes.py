@@ -68,8 +68,10 @@ def test_one_event_among_many_sessions_journals_only_its_session(monkeypatch: An
                 return super().get(key, default)
 
         component._journaled = Counting(component._journaled)
+        await component.flush()  # the starts' records (serialized when their batch is written)
         written.clear()
         await h.send("mark-session-active", Provider="Claude", SessionIdentifier="s7")
+        await component.flush()
         assert written == ["s7"] and len(looked) == 1
         await h.stop("s8")
         assert "s8" not in component._journaled and len(looked) == 1
@@ -119,5 +121,29 @@ def test_the_earliest_value_followed_through_changed_keys_is_always_the_true_ear
                 state = RegistryState(MappingProxyType(dict(state.sessions)))
             values = [value for value in map(value_of, state.sessions.values()) if value is not None]
             assert tracker.at(state) == (min(values) if values else None), (op, index, minutes)
+
+    check()
+
+
+def test_protection_wanted_counted_through_changed_keys_is_always_the_full_answer() -> None:
+    """``protection_wanted`` is counted from the origin's count and the changed keys (asked or not in between,
+    soft-locking and unlocking, leaving, rebuilt states) and must always equal the walk over every session."""
+    from hypothesis import given, settings
+
+    @settings(max_examples=300, deadline=None)
+    @given(_earliest_cases())
+    def check(steps: list[tuple[str, int, int, bool]]) -> None:
+        state = RegistryState()
+        for op, index, minutes, soft_locked in steps:
+            key = SessionKey.create(AgentProvider.CLAUDE, f"s{index}")
+            if op == "put":
+                state = state.with_session(Session(key, EPOCH, EPOCH, soft_lock_reason="x" if soft_locked else None))
+            elif op == "drop":
+                state = state.without([key])
+            elif op == "rebuild":
+                state = RegistryState(MappingProxyType(dict(state.sessions)))
+            if minutes % 3 or op == "same":  # some states are never asked: their count is not known yet
+                expected = any(not session.soft_locked for session in state.sessions.values())
+                assert state.protection_wanted is expected and state.suspend_eligible is not expected, (op, index)
 
     check()

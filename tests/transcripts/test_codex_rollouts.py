@@ -371,3 +371,48 @@ def test_the_watcher_notices_a_task_complete_and_a_new_rollout(codex_home: Path,
         assert found.scans >= 3 and found.watcher.watches_started == 1
 
     anyio.run(lambda: with_runtime(harness, body), backend=backend)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_when_a_hook_session_was_last_seen_matches_looking_at_every_session_on_every_change(seed: int) -> None:
+    """The component follows only the changed keys; the answer must be what a look at every session on
+    every change gives (the hook's turn and the time of the last change it was present at)."""
+    import random
+
+    rng = random.Random(seed)
+    harness = Harness()
+    component = next(c for c in harness.runtime.components if isinstance(c, codex_rollouts.CodexRolloutComponent))
+    component.use_watchfiles = False
+    reference: dict[str, tuple[str, datetime]] = {}
+    real = component.state_changed
+
+    seen: list[object] = [None]
+
+    def both() -> None:  # the whole look, on every registry change
+        now, state = harness.runtime.clock.now(), harness.runtime.state
+        if state is not seen[0]:
+            seen[0] = state
+            for key, session in state.sessions.items():
+                if key.provider is AgentProvider.CODEX and session.source == "hook":
+                    reference[key.session_identifier] = (session.turn_id, now)
+        real()
+
+    component.state_changed = both  # type: ignore[method-assign]
+
+    async def body(h: Harness) -> None:
+        for _ in range(80):
+            provider = rng.choice(["Codex", "Codex", "Claude"])
+            name = f"s{rng.randrange(4)}"
+            action = rng.random()
+            if action < 0.4:
+                await h.send("start", Provider=provider, SessionIdentifier=name, TurnId=f"t{rng.randrange(3)}")
+            elif action < 0.7:
+                await h.send("mark-session-active", Provider=provider, SessionIdentifier=name,
+                             TurnId=f"t{rng.randrange(3)}")
+            else:
+                await h.send("stop", Provider=provider, SessionIdentifier=name)
+            await anyio.sleep(rng.choice([0, 0.5, 3]))
+            for identifier in {f"s{index}" for index in range(4)}:
+                assert component.hook_seen(identifier) == reference.get(identifier), identifier
+
+    run_mock(lambda: with_runtime(harness, body))

@@ -118,11 +118,21 @@ class RegistryState:
     # kept) and the keys whose session differs: see ``changed_since``. Not compared, not copied by replace().
     _made_from: weakref.ref[RegistryState] | None = field(default=None, init=False, repr=False, compare=False)
     _changed: tuple[SessionKey, ...] = field(default=(), init=False, repr=False, compare=False)
+    # How many sessions are not soft-locked (-1: not counted yet); a derived state counts from its origin's
+    # count and the changed keys, so ``protection_wanted`` (asked several times per event) never walks them all.
+    _working: int = field(default=-1, init=False, repr=False, compare=False)
 
     def _derived(self, sessions: dict[SessionKey, Session], changed: tuple[SessionKey, ...]) -> RegistryState:
         state = RegistryState(MappingProxyType(sessions))
         object.__setattr__(state, "_made_from", weakref.ref(self))
         object.__setattr__(state, "_changed", changed)
+        working = self._working
+        if working >= 0:
+            before = self.sessions
+            for key in changed:
+                old, new = before.get(key), sessions.get(key)
+                working += (new is not None and not new.soft_locked) - (old is not None and not old.soft_locked)
+            object.__setattr__(state, "_working", working)
         return state
 
     def changed_since(self, seen: RegistryState | None) -> tuple[SessionKey, ...] | None:
@@ -148,7 +158,11 @@ class RegistryState:
     @property
     def protection_wanted(self) -> bool:
         """Keep-awake protection is wanted exactly when some session is not soft-locked."""
-        return any(not session.soft_locked for session in self.sessions.values())
+        working = self._working
+        if working < 0:
+            working = sum(1 for session in self.sessions.values() if not session.soft_locked)
+            object.__setattr__(self, "_working", working)
+        return working > 0
 
     @property
     def suspend_eligible(self) -> bool:

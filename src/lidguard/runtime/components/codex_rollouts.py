@@ -38,7 +38,7 @@ import anyio
 
 from ...providers import AgentProvider
 from .. import policy
-from ..sessions import SessionKey
+from ..sessions import RegistryState, SessionKey
 from ..transcript_search import recent_files, search_root
 from . import ComponentBase
 from .transcript_watcher import SharedFolderWatcher
@@ -162,20 +162,38 @@ class CodexRolloutComponent(ComponentBase):
         self._stats: dict[Path, tuple[int, int]] = {}  # file -> (size, mtime) when last read
         self._known: dict[Path, RolloutTask | None] = {}  # file -> what it showed when last read
         self._acted: dict[str, object] = {}  # session id -> the turn id already started or left to a hook
-        self._hook_turns: dict[str, object] = {}  # session id -> (turn id, when a hook session was seen)
-        self._seen_state: object = None
+        # session id -> (turn id, when a hook session was last seen) for hook sessions that have left; the ones
+        # present now are in ``_hook_present`` (id -> turn id), seen at ``_seen_at`` (the latest change)
+        self._hook_turns: dict[str, object] = {}
+        self._hook_present: dict[str, str] = {}
+        self._seen_state: RegistryState | None = None
+        self._seen_at: datetime | None = None
         self.scans = 0
         self._truncated_scans = 0  # full scans in a row that ran out of budget
 
     # -- questions and state ---------------------------------------------------------------------------
     def state_changed(self) -> None:
         runtime = self._runtime
-        if runtime.state is not self._seen_state:
-            self._seen_state = runtime.state
-            now = runtime.clock.now()
-            for key, session in runtime.state.sessions.items():
-                if key.provider is AgentProvider.CODEX and session.source == "hook":
-                    _bounded_put(self._hook_turns, key.session_identifier, (session.turn_id, now))
+        state = runtime.state
+        if state is not self._seen_state:
+            changed = state.changed_since(self._seen_state)
+            seen_before, self._seen_state, self._seen_at = self._seen_at, state, runtime.clock.now()
+            sessions, present = state.sessions, self._hook_present
+            if changed is None:  # not one step from the state seen last: look at every session
+                hooks = {key.session_identifier: session.turn_id for key, session in sessions.items()
+                         if key.provider is AgentProvider.CODEX and session.source == "hook"}
+                for identifier in [identifier for identifier in present if identifier not in hooks]:
+                    self._hook_left(identifier, seen_before)
+                present.update(hooks)
+            else:  # only the changed keys can have come, gone or changed their turn
+                for key in changed:
+                    if key.provider is not AgentProvider.CODEX:
+                        continue
+                    session = sessions.get(key)
+                    if session is not None and session.source == "hook":
+                        present[key.session_identifier] = session.turn_id
+                    elif key.session_identifier in present:
+                        self._hook_left(key.session_identifier, seen_before)
         if self._scope is None and runtime.running and not runtime.stopping:
             self._scope = runtime.spawn(self._loop)
 
@@ -297,6 +315,20 @@ class CodexRolloutComponent(ComponentBase):
                                                     command=STOP_COMMAND), guard=still_rollout)
         return wait
 
+    def _hook_left(self, session_identifier: str, seen_at: datetime | None) -> None:
+        """A hook session left the registry (or stopped being a hook's): remembered as seen at the change before."""
+        turn = self._hook_present.pop(session_identifier)
+        if seen_at is not None:
+            _bounded_put(self._hook_turns, session_identifier, (turn, seen_at))
+
+    def hook_seen(self, session_identifier: str) -> tuple[str, datetime] | None:
+        """(turn id, when) a Codex hook session with this id was last in the registry, if ever (remembered)."""
+        turn = self._hook_present.get(session_identifier)
+        if turn is not None and self._seen_at is not None:
+            return turn, self._seen_at
+        hook = self._hook_turns.get(session_identifier)
+        return hook if isinstance(hook, tuple) else None
+
     def _claim(self, key: SessionKey, task: RolloutTask) -> bool:
         _bounded_put(self._acted, key.session_identifier, task.turn_id)
         return True
@@ -310,8 +342,8 @@ class CodexRolloutComponent(ComponentBase):
             return False
         if self._acted.get(session_identifier) == task.turn_id:
             return False
-        hook = self._hook_turns.get(session_identifier)
-        if isinstance(hook, tuple):
+        hook = self.hook_seen(session_identifier)
+        if hook is not None:
             hook_turn, hook_seen = hook
             if hook_turn == task.turn_id or (task.started_at is not None
                                              and hook_seen >= task.started_at - timedelta(seconds=1)):
