@@ -34,6 +34,7 @@ from ..ipc.transport import ListenerTransport, default_transport, named_pipe_ser
 from ..platform.paths import LidGuardPaths, prepare_runtime_dir
 from .activation import inherited_listener
 from .app import Runtime
+from .connection_tasks import ConnectionTasks
 from .requests import RequestError, check_wire_message
 from .responses import encode_reply
 from .socket_io import send_all as _send_all
@@ -242,7 +243,7 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
 
 
 async def _accept_loop(runtime: Runtime, transport: ListenerTransport, listener: socket.socket,
-                       pool: ConnectionPool, task_group: Any) -> None:
+                       pool: ConnectionPool, tasks: ConnectionTasks) -> None:
     backoff = ACCEPT_BACKOFF_SECONDS[0]
     failing = False
     while True:
@@ -278,7 +279,7 @@ async def _accept_loop(runtime: Runtime, transport: ListenerTransport, listener:
             continue
         connection = _Connection(client)
         pool.add(connection)
-        task_group.start_soon(_serve_connection, runtime, transport, pool, connection)
+        tasks.start(_serve_connection, runtime, transport, pool, connection)
 
 
 class _Listening:
@@ -299,16 +300,17 @@ def _socket_identity(path: Any) -> tuple[int, int] | None:
 
 
 async def _accept_until_replaced(runtime: Runtime, transport: ListenerTransport, listening: _Listening,
-                                 pool: ConnectionPool, connections: Any) -> None:
+                                 pool: ConnectionPool, tasks: ConnectionTasks) -> None:
     try:
         with listening.scope:
-            await _accept_loop(runtime, transport, listening.sock, pool, connections)
+            await _accept_loop(runtime, transport, listening.sock, pool, tasks)
     finally:
         listening.sock.close()
 
 
 async def _keep_socket(runtime: Runtime, transport: ListenerTransport, paths: LidGuardPaths,
-                       current: list[_Listening], pool: ConnectionPool, connections: Any) -> None:
+                       current: list[_Listening], pool: ConnectionPool, connections: Any,
+                       tasks: ConnectionTasks) -> None:
     """Re-creates the socket when its file is deleted or replaced (a cleaner, ``rm -r`` of the run
     folder): a runtime that holds the lock must stay reachable, or its sessions' protection would be
     held with no way to reach or stop it."""
@@ -329,7 +331,7 @@ async def _keep_socket(runtime: Runtime, transport: ListenerTransport, paths: Li
             continue
         failing = False
         previous, current[0] = current[0], _Listening(sock, _socket_identity(paths.socket_file))
-        connections.start_soon(_accept_until_replaced, runtime, transport, current[0], pool, connections)
+        connections.start_soon(_accept_until_replaced, runtime, transport, current[0], pool, tasks)
         previous.scope.cancel()
         runtime.log("ipc-socket-recreated", "run-server",
                     f"The socket {paths.socket_file} had vanished; listening on a new one.")
@@ -354,15 +356,19 @@ async def serve(runtime: Runtime, paths: LidGuardPaths, *, task_status: Any = an
         async with anyio.create_task_group() as task_group:
             await runtime.run(task_group)
             async with anyio.create_task_group() as connections:
-                connections.start_soon(_accept_until_replaced, runtime, transport, current[0], pool, connections)
-                connections.start_soon(_keep_socket, runtime, transport, paths, current, pool, connections)
-                task_status.started()
-                await runtime.exit_requested.wait()
-                # Let the replies being written (the one that asked for the exit first) reach their clients.
-                with anyio.move_on_after(EXIT_GRACE_SECONDS):
-                    while pool.answering:
-                        await anyio.sleep(0.01)
-                connections.cancel_scope.cancel()
+                tasks = ConnectionTasks(connections, runtime.exception_log.record)
+                try:
+                    connections.start_soon(_accept_until_replaced, runtime, transport, current[0], pool, tasks)
+                    connections.start_soon(_keep_socket, runtime, transport, paths, current, pool, connections, tasks)
+                    task_status.started()
+                    await runtime.exit_requested.wait()
+                    # Let the replies being written (the one that asked for the exit first) reach their clients.
+                    with anyio.move_on_after(EXIT_GRACE_SECONDS):
+                        while pool.answering:
+                            await anyio.sleep(0.01)
+                    connections.cancel_scope.cancel()
+                finally:
+                    await tasks.aclose()
             task_group.cancel_scope.cancel()
     finally:
         current[0].sock.close()
