@@ -4,6 +4,7 @@ awaited, a failure is recorded. On trio the connection goes to the task group.""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import socket
@@ -122,3 +123,70 @@ def test_the_server_answers_and_stops_with_a_silent_connection_open(backend: str
     [tasks] = made
     assert tasks.started == 2 and tasks.bare is (backend == "asyncio") and len(tasks) == 0
     assert not harness.paths.exception_log_file.exists(), harness.paths.exception_log_file.read_text()
+
+
+@pytest.mark.parametrize("tail", [b"", b"more bytes after the request line", b"x" * 200_000])
+def test_a_client_that_sent_more_than_its_line_still_reads_its_reply(tail: bytes) -> None:
+    """The server drains what a client sent after its request line before closing (closing over unread
+    input resets the connection, and the client would lose the reply); a client that sent just its line
+    needs no drain."""
+    harness = Harness()
+    replies: list[dict[str, Any]] = []
+
+    def client(path: str) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(path)
+            line = encode_message({"Command": "status"})
+            sock.sendall(line + tail[:1000])
+            if len(tail) > 1000:
+                with contextlib.suppress(OSError):
+                    sock.sendall(tail[1000:])  # the server may have closed after draining its limit
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                assert chunk, "closed before the reply"
+                data += chunk
+            replies.append(json.loads(data))
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            await group.start(functools.partial(runtime_server.serve, harness.runtime, harness.paths))
+            for _ in range(5):
+                await anyio.to_thread.run_sync(client, str(harness.paths.socket_file))
+            harness.runtime.exit_requested.set()
+
+    run_on("asyncio", main)
+    assert len(replies) == 5 and all(reply["Succeeded"] for reply in replies), replies
+
+
+def test_only_a_client_that_sent_more_than_its_line_is_drained(monkeypatch: pytest.MonkeyPatch) -> None:
+    harness = Harness()
+    drained: list[bool] = []
+    real = runtime_server._drain_and_close
+
+    def recording(sock: socket.socket, drain: bool = True) -> None:
+        drained.append(drain)
+        real(sock, drain)
+
+    monkeypatch.setattr(runtime_server, "_drain_and_close", recording)
+
+    def client(path: str, tail: bytes) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(path)
+            sock.sendall(encode_message({"Command": "status"}) + tail)
+            while not sock.recv(65536).endswith(b"\n"):
+                pass
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            await group.start(functools.partial(runtime_server.serve, harness.runtime, harness.paths))
+            await anyio.to_thread.run_sync(client, str(harness.paths.socket_file), b"")
+            await anyio.sleep(0.05)
+            await anyio.to_thread.run_sync(client, str(harness.paths.socket_file), b"extra")
+            await anyio.sleep(0.05)
+            harness.runtime.exit_requested.set()
+
+    run_on("asyncio", main)
+    assert drained == [False, True]

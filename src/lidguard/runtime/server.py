@@ -62,12 +62,13 @@ EVICTED = ("The runtime has too many open connections and dropped this one, whic
 
 
 class _Connection:
-    __slots__ = ("reading", "scope", "sock")
+    __slots__ = ("read_all", "reading", "scope", "sock")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.scope = anyio.CancelScope()
         self.reading = True
+        self.read_all = False  # the request line was all the client sent: nothing is left to drain at close
 
 
 class ConnectionPool:
@@ -111,7 +112,8 @@ class ConnectionPool:
 
 def _receive_now(sock: socket.socket, limit: int) -> tuple[bytes, str] | bytearray:
     """What ``_receive_line`` returns when the whole request is already there (the usual case: no
-    timeout scope, no wait); otherwise the bytes read so far, for ``_receive_line`` to go on from."""
+    timeout scope, no wait); otherwise the bytes read so far, for ``_receive_line`` to go on from.
+    "line-only": the line ended the bytes received (nothing after its newline)."""
     try:
         chunk = sock.recv(65536)
     except (BlockingIOError, InterruptedError):
@@ -120,14 +122,14 @@ def _receive_now(sock: socket.socket, limit: int) -> tuple[bytes, str] | bytearr
         return b"", "eof"
     newline = chunk.find(b"\n")
     if newline >= 0:
-        return chunk[:newline], "line"
+        return chunk[:newline], "line" if newline + 1 < len(chunk) else "line-only"
     if len(chunk) > limit:
         return b"", "too-large"
     return bytearray(chunk)
 
 
 async def _receive_line(sock: socket.socket, limit: int, buffer: bytearray | None = None) -> tuple[bytes, str]:
-    """(line, "line") or (partial, "eof") or (b"", "too-large"); the newline is not included."""
+    """(line, "line" or "line-only") or (partial, "eof") or (b"", "too-large"); the newline is not included."""
     buffer = bytearray() if buffer is None else buffer
     while True:
         try:
@@ -140,7 +142,7 @@ async def _receive_line(sock: socket.socket, limit: int, buffer: bytearray | Non
         newline = chunk.find(b"\n")
         if newline >= 0:
             buffer += chunk[:newline]
-            return bytes(buffer), "line"
+            return bytes(buffer), "line" if newline + 1 < len(chunk) else "line-only"
         buffer += chunk
         if len(buffer) > limit:
             return b"", "too-large"
@@ -161,15 +163,17 @@ async def _drain(sock: socket.socket, limit: int) -> None:
         drained += len(chunk)
 
 
-def _drain_and_close(sock: socket.socket) -> None:
-    """Reads what the client still sent (closing over unread input would reset its connection)."""
-    with contextlib.suppress(OSError):
-        drained = 0
-        while drained < DRAIN_LIMIT:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            drained += len(chunk)
+def _drain_and_close(sock: socket.socket, drain: bool = True) -> None:
+    """Reads what the client still sent (closing over unread input would reset its connection); not
+    when ``drain`` is False (the client's request was all it sent, and a client sends one line)."""
+    if drain:
+        with contextlib.suppress(OSError):
+            drained = 0
+            while drained < DRAIN_LIMIT:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                drained += len(chunk)
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
     sock.close()
@@ -205,6 +209,8 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
             with connection.scope, anyio.move_on_after(
                     REQUEST_READ_TIMEOUT_SECONDS if trusted else REFUSAL_READ_TIMEOUT_SECONDS):
                 line, status = await _receive_line(sock, limit, received)
+        if status == "line-only":
+            connection.read_all, status = True, "line"
         connection.reading = False
         if not trusted:
             reply = failure_response(REFUSED)
@@ -239,7 +245,7 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
         runtime.exception_log.record("connection-failed", error)
     finally:
         pool.remove(connection)
-        _drain_and_close(sock)
+        _drain_and_close(sock, drain=not connection.read_all)
 
 
 async def _accept_loop(runtime: Runtime, transport: ListenerTransport, listener: socket.socket,
