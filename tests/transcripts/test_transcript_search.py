@@ -229,8 +229,8 @@ def test_a_session_whose_transcript_folder_appears_later_is_still_picked_up_on_a
 
 def test_a_crowd_of_starts_is_searched_by_one_task_and_an_ended_session_not_at_all(tmp_path, monkeypatch):
     """Each search used to be a task of its own: a crowd of starts without a transcript path (a burst of
-    hooks) paid a task each. One task works through the queue; a session that ended while it waited is
-    not searched."""
+    hooks) paid a task each. One task works through the queue and then waits for more (a later start costs
+    no task either); a session that ended while it waited is not searched."""
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     (tmp_path / "claude" / "projects").mkdir(parents=True)
     spawned: list[str] = []
@@ -257,7 +257,8 @@ def test_a_crowd_of_starts_is_searched_by_one_task_and_an_ended_session_not_at_a
         assert len(h.log_entries("claude-transcript-monitor-skipped")) == 29
         await h.start("late")
         await anyio.sleep(0.1)
-        assert spawned.count("_run_searches") == 2 and searched[-1] == "late"  # the queue emptied: a new task
+        assert spawned.count("_run_searches") == 1 and searched[-1] == "late"  # the task waited for more
+        assert len(h.log_entries("claude-transcript-monitor-skipped")) == 30
 
     run_mock(lambda: with_runtime(Harness(), body))
 

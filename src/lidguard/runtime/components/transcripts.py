@@ -183,7 +183,8 @@ class TranscriptComponent(ComponentBase):
         self.watcher = SharedFolderWatcher(on_failure=self._watch_failed)
         self._watcher_scope: anyio.CancelScope | None = None
         self._search_queue: dict[SessionKey, str] = {}  # sessions waiting for a search -> the path they gave
-        self._search_scope: anyio.CancelScope | None = None  # the task working through the queue
+        self._search_scope: anyio.CancelScope | None = None  # the task working through the queue (it stays)
+        self._search_wake: anyio.Event | None = None  # set when the task waits for the queue to fill
 
     def _watch_failed(self, error: BaseException) -> None:
         self._runtime.log("transcript-watch-failed", "transcript-monitor",
@@ -274,7 +275,8 @@ class TranscriptComponent(ComponentBase):
 
     def _search(self, session: Session) -> None:
         """Queues the bounded fallback search (off the gate); its result starts the monitor (gate held).
-        One task works through the queue, so a crowd of starts costs no task each."""
+        One task works through the queue and then waits for more (started with the first search, it stays),
+        so neither a crowd of starts nor a start after a quiet spell costs a task."""
         runtime, key = self._runtime, session.key
         if not runtime.running:
             return
@@ -282,11 +284,18 @@ class TranscriptComponent(ComponentBase):
         self._search_queue[key] = session.transcript_path
         if self._search_scope is None:
             self._search_scope = runtime.spawn(self._run_searches)
+        elif self._search_wake is not None:
+            self._search_wake.set()
 
     async def _run_searches(self, scope: anyio.CancelScope) -> None:
         runtime, queue = self._runtime, self._search_queue
         try:
-            while queue:
+            while True:
+                if not queue:
+                    self._search_wake = wake = anyio.Event()
+                    await wake.wait()
+                    self._search_wake = None
+                    continue
                 key = next(iter(queue))
                 given = queue.pop(key)
                 if key not in self._searched:  # the session ended while it waited
@@ -303,7 +312,7 @@ class TranscriptComponent(ComponentBase):
                 async with runtime.gate:
                     self._found(key, given, result)
         finally:
-            self._search_scope = None
+            self._search_scope = self._search_wake = None
 
     def _found(self, key: SessionKey, given: str, result: SearchResult) -> None:
         """A search's result (gate held): the monitor starts, or the log says why not."""
