@@ -159,10 +159,7 @@ def without_sessions(reply: dict[str, Any]) -> dict[str, Any]:
     return brief
 
 
-def _precomputed(value: Any) -> str | None:
-    if type(value) is WireSessions or type(value) is WireSettings:
-        return value.json
-    return None
+_KEY_TEXTS: dict[str, str] = {}  # '"Sessions":' and '"Settings":' (the keys of cached texts), encoded once
 
 
 def encode_reply(reply: dict[str, Any]) -> bytes:
@@ -173,14 +170,19 @@ def encode_reply(reply: dict[str, Any]) -> bytes:
         parts: list[str] = []
         plain: dict[str, Any] = {}
         for key, value in reply.items():
-            text = _precomputed(value)
-            if text is None:
+            kind = type(value)
+            if kind is not WireSessions and kind is not WireSettings:
                 plain[key] = value
                 continue
             if plain:
                 parts.append(_dumps(plain)[1:-1])
                 plain = {}
-            parts.append(_dumps(key) + ":" + text)
+            key_text = _KEY_TEXTS.get(key)
+            if key_text is None:
+                key_text = _dumps(key) + ":"
+                if len(_KEY_TEXTS) < 8:
+                    _KEY_TEXTS[key] = key_text
+            parts.append(key_text + value.json)
         if plain:
             parts.append(_dumps(plain)[1:-1])
         return ("{" + ",".join(parts) + "}").encode("ascii") + b"\n"
