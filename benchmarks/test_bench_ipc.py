@@ -63,9 +63,10 @@ CI_MARGIN_LATENCY = 1.0 if STRICT else 1.5  # latency may be 50% over the target
 # (floor 342 ms, status 1428 ms) when the settings model was pydantic; 1.8x quiet since (99 vs 55 ms).
 MAX_COLD_STATUS_RATIO = 4.0 * (1.0 if STRICT else 1.5)
 # STRICT: the burst's throughput against the bare echo's in the same run. Issue 22 asked for 0.5; measured
-# 0.19-0.26 before the request path lost its per-event lock checkpoints and per-request lookups, 0.30-0.40 after
-# (quiet, 2 cores). This floor keeps what was won; 0.5 is not reached (see AGENTS.md, performance notes).
-MIN_BURST_VS_ECHO = 0.25
+# 0.19-0.26 before the request path lost its per-event lock checkpoints and per-request lookups, 0.30-0.40 after,
+# 0.35-0.43 since connections run in bare asyncio tasks and the journal coalesces (quiet, 2 cores). This floor
+# keeps what was won; 0.5 is not reached (see AGENTS.md, benchmarks/).
+MIN_BURST_VS_ECHO = 0.30
 # Off STRICT, in CPU time (what holds under load): the runtime may spend this many times the echo server's
 # CPU per request of the burst.
 MAX_CPU_PER_REQUEST_VS_ECHO = 12.0
