@@ -301,9 +301,10 @@ def test_a_session_that_comes_and_goes_within_one_batch_writes_nothing_and_one_o
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_whatever_the_batches_hold_the_journal_folds_to_the_registry(seed: int):
+def test_whatever_the_batches_hold_the_journal_folds_to_the_registry(seed: int, monkeypatch: pytest.MonkeyPatch):
     """Random starts, activity and stops of a few sessions, with the batch written at random moments (and a
-    compaction now and then): after every write the file describes exactly the registry, state for state."""
+    compaction, a directory in the journal's place or a full disk now and then): after every write that
+    succeeds the file describes exactly the registry, state for state."""
     import random
 
     rng = random.Random(seed)
@@ -322,13 +323,29 @@ def test_whatever_the_batches_hold_the_journal_folds_to_the_registry(seed: int):
             else:
                 await h.stop(name)
             if rng.random() < 0.3:
-                if rng.random() < 0.15:
+                fault = rng.random()
+                if fault < 0.1:
                     journal._compact = True
+                elif fault < 0.2:  # a directory in the journal's place: set aside, a snapshot written instead
+                    path = _journal(h)
+                    path.unlink(missing_ok=True)
+                    path.mkdir()
+                    await h.start(f"after-{rng.randrange(1000)}")  # something to write, so the write finds it
+                elif fault < 0.3:  # a full disk for one write: degraded, the next write is a snapshot
+                    failing = rng.random() < 0.5
+                    monkeypatch.setattr(journal_component, "append_to_journal" if failing else "write_snapshot",
+                                        _full_disk)
+                    await journal.flush()
+                    monkeypatch.undo()
                 await journal.flush()
                 sessions, _, _ = journal._fold(_records(h))
                 assert sessions == dict(h.runtime.state.sessions)
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def _full_disk(path: Path, data: bytes) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
 
 
 def test_the_journal_module_never_fsyncs():

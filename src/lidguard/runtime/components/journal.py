@@ -214,9 +214,10 @@ class JournalComponent(ComponentBase):
         self.failures += 1
         self._compact = True  # the file misses these records: the next write is a whole snapshot
         if isinstance(error, JournalUnusable) and set_aside(self.path) is not None:
+            written = self._runtime.state.sessions
             error = await self._write(write_snapshot, self._snapshot())
             if error is None:
-                self._compact, self._lines = False, len(self._runtime.state.sessions)
+                self._compact, self._lines, self._on_file = False, len(written), set(written)
                 self._runtime.log("session-journal-set-aside", "session-journal",
                                   "Set aside what was at the session journal's path and wrote a new journal.",
                                   succeeded=False)
