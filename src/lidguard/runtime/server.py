@@ -15,7 +15,8 @@ line out per connection. Nothing a client does takes the runtime down:
   receives the refusal instead of a reset connection.
 
 Sockets are driven directly (non-blocking, ``anyio.wait_readable``/``wait_writable``): one request
-costs a few system calls and no stream objects, on asyncio and trio alike.
+costs a few system calls and no stream objects, on asyncio and trio alike. Each connection is served in
+its own task (``connection_tasks.py``: a bare asyncio task on asyncio, the task group's on trio).
 """
 
 from __future__ import annotations
