@@ -193,6 +193,7 @@ class JournalComponent(ComponentBase):
             return
         sessions = self._runtime.state.sessions
         limit = COMPACT_AFTER_LINES + 2 * len(sessions)
+        # Taken with nothing awaited since the changes were noted: nothing is lost in between.
         if self._compact or self._lines + len(self._queue) + len(self._changed) > limit:
             data, count, compact = self._snapshot(), len(sessions), True
             self._changed, self._queue, self._on_file = {}, [], set(sessions)
@@ -201,7 +202,6 @@ class JournalComponent(ComponentBase):
             if not lines:  # every session noted came and went within the batch: nothing to write
                 return
             data, count, compact = b"".join(lines), len(lines), False
-        # taken with nothing awaited since the snapshot: nothing is lost in between
         self._compact = False
         error = await self._write(write_snapshot if compact else append_to_journal, data)
         if error is None:
