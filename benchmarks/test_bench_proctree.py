@@ -39,9 +39,11 @@ GROUP = "proctree-ancestry"
 # and the compiled walk then runs at about the cost of its syscalls issued from Python.
 MIN_NATIVE_SPEEDUP = 1.2
 # Issue 22: the compiled walk within this factor of the plain C loop (asserted in both modes: CPU time off
-# STRICT). Issue 22 also asked for 25x psutil: printed, not asserted, because it lies below the floor of the
-# files the hook needs: the compiled walk runs at 1.05-1.07x the C loop (which reads each file to EOF, one
-# read more than the compiled walk), and psutil is ~20x that loop (measured 19.2-19.4x, quiet machine).
+# STRICT). Issue 22 also asked for 25x psutil: printed, not asserted, because it lies at or below the floor of
+# the files the hook needs: the compiled walk runs at 1.05-1.13x the C loop (which reads each file to EOF, one
+# read more than the compiled walk), and psutil is 19-28x that loop depending on the machine (19.2-19.4x and
+# ~23x on two quiet 2-core boxes, 26-28x on a third; printed as psutil/C). With no Python object built at all (an
+# experiment) the walk took 0.89-0.97x the C loop: 25x psutil is out of reach wherever psutil/C is below ~25.
 MAX_NATIVE_VS_C = 1.5
 PSUTIL_TARGET = 25.0
 C_WALK = r"""
@@ -255,6 +257,9 @@ def test_median_ratios(leaf_pid: int, c_walk: Path | None, capsys: pytest.Captur
         if "C" in result:
             versus_c = ratio("native", "C")
             lines.append(f"native/C = {versus_c:.2f}x (at most {MAX_NATIVE_VS_C}x)")
+    if "C" in result:
+        lines.append(f"psutil/C = {ratio('psutil', 'C'):.1f}x (the floor: about the most any walk of these files "
+                     f"reaches against psutil here)")
     lines.append(f"psutil/pure = {result['psutil'] / result['pure']:.1f}x")
     with capsys.disabled():
         print(f"\nproctree ancestry medians (depth >= {CHAIN_LEVELS + 2}; "
