@@ -39,13 +39,15 @@ GROUP = "proctree-ancestry"
 # and the compiled walk then runs at about the cost of its syscalls issued from Python.
 MIN_NATIVE_SPEEDUP = 1.2
 # Issue 22: the compiled walk within this factor of the plain C loop (asserted in both modes: CPU time off
-# STRICT). Issue 22 also asked for 25x psutil: printed, not asserted, because it lies at or below the floor of
-# the files the hook needs: the compiled walk runs at 1.05-1.13x the C loop (which reads each file to EOF, one
-# read more than the compiled walk), and psutil is 19-28x that loop depending on the machine (19.2-19.4x and
-# ~23x on two quiet 2-core boxes, 26-28x on a third; printed as psutil/C). With no Python object built at all (an
-# experiment) the walk took 0.89-0.97x the C loop: 25x psutil is out of reach wherever psutil/C is below ~25.
+# STRICT), and 25x psutil. The 25x depends on the machine: it lies at or below the floor of the files the hook
+# needs wherever psutil is under 25x the C loop, and psutil/C was 19-28x across the boxes measured (19.2-19.4x
+# and ~23x on two quiet 2-core boxes, 24.5-27.6x on a third; printed as psutil/C). The compiled walk makes
+# fewer system calls than the loop (no read to EOF, paths relative to the proc root) and builds ProcessInfo
+# records in place: 0.96-1.03x the loop, 25.7-26.6x psutil on that third box. STRICT asserts 25x where the
+# floor allows it, else the walk within STRICT_NEAR_FLOOR of the floor.
 MAX_NATIVE_VS_C = 1.5
 PSUTIL_TARGET = 25.0
+STRICT_NEAR_FLOOR = 1.08
 C_WALK = r"""
 #include <fcntl.h>
 #include <stdio.h>
@@ -249,7 +251,7 @@ def test_median_ratios(leaf_pid: int, c_walk: Path | None, capsys: pytest.Captur
     def ratio(slow: str, fast: str) -> float:  # median of per-round ratios
         return statistics.median(a / b for a, b in zip(medians[slow], medians[fast], strict=True))
 
-    speedup = versus_c = None
+    speedup = versus_c = versus_psutil = floor = None
     if "native" in result:
         speedup, versus_psutil = ratio("pure", "native"), ratio("psutil", "native")
         lines.append(f"pure/native = {speedup:.2f}x (median of per-round ratios; at least {MIN_NATIVE_SPEEDUP}x), "
@@ -258,7 +260,8 @@ def test_median_ratios(leaf_pid: int, c_walk: Path | None, capsys: pytest.Captur
             versus_c = ratio("native", "C")
             lines.append(f"native/C = {versus_c:.2f}x (at most {MAX_NATIVE_VS_C}x)")
     if "C" in result:
-        lines.append(f"psutil/C = {ratio('psutil', 'C'):.1f}x (the floor: about the most any walk of these files "
+        floor = ratio("psutil", "C")
+        lines.append(f"psutil/C = {floor:.1f}x (the floor: about the most any walk of these files "
                      f"reaches against psutil here)")
     lines.append(f"psutil/pure = {result['psutil'] / result['pure']:.1f}x")
     with capsys.disabled():
@@ -268,3 +271,7 @@ def test_median_ratios(leaf_pid: int, c_walk: Path | None, capsys: pytest.Captur
         assert speedup >= MIN_NATIVE_SPEEDUP, f"the compiled walk is only {speedup:.2f}x the pure one"
     if versus_c is not None:
         assert versus_c <= MAX_NATIVE_VS_C, f"the compiled walk takes {versus_c:.2f}x the plain C loop"
+    if STRICT and versus_psutil is not None and floor is not None:
+        required = min(PSUTIL_TARGET, floor / STRICT_NEAR_FLOOR)
+        assert versus_psutil >= required, (f"the compiled walk is {versus_psutil:.1f}x psutil, {required:.1f}x "
+                                           f"required (the C loop: {floor:.1f}x)")

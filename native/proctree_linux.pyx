@@ -25,6 +25,8 @@ it scans every ``<root>/<pid>/stat`` once and walks the ppid links instead. Its 
 ``lidguard.platform.ancestry.linux.descendant_cpu_seconds`` (the full scan); the tests compare them.
 """
 
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdlib cimport malloc, realloc, free, strtol
 from libc.stdio cimport snprintf
 from libc.string cimport memchr
@@ -33,7 +35,8 @@ from posix.unistd cimport read as c_read, close as c_close, readlink as c_readli
 
 # Bumped whenever a function is added or a signature or result layout changes; lidguard.proctree
 # refuses a mismatching build (see lidguard._native.load_native_module). 2: descendant_cpu.
-ABI_VERSION = 2
+# 3: read_chain's record_type.
+ABI_VERSION = 3
 
 
 cdef extern from "dirent.h" nogil:
@@ -86,6 +89,7 @@ cdef Py_ssize_t read_whole_file(const char* path, GrowableBuffer* buffer) noexce
 
 cdef extern from "Python.h":
     object PyUnicode_DecodeUTF8(const char* data, Py_ssize_t size, const char* errors)
+    object PyType_GenericAlloc(type subtype, Py_ssize_t items)
 
 
 cdef inline str decode_text(const char* start, Py_ssize_t length):
@@ -94,22 +98,35 @@ cdef inline str decode_text(const char* start, Py_ssize_t length):
 
 
 cdef tuple split_cmdline(const char* data, Py_ssize_t length):
-    """argv from NUL-separated bytes; exactly one trailing NUL is the terminator, not an argument."""
+    """argv from NUL-separated bytes; exactly one trailing NUL is the terminator, not an argument.
+    Counts the arguments first and fills the tuple in place (no list to copy from)."""
     if length <= 0:
         return ()
     if data[length - 1] == 0:
         length -= 1
-    cdef list arguments = []
-    cdef Py_ssize_t start = 0
+    cdef const char* end = data + length
+    cdef const char* at = data
     cdef const char* separator
+    cdef Py_ssize_t count = 1
     while True:
-        separator = <const char*>memchr(data + start, 0, length - start)
+        separator = <const char*>memchr(at, 0, end - at)
         if separator == NULL:
-            arguments.append(decode_text(data + start, length - start))
             break
-        arguments.append(decode_text(data + start, separator - (data + start)))
-        start = (separator - data) + 1
-    return tuple(arguments)
+        count += 1
+        at = separator + 1
+    cdef tuple arguments = PyTuple_New(count)
+    cdef object argument
+    cdef Py_ssize_t index
+    at = data
+    for index in range(count):
+        separator = <const char*>memchr(at, 0, end - at)
+        if separator == NULL:
+            separator = end
+        argument = decode_text(at, separator - at)
+        Py_INCREF(argument)  # PyTuple_SET_ITEM takes over this reference
+        PyTuple_SET_ITEM(arguments, index, argument)
+        at = separator + 1
+    return arguments
 
 
 cdef int parse_stat(const char* data, Py_ssize_t length, Py_ssize_t* comm_start,
@@ -216,8 +233,27 @@ cdef inline Py_ssize_t pid_path(char* path, long pid, const char* leaf) noexcept
     return length
 
 
-def read_chain(long pid, int max_depth=64, str proc_root="/proc"):
-    """Returns ``[(pid, ppid, name, exe, cmdline), ...]`` from ``pid`` up through its parents.
+cdef inline object new_record(type record_type, object pid, object ppid, str name, str exe, tuple cmdline):
+    """A ``record_type`` (a tuple subclass, checked by the caller) holding the five values, built the way
+    ``tuple.__new__`` builds a subclass instance but without the tuple it would copy from."""
+    cdef object record = PyType_GenericAlloc(record_type, 5)
+    Py_INCREF(pid)  # each PyTuple_SET_ITEM takes over one reference
+    PyTuple_SET_ITEM(record, 0, pid)
+    Py_INCREF(ppid)
+    PyTuple_SET_ITEM(record, 1, ppid)
+    Py_INCREF(name)
+    PyTuple_SET_ITEM(record, 2, name)
+    Py_INCREF(exe)
+    PyTuple_SET_ITEM(record, 3, exe)
+    Py_INCREF(cmdline)
+    PyTuple_SET_ITEM(record, 4, cmdline)
+    return record
+
+
+def read_chain(long pid, int max_depth=64, str proc_root="/proc", type record_type=None):
+    """Returns ``[(pid, ppid, name, exe, cmdline), ...]`` from ``pid`` up through its parents, each entry a
+    plain tuple or, with ``record_type`` (a tuple subclass such as a NamedTuple of these five fields), one
+    of those built in place (``lidguard.proctree`` passes ``ProcessInfo``; ``TypeError`` for any other type).
 
     Stops after a process whose ppid is 0 (init and kthreadd), at a process that is gone or whose
     stat is unreadable or malformed, at a pid seen before (only possible in a fake tree), or after
@@ -234,13 +270,18 @@ def read_chain(long pid, int max_depth=64, str proc_root="/proc"):
     cdef char link_target[LINK_CAPACITY]
     cdef GrowableBuffer buffer
     cdef list chain = []
-    cdef set seen = set()
+    cdef long* seen = NULL  # the pids walked so far (a loop is only possible in a fake tree)
+    cdef Py_ssize_t seen_count = 0, seen_capacity = 64, index
+    cdef long* grown_seen
+    cdef bint repeated
     cdef long current = pid
     cdef long parent
     cdef Py_ssize_t length, comm_start, comm_length, link_length
     cdef str name, exe
     cdef tuple cmdline
     cdef int root_fd
+    if record_type is not None and not issubclass(record_type, tuple):
+        raise TypeError(f"record_type must be a tuple subclass, not {record_type.__name__}")
     if pid <= 0 or max_depth <= 0:
         return chain
     # "<root>/<pid>/stat" of the pure reader: an empty root means "/<pid>/stat"
@@ -249,11 +290,27 @@ def read_chain(long pid, int max_depth=64, str proc_root="/proc"):
         return chain
     buffer.capacity = INITIAL_BUFFER
     buffer.data = <char*>malloc(INITIAL_BUFFER)
-    if buffer.data == NULL:
+    seen = <long*>malloc(seen_capacity * sizeof(long))
+    if buffer.data == NULL or seen == NULL:
+        free(buffer.data)
+        free(seen)
         c_close(root_fd)
         raise MemoryError()
     try:
-        while current > 0 and len(chain) < max_depth and current not in seen:
+        while current > 0 and seen_count < max_depth:
+            repeated = False
+            for index in range(seen_count):  # a chain is a few dozen processes: a scan beats a set
+                if seen[index] == current:
+                    repeated = True
+                    break
+            if repeated:
+                break
+            if seen_count == seen_capacity:
+                grown_seen = <long*>realloc(seen, seen_capacity * 2 * sizeof(long))
+                if grown_seen == NULL:
+                    raise MemoryError()
+                seen = grown_seen
+                seen_capacity *= 2
             pid_path(path, current, b"stat")
             length = read_file_at(root_fd, path, &buffer)
             if length < 0:
@@ -270,10 +327,15 @@ def read_chain(long pid, int max_depth=64, str proc_root="/proc"):
             length = read_file_at(root_fd, path, &buffer)
             cmdline = split_cmdline(buffer.data, length) if length > 0 else ()
 
-            chain.append((current, parent, name, exe, cmdline))
-            seen.add(current)
+            if record_type is None:
+                chain.append((current, parent, name, exe, cmdline))
+            else:
+                chain.append(new_record(record_type, current, parent, name, exe, cmdline))
+            seen[seen_count] = current
+            seen_count += 1
             current = parent
     finally:
+        free(seen)
         free(buffer.data)
         c_close(root_fd)
     return chain

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import itertools
 import os
@@ -10,8 +11,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -159,18 +162,18 @@ def test_missing_pid_gives_empty_chain(reader: AncestryReader) -> None:
 
 
 def test_read_ancestry_uses_the_compiled_reader_when_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[int, int, str]] = []
+    calls: list[tuple[int, int, str, type]] = []
 
     class StubModule:
         @staticmethod
-        def read_chain(pid: int, max_depth: int, proc_root: str) -> list[tuple[int, int, str, str, tuple[str, ...]]]:
-            calls.append((pid, max_depth, proc_root))
-            return [(pid, 1, "stub", "/bin/stub", ("stub", "-x"))]
+        def read_chain(pid: int, max_depth: int, proc_root: str, record_type: type) -> list[Any]:
+            calls.append((pid, max_depth, proc_root, record_type))
+            return [record_type(pid, 1, "stub", "/bin/stub", ("stub", "-x"))]
 
     monkeypatch.setattr(proctree, "_native", StubModule())
     assert proctree.native_active()
     assert proctree.read_ancestry(1234, max_depth=7) == [ProcessInfo(1234, 1, "stub", "/bin/stub", ("stub", "-x"))]
-    assert calls == [(1234, 7, "/proc")]
+    assert calls == [(1234, 7, "/proc", ProcessInfo)]  # the records are built by the compiled walk
 
 
 def test_read_ancestry_falls_back_to_pure(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -334,6 +337,78 @@ def test_max_depth_limits_a_long_chain(tmp_path: Path, reader: AncestryReader) -
     assert [info.pid for info in reader(100, max_depth=5, proc_root=str(tmp_path))] == list(range(100, 105))
     assert reader(100, max_depth=0, proc_root=str(tmp_path)) == []
     assert len(reader(100, max_depth=1000, proc_root=str(tmp_path))) == 101
+
+
+def test_a_loop_or_a_huge_max_depth_past_the_first_64_processes(tmp_path: Path, reader: AncestryReader) -> None:
+    """The pids seen so far grow past 64 (a loop closing after 100 processes is still found), and a huge
+    max_depth costs nothing up front (the compiled walk sizes what it keeps by the chain, not by the bound)."""
+    for pid in range(300, 400):
+        add_process(tmp_path, pid, pid + 1 if pid < 399 else 300)
+    assert [info.pid for info in reader(300, max_depth=1000, proc_root=str(tmp_path))] == list(range(300, 400))
+    assert len(reader(300, max_depth=2**31 - 1, proc_root=str(tmp_path))) == 100
+
+
+def _compiled_module() -> Any:
+    try:
+        module = importlib.import_module("lidguard._native._proctree")
+    except ImportError as error:
+        pytest.skip(f"the compiled proctree module is not built ({error})")
+    assert module.ABI_VERSION == proctree.NATIVE_ABI_VERSION, "stale build: rerun build_ext"
+    return module
+
+
+def test_the_compiled_walk_builds_the_records_it_is_given(real_chain: RealChain) -> None:
+    """``read_chain(..., record_type)`` makes every entry a ``record_type`` (no copy into records afterwards,
+    issue 22): the values of the plain tuples, field by field; ``read_ancestry`` hands out ProcessInfo."""
+    module = _compiled_module()
+    plain = module.read_chain(real_chain.leaf_pid, 64, "/proc")
+    records = module.read_chain(real_chain.leaf_pid, 64, "/proc", ProcessInfo)
+    assert len(records) >= CHAIN_LEVELS + 2
+    assert all(type(entry) is tuple for entry in plain)
+    assert all(type(record) is ProcessInfo for record in records)
+    assert [tuple(record) for record in records] == plain
+    assert all(UNICODE_ARGUMENT in record.cmdline for record in records[: CHAIN_LEVELS + 2])
+    if proctree.native_active():
+        chain = proctree.read_ancestry(real_chain.leaf_pid)
+        assert all(type(info) is ProcessInfo for info in chain)
+        assert [tuple(info) for info in chain] == plain
+
+
+def test_the_compiled_walk_refuses_a_record_type_that_is_not_a_tuple(tmp_path: Path) -> None:
+    module = _compiled_module()
+    add_process(tmp_path, 5, 0, cmdline=b"a\0b\0")
+
+    class Plain:
+        pass
+
+    class Row(tuple):  # any tuple subclass holds the five fields
+        pass
+
+    for wrong in (dict, list, object, Plain, int):
+        with pytest.raises(TypeError):
+            module.read_chain(5, 64, str(tmp_path), wrong)
+    (row,) = module.read_chain(5, 64, str(tmp_path), Row)
+    assert type(row) is Row
+    assert tuple(row) == (5, 0, "proc", "/usr/bin/proc", ("a", "b"))
+
+
+def test_the_compiled_records_leak_nothing(real_chain: RealChain) -> None:
+    """Each record owns its five values once: 2,000 walks leave no memory behind (an extra reference on any
+    field keeps every walk's strings alive: megabytes)."""
+    module = _compiled_module()
+    for _ in range(50):  # warm-up: the interpreter's own caches
+        module.read_chain(real_chain.leaf_pid, 64, "/proc", ProcessInfo)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(2000):
+            module.read_chain(real_chain.leaf_pid, 64, "/proc", ProcessInfo)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 64 * 1024, f"{grown} bytes left behind by 2,000 walks"
 
 
 def test_chain_ends_at_missing_parent_or_bad_stat(tmp_path: Path, reader: AncestryReader) -> None:

@@ -33,7 +33,7 @@ __all__ = [
 
 OS_NAME = "linux"
 NATIVE_MODULE: str | None = "_proctree"
-NATIVE_ABI_VERSION = 2  # native/proctree_linux.pyx ABI_VERSION (2: descendant_cpu)
+NATIVE_ABI_VERSION = 3  # native/proctree_linux.pyx ABI_VERSION (2: descendant_cpu, 3: record_type)
 DEFAULT_PROC_ROOT = "/proc"
 # proc(5): state "Z" is a zombie (exited, not yet reaped by its parent); "X" is dead.
 _EXITED_STATES = frozenset({"Z", "X"})
