@@ -4,7 +4,6 @@ the full scan), on fake /proc trees with garbage in them, and the runtime's read
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import subprocess
@@ -12,9 +11,9 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from proctree_native import compiled_module
 
 from lidguard import proctree
 from lidguard.platform.ancestry import linux as procfs
@@ -22,16 +21,6 @@ from lidguard.platform.ancestry import linux as procfs
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
 
 CpuReader = Callable[[int, str], "float | None"]
-
-
-def compiled_module() -> ModuleType:
-    """The compiled module, even when LIDGUARD_NO_EXTENSIONS=1 keeps it out of proctree."""
-    try:
-        module = importlib.import_module("lidguard._native._proctree")
-    except ImportError as error:
-        pytest.skip(f"the compiled proctree module is not built ({error})")
-    assert module.ABI_VERSION == proctree.NATIVE_ABI_VERSION, "stale build: rerun build_ext"
-    return module
 
 
 def readers() -> dict[str, CpuReader]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import importlib
 import itertools
 import os
 import shutil
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from proctree_native import compiled_module
 
 from lidguard import proctree
 from lidguard._native import extensions_required
@@ -92,11 +92,7 @@ def _native_reader() -> AncestryReader:
     """The compiled reader, even when LIDGUARD_NO_EXTENSIONS=1 keeps it out of read_ancestry."""
     if proctree.native_active():
         return proctree.read_ancestry_native
-    try:
-        module = importlib.import_module("lidguard._native._proctree")
-    except ImportError as error:
-        pytest.skip(f"the compiled proctree module is not built ({error})")
-    assert module.ABI_VERSION == proctree.NATIVE_ABI_VERSION, "stale build: rerun build_ext"
+    module = compiled_module()
 
     def read(pid: int, *, max_depth: int = 64, proc_root: str = "/proc") -> list[ProcessInfo]:
         return [ProcessInfo(*fields) for fields in module.read_chain(pid, max_depth, proc_root)]
@@ -348,19 +344,10 @@ def test_a_loop_or_a_huge_max_depth_past_the_first_64_processes(tmp_path: Path, 
     assert len(reader(300, max_depth=2**31 - 1, proc_root=str(tmp_path))) == 100
 
 
-def _compiled_module() -> Any:
-    try:
-        module = importlib.import_module("lidguard._native._proctree")
-    except ImportError as error:
-        pytest.skip(f"the compiled proctree module is not built ({error})")
-    assert module.ABI_VERSION == proctree.NATIVE_ABI_VERSION, "stale build: rerun build_ext"
-    return module
-
-
 def test_the_compiled_walk_builds_the_records_it_is_given(real_chain: RealChain) -> None:
     """``read_chain(..., record_type)`` makes every entry a ``record_type`` (no copy into records afterwards,
     issue 22): the values of the plain tuples, field by field; ``read_ancestry`` hands out ProcessInfo."""
-    module = _compiled_module()
+    module = compiled_module()
     plain = module.read_chain(real_chain.leaf_pid, 64, "/proc")
     records = module.read_chain(real_chain.leaf_pid, 64, "/proc", ProcessInfo)
     assert len(records) >= CHAIN_LEVELS + 2
@@ -375,7 +362,7 @@ def test_the_compiled_walk_builds_the_records_it_is_given(real_chain: RealChain)
 
 
 def test_the_compiled_walk_refuses_a_record_type_that_is_not_a_tuple(tmp_path: Path) -> None:
-    module = _compiled_module()
+    module = compiled_module()
     add_process(tmp_path, 5, 0, cmdline=b"a\0b\0")
 
     class Plain:
@@ -395,7 +382,7 @@ def test_the_compiled_walk_refuses_a_record_type_that_is_not_a_tuple(tmp_path: P
 def test_the_compiled_records_leak_nothing(real_chain: RealChain) -> None:
     """Each record owns its five values once: 2,000 walks leave no memory behind (an extra reference on any
     field keeps every walk's strings alive: megabytes)."""
-    module = _compiled_module()
+    module = compiled_module()
     for _ in range(50):  # warm-up: the interpreter's own caches
         module.read_chain(real_chain.leaf_pid, 64, "/proc", ProcessInfo)
     gc.collect()

@@ -1,0 +1,11 @@
+"""The process readers' tests share ``proctree_native`` (--import-mode=importlib puts no test folder on
+sys.path)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
