@@ -25,6 +25,7 @@ it scans every ``<root>/<pid>/stat`` once and walks the ppid links instead. Its 
 ``lidguard.platform.ancestry.linux.descendant_cpu_seconds`` (the full scan); the tests compare them.
 """
 
+from cpython.object cimport PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdlib cimport malloc, realloc, free, strtol
@@ -233,8 +234,29 @@ cdef inline Py_ssize_t pid_path(char* path, long pid, const char* leaf) noexcept
     return length
 
 
+class _ClassStatementTuple(tuple):
+    """A tuple subclass made by a class statement: the deallocator every such class has (``subtype_dealloc``)."""
+
+
+cdef bint holds_five_items_only(type record_type) noexcept:
+    """True when ``record_type`` and each of its bases up to ``tuple`` were made by class statements (a
+    NamedTuple, ``class Row(tuple)``): an instance is then its item slots and nothing else. A type with a
+    C layout of its own (a struct sequence such as ``os.stat_result`` keeps hidden fields past its visible
+    ones, and its deallocator reads them) is not: five items written into one would corrupt memory."""
+    cdef PyTypeObject* current = <PyTypeObject*>record_type
+    cdef PyTypeObject* tuple_type = <PyTypeObject*>tuple
+    cdef PyTypeObject* by_class_statement = <PyTypeObject*>_ClassStatementTuple
+    if current == tuple_type:
+        return False
+    while current != tuple_type:
+        if current == NULL or current.tp_dealloc != by_class_statement.tp_dealloc:
+            return False
+        current = current.tp_base
+    return True
+
+
 cdef inline object new_record(type record_type, object pid, object ppid, str name, str exe, tuple cmdline):
-    """A ``record_type`` (a tuple subclass, checked by the caller) holding the five values, built the way
+    """A ``record_type`` (``holds_five_items_only``, checked by the caller) holding the five values, built the way
     ``tuple.__new__`` builds a subclass instance but without the tuple it would copy from."""
     cdef object record = PyType_GenericAlloc(record_type, 5)
     Py_INCREF(pid)  # each PyTuple_SET_ITEM takes over one reference
@@ -252,8 +274,9 @@ cdef inline object new_record(type record_type, object pid, object ppid, str nam
 
 def read_chain(long pid, int max_depth=64, str proc_root="/proc", type record_type=None):
     """Returns ``[(pid, ppid, name, exe, cmdline), ...]`` from ``pid`` up through its parents, each entry a
-    plain tuple or, with ``record_type`` (a tuple subclass such as a NamedTuple of these five fields), one
-    of those built in place (``lidguard.proctree`` passes ``ProcessInfo``; ``TypeError`` for any other type).
+    plain tuple or, with ``record_type`` (a tuple subclass made by a class statement, such as a NamedTuple of
+    these five fields), one of those built in place (``lidguard.proctree`` passes ``ProcessInfo``; ``TypeError``
+    for any other type, ``tuple`` itself and struct sequences included).
 
     Stops after a process whose ppid is 0 (init and kthreadd), at a process that is gone or whose
     stat is unreadable or malformed, at a pid seen before (only possible in a fake tree), or after
@@ -280,8 +303,8 @@ def read_chain(long pid, int max_depth=64, str proc_root="/proc", type record_ty
     cdef str name, exe
     cdef tuple cmdline
     cdef int root_fd
-    if record_type is not None and not issubclass(record_type, tuple):
-        raise TypeError(f"record_type must be a tuple subclass, not {record_type.__name__}")
+    if record_type is not None and not holds_five_items_only(record_type):
+        raise TypeError(f"record_type must be a tuple subclass made by a class statement, not {record_type!r}")
     if pid <= 0 or max_depth <= 0:
         return chain
     # "<root>/<pid>/stat" of the pure reader: an empty root means "/<pid>/stat"

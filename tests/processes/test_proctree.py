@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -361,7 +362,7 @@ def test_the_compiled_walk_builds_the_records_it_is_given(real_chain: RealChain)
         assert [tuple(info) for info in chain] == plain
 
 
-def test_the_compiled_walk_refuses_a_record_type_that_is_not_a_tuple(tmp_path: Path) -> None:
+def test_the_compiled_walk_takes_only_record_types_that_hold_five_items(tmp_path: Path) -> None:
     module = compiled_module()
     add_process(tmp_path, 5, 0, cmdline=b"a\0b\0")
 
@@ -371,12 +372,20 @@ def test_the_compiled_walk_refuses_a_record_type_that_is_not_a_tuple(tmp_path: P
     class Row(tuple):  # any tuple subclass holds the five fields
         pass
 
-    for wrong in (dict, list, object, Plain, int):
-        with pytest.raises(TypeError):
+    class Derived(Row):
+        pass
+
+    # Five items written into any of these would corrupt memory (a struct sequence such as os.stat_result keeps
+    # hidden fields its deallocator reads): each is refused before anything is allocated.
+    for wrong in (dict, list, object, Plain, int, tuple, os.stat_result, time.struct_time, os.terminal_size):
+        with pytest.raises(TypeError, match="class statement"):
             module.read_chain(5, 64, str(tmp_path), wrong)
-    (row,) = module.read_chain(5, 64, str(tmp_path), Row)
-    assert type(row) is Row
-    assert tuple(row) == (5, 0, "proc", "/usr/bin/proc", ("a", "b"))
+    for record_type in (Row, Derived, ProcessInfo):
+        (row,) = module.read_chain(5, 64, str(tmp_path), record_type)
+        assert type(row) is record_type
+        assert tuple(row) == (5, 0, "proc", "/usr/bin/proc", ("a", "b"))
+    del row
+    gc.collect()
 
 
 def test_the_compiled_records_leak_nothing(real_chain: RealChain) -> None:
