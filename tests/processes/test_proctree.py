@@ -363,13 +363,15 @@ def test_the_compiled_walk_builds_the_records_it_is_given(real_chain: RealChain)
 
 
 def test_the_compiled_walk_takes_only_record_types_that_hold_five_items(tmp_path: Path) -> None:
+    """Only a type made by a class statement (its instances are item slots and nothing else) is filled in
+    place; anything else is a ``TypeError``, never a write past what was allocated."""
     module = compiled_module()
     add_process(tmp_path, 5, 0, cmdline=b"a\0b\0")
 
     class Plain:
         pass
 
-    class Row(tuple):  # any tuple subclass holds the five fields
+    class Row(tuple):  # made by a class statement, like ProcessInfo
         pass
 
     class Derived(Row):
@@ -385,7 +387,7 @@ def test_the_compiled_walk_takes_only_record_types_that_hold_five_items(tmp_path
         assert type(row) is record_type
         assert tuple(row) == (5, 0, "proc", "/usr/bin/proc", ("a", "b"))
     del row
-    gc.collect()
+    gc.collect()  # records built in place are freed like any other instance
 
 
 def test_the_compiled_records_leak_nothing(real_chain: RealChain) -> None:
