@@ -26,6 +26,7 @@ import pytest
 from bench_timing import STRICT
 
 from lidguard import proctree
+from lidguard.platform.api import ProcessInfo
 
 psutil = pytest.importorskip("psutil")
 
@@ -41,9 +42,9 @@ MIN_NATIVE_SPEEDUP = 1.2
 # Issue 22: the compiled walk within this factor of the plain C loop (asserted in both modes: CPU time off
 # STRICT), and 25x psutil. The 25x depends on the machine: it lies at or below the floor of the files the hook
 # needs wherever psutil is under 25x the C loop, and psutil/C was 19-28x across the boxes measured (19.2-19.4x
-# and ~23x on two quiet 2-core boxes, 24.5-27.6x on a third; printed as psutil/C). The compiled walk makes
+# and ~23x on two quiet 2-core boxes, 24.4-27.6x on a third; printed as psutil/C). The compiled walk makes
 # fewer system calls than the loop (no read to EOF, paths relative to the proc root) and builds ProcessInfo
-# records in place: 0.96-1.03x the loop, 25.7-26.6x psutil on that third box. STRICT asserts 25x where the
+# records in place: 0.96-1.03x the loop, 24.4-26.8x psutil on that third box. STRICT asserts 25x where the
 # floor allows it, else the walk within STRICT_NEAR_FLOOR of the floor.
 MAX_NATIVE_VS_C = 1.5
 PSUTIL_TARGET = 25.0
@@ -173,7 +174,7 @@ def _compiled_read_chain() -> Callable[[int], list[object]] | None:
         return None
     if module.ABI_VERSION != proctree.NATIVE_ABI_VERSION:
         return None
-    return lambda pid: list(module.read_chain(pid, proctree.DEFAULT_MAX_DEPTH, proctree.DEFAULT_PROC_ROOT))
+    return lambda pid: module.read_chain(pid, proctree.DEFAULT_MAX_DEPTH, proctree.DEFAULT_PROC_ROOT, ProcessInfo)
 
 
 def walk_pure(pid: int) -> list[object]:

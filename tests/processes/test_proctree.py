@@ -96,7 +96,7 @@ def _native_reader() -> AncestryReader:
     module = compiled_module()
 
     def read(pid: int, *, max_depth: int = 64, proc_root: str = "/proc") -> list[ProcessInfo]:
-        return [ProcessInfo(*fields) for fields in module.read_chain(pid, max_depth, proc_root)]
+        return module.read_chain(pid, max_depth, proc_root, ProcessInfo)
 
     return read
 
