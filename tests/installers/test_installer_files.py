@@ -43,7 +43,7 @@ def test_remove_leaves_no_empty_object_behind(lidguard):
     lidguard.run("hook-remove", "--provider", "claude", check=True)
     lidguard.run("hook-remove", "--provider", "codex", check=True)
     assert not claude.exists() and not codex.exists()
-    assert claude.with_name("settings.json.lidguard.bak").exists()
+    assert not claude.with_name("settings.json.lidguard.bak").exists()  # it held only our hooks (issue 33)
     status = lidguard.run("hook-status", "--provider", "claude", check=True).stdout
     assert "Status: NotInstalled" in status
 

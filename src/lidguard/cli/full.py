@@ -16,7 +16,7 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
                             "remove-closed-lid-stop-follow-up-webhook", "suspend-history",
                             "preview-system-sound", "preview-current-sound")),
-    ("Getting Started", ("setup", "doctor", "completion", "service")),
+    ("Getting Started", ("setup", "doctor", "completion", "service", "tray", "uninstall")),
     ("Diagnostics", ("current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission", "macos-permission")),
     ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .setup_command import add_setup_command
     from .sound_commands import add_sound_commands
     from .tray_command import add_tray_command
+    from .uninstall_command import add_uninstall_command
 
     parser = _Parser(prog="lidguard", add_help=False)
     subparsers = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_setup_command(subparsers)
     add_service_command(subparsers)
     add_tray_command(subparsers)
+    add_uninstall_command(subparsers)
     sub = subparsers.add_parser("completion", help="Print the shell completion script: completion bash|zsh|fish.",
                                 description="Print a completion script for lidguard. bash: "
                                             "`lidguard completion bash > ~/.local/share/bash-completion/completions/"

@@ -74,6 +74,7 @@ def _hook_action(action: str) -> Any:
     def run(context: CliContext, args: argparse.Namespace) -> int:
         from ..installers import PROVIDERS, InstallError, status_block
         from ..installers.common import stop_hook_timeout_seconds
+        from ..installers.leftovers import remove_leftovers
         from ..installers.locks import config_files
         from ..platform.locking import ConfigLockError, config_lock
 
@@ -93,8 +94,11 @@ def _hook_action(action: str) -> Any:
                     with config_lock(*config_files(key, config)):
                         _print_lines(provider.install(config, timeout).lines())
                 else:
-                    with config_lock(*config_files(key, config)):
-                        _print_lines(provider.remove(config).lines())
+                    files = config_files(key, config)
+                    with config_lock(*files):
+                        result = provider.remove(config)
+                        _print_lines(result.lines())
+                        _print_lines(remove_leftovers([*files, result.config]))  # the sidecars too, still held
             except (InstallError, ConfigLockError) as error:
                 _print_lines([f"Provider: {provider.display}", "Changed: False", f"Message: {error}"])
                 failed.append(provider.display)

@@ -315,7 +315,8 @@ class ConfigLockError(OSError):
 
 def config_lock_path(path: Path) -> Path:
     """``<folder>/.<name>.lidguard-lock`` beside the config file: the file itself is replaced by atomic
-    writes, so its inode cannot carry the lock; the sidecar is never removed (removing would race)."""
+    writes, so its inode cannot carry the lock; it is removed only by its holder (hook-remove, uninstall),
+    and a waiter that then gets the removed inode locks the new sidecar instead (``_still_linked``)."""
     return path.with_name(f".{path.name}.lidguard-lock")
 
 
@@ -384,6 +385,17 @@ class ConfigLock:
             _unlock(fd)
 
 
+def _still_linked(fd: int, lock: Path) -> bool:
+    """Whether the locked descriptor is still the file at ``lock``: a holder may remove the sidecar
+    before it unlocks, and a waiter that got the removed inode must not count it as the lock."""
+    try:
+        named = os.stat(lock, follow_symlinks=False)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
 def _acquire(path: Path, deadline: float) -> int:
     lock = config_lock_path(path)
     try:
@@ -401,6 +413,9 @@ def _acquire(path: Path, deadline: float) -> int:
             if time.monotonic() >= deadline:
                 raise ConfigLockError(f"Another process is changing {path}; try again.")
             time.sleep(_CONFIG_LOCK_POLL_SECONDS)
+        if sys.platform != "win32" and not _still_linked(fd, lock):
+            os.close(fd)  # its holder removed the sidecar (hook-remove, uninstall): lock the new one
+            return _acquire(path, deadline)
     except ConfigLockError:
         os.close(fd)
         raise
