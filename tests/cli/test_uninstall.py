@@ -5,7 +5,6 @@ folder stays unless --purge, and a second run says there is nothing to remove (e
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 

@@ -185,7 +185,10 @@ def _help(parser: argparse.ArgumentParser, topics: list[str]) -> int:
     commands = _subcommands(parser)
     topic = topics[0].lower()
     if topic not in commands:
-        sys.stderr.write(f"lidguard: Unknown command: {escape_control(topics[0])} (see `lidguard help`)\n")
+        from ..installers import did_you_mean
+
+        hint = did_you_mean(topics[0], list(commands)) or " (see `lidguard help`)"
+        sys.stderr.write(f"lidguard: Unknown command: {escape_control(topics[0])}{hint}\n")
         return 1
     print(commands[topic].format_help())
     return 0
@@ -201,9 +204,11 @@ def run_full(arguments: list[str]) -> int:
     if arguments[0] in HELP_COMMANDS:
         return _help(parser, arguments[1:])
     if arguments[0] not in _subcommands(parser):
+        from ..installers import did_you_mean
         from .output import escape_control
 
-        sys.stderr.write(f"lidguard: Unknown command: {escape_control(arguments[0])} (see `lidguard help`)\n")
+        hint = did_you_mean(arguments[0], list(_subcommands(parser))) or " (see `lidguard help`)"
+        sys.stderr.write(f"lidguard: Unknown command: {escape_control(arguments[0])}{hint}\n")
         return 1
     from .context import CliContext
 

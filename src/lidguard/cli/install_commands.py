@@ -16,6 +16,7 @@ __all__ = ["INSTALL_COMMANDS", "add_install_commands"]
 
 INSTALL_COMMANDS = ("hook-status", "hook-install", "hook-remove", "claude-hooks", "codex-hooks", "copilot-hooks")
 _PROVIDER_WORDS = "claude, codex, copilot, opencode, gemini, qwen, all"
+PROVIDER_METAVAR = "claude|codex|copilot|opencode|gemini|qwen|all"
 # installers.snippets.FORMATS, kept here so building the parser does not import tomlkit (a test keeps them equal)
 SNIPPET_FORMATS = {"claude": ("settings-json", "json", "hooks-json"),
                    "codex": ("config-toml", "toml", "hooks-json", "json"),
@@ -33,21 +34,37 @@ def _ask_provider(action: str) -> str:
     if not line:
         print()
         raise CliError("No provider was given (input ended); "
-                       "use --provider claude|codex|copilot|opencode|gemini|qwen|all.")
+                       f"use --provider {PROVIDER_METAVAR}.")
     return line.strip() or "all"
 
 
-def _providers(value: str | None, config: Path | None, action: str, skipped_out: list[str] | None = None
-               ) -> list[str]:
-    from ..installers import PROVIDERS, available_providers, parse_provider_word
+def _unknown(word: str) -> CliError:
+    from ..installers import PROVIDERS, did_you_mean
 
-    word = value if value is not None else _ask_provider(action)
-    key = parse_provider_word(word)
-    if key is None:
-        raise CliError(f"Unknown provider: {escape_control(word.strip()[:64])}. "
-                       "Use claude, codex, copilot, opencode, gemini, qwen, or all.")
-    if key != "all":
-        return [key]
+    return CliError(f"Unknown provider: {escape_control(word.strip()[:64])}"
+                    f"{did_you_mean(word, [*PROVIDERS, 'all'])}. Use {_PROVIDER_WORDS} (a comma list is fine).")
+
+
+def _providers(value: list[str] | str | None, config: Path | None, action: str,
+               skipped_out: list[str] | None = None) -> list[str]:
+    from ..installers import PROVIDERS, available_providers, parse_provider_words
+
+    if value is None:
+        for attempt in range(3):  # a typo at the prompt asks again instead of ending the command
+            keys, unknown = parse_provider_words(_ask_provider(action))
+            if unknown is None and keys:
+                break
+            if attempt == 2:
+                raise _unknown(unknown or "")
+            print(escape_control(str(_unknown(unknown or ""))))
+    else:
+        keys, unknown = parse_provider_words(",".join([value] if isinstance(value, str) else value))
+        if unknown is not None or not keys:
+            raise _unknown(unknown or "")
+    if keys != ["all"]:
+        if config is not None and len(keys) > 1:
+            raise CliError("The --config option needs one provider.")
+        return keys
     if config is not None:
         raise CliError("The --config option needs one provider; it cannot be used with --provider all.")
     present, skipped = available_providers()
@@ -156,8 +173,9 @@ def add_install_commands(subparsers: Any) -> None:
                                "($GEMINI_CLI_HOME/.gemini or ~/.gemini); Qwen Code: settings.json ($QWEN_HOME or "
                                "~/.qwen). A changed file is backed up first as <file>.lidguard.bak (one per file); "
                                "its mode is kept.")
-        sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|gemini|qwen|all",
-                         help="agent CLI (asked when omitted; all = every agent whose configuration folder exists)")
+        sub.add_argument("--provider", metavar=PROVIDER_METAVAR, action="append",
+                         help="agent CLIs, a comma list or repeated (asked when omitted; all = every agent whose "
+                              "configuration folder exists)")
         sub.add_argument("--config", metavar="FILE",
                          help="use this file instead of the agent's default one (one provider only)")
         if action == "status":

@@ -50,16 +50,17 @@ def _found_agents(only: list[str] | None) -> list[tuple[str, str]]:
     return found
 
 
-def _providers(word: str | None) -> list[str] | None:
-    from ..installers import PROVIDERS, parse_provider_word
+def _providers(words: list[str] | None) -> list[str] | None:
+    from ..installers import PROVIDERS, did_you_mean, parse_provider_words
 
-    if word is None:
+    if words is None:
         return None
-    key = parse_provider_word(word)
-    if key is None:
-        raise CliError(f"Unknown provider: {escape_control(word.strip()[:64])}. "
-                       "Use claude, codex, copilot, opencode, or all.")
-    return list(PROVIDERS) if key == "all" else [key]
+    keys, unknown = parse_provider_words(",".join(words))
+    if unknown is not None or not keys:
+        raise CliError(f"Unknown provider: {escape_control((unknown or '').strip()[:64])}"
+                       f"{did_you_mean(unknown or '', [*PROVIDERS, 'all'])}. Use {', '.join(PROVIDERS)}, or all "
+                       "(a comma list is fine).")
+    return list(PROVIDERS) if keys == ["all"] else keys
 
 
 def _install_hooks(context: CliContext, agents: list[tuple[str, str]], assume_yes: bool) -> list[str]:
@@ -109,7 +110,9 @@ def _setup(context: CliContext, args: argparse.Namespace) -> int:
     if agents:
         print("Agent CLIs found: " + ", ".join(f"{key} ({where})" for key, where in agents))
     else:
-        print("No agent CLI found (claude, codex, copilot, opencode on PATH or their configuration folders).")
+        from ..installers import PROVIDERS
+
+        print(f"No agent CLI found ({', '.join(PROVIDERS)} on PATH or their configuration folders).")
     failed = _install_hooks(context, agents, args.yes)
     _offer_permission(context, args.yes)
     print()
@@ -124,6 +127,6 @@ def add_setup_command(subparsers: Any) -> None:
     text = "First run: install the hooks of every agent CLI found, offer the power permission, run doctor."
     sub = subparsers.add_parser("setup", help=text, description=text)
     sub.add_argument("--yes", "-y", action="store_true", help="answer yes to every question (non-interactive)")
-    sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|all",
-                     help="only these agents (default: every agent CLI found)")
+    sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|gemini|qwen|all", action="append",
+                     help="only these agents, a comma list or repeated (default: every agent CLI found)")
     sub.set_defaults(handler=_setup, skip_recovery=True)

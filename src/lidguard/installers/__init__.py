@@ -20,7 +20,7 @@ from .common import (
 )
 
 __all__ = ["PROVIDERS", "InstallError", "InstallResult", "Provider", "available_providers", "command_checks",
-           "parse_provider_word", "status_block"]
+           "did_you_mean", "parse_provider_word", "parse_provider_words", "status_block"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,31 @@ def parse_provider_word(word: str) -> str | None:
     value = word.strip().lower()
     value = _ALIASES.get(value, value)
     return value if value in PROVIDERS or value == "all" else None
+
+
+def parse_provider_words(text: str) -> tuple[list[str], str | None]:
+    """A comma list of provider words (``claude,gemini``; ``all`` anywhere means every provider) ->
+    (provider keys in the list's order without repeats, the first unknown word or None)."""
+    keys: list[str] = []
+    for word in (part.strip() for part in text.split(",")):
+        if not word:
+            continue
+        key = parse_provider_word(word)
+        if key is None:
+            return keys, word
+        if key == "all":
+            return ["all"], None
+        if key not in keys:
+            keys.append(key)
+    return keys, None
+
+
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """`` (did you mean `x`?)`` for a near miss among ``choices``, else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(word.strip().lower(), choices, n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
 
 
 def available_providers() -> tuple[list[str], list[str]]:

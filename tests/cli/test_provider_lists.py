@@ -1,0 +1,58 @@
+"""Every provider in the lists a user reads, ``--provider`` as a comma list or repeated, and a
+"did you mean" for a typo (issue 33, items 7 and 13)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lidguard.installers import PROVIDERS
+
+
+@pytest.mark.parametrize(("typo", "meant"), [("statsu", "status"), ("hook-instal", "hook-install"),
+                                             ("docter", "doctor")])
+def test_a_mistyped_command_names_the_near_one_in_one_line(lidguard: Any, typo: str, meant: str) -> None:
+    result = lidguard.run(typo)
+    assert result.returncode == 1
+    assert result.stderr == f"lidguard: Unknown command: {typo} (did you mean `{meant}`?)\n"
+    assert f"did you mean `{meant}`" in lidguard.run("help", typo).stderr
+
+
+def test_a_command_far_from_every_name_points_to_help(lidguard: Any) -> None:
+    assert lidguard.run("xyzzy").stderr == "lidguard: Unknown command: xyzzy (see `lidguard help`)\n"
+
+
+def test_provider_takes_a_comma_list_and_repeats(lidguard: Any) -> None:
+    for folder in (".claude", ".gemini", ".qwen"):
+        (lidguard.home / folder).mkdir()
+    result = lidguard.run("hook-install", "--provider", "claude,gemini", "--provider", "qwen", check=True)
+    for display in ("Claude", "Gemini", "Qwen"):
+        assert f"Provider: {display}" in result.stdout
+    status = lidguard.run("hook-status", "--provider", "gemini,qwen", check=True).stdout
+    assert status.count("Status: Installed") == 2, status
+
+
+def test_an_unknown_provider_in_the_list_is_refused_with_a_suggestion(lidguard: Any) -> None:
+    result = lidguard.run("hook-install", "--provider", "claude,gemnii")
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "Unknown provider: gemnii (did you mean `gemini`?)" in result.stderr
+    assert not (lidguard.home / ".claude" / "settings.json").exists()
+
+
+def test_a_typo_at_the_provider_prompt_asks_again(lidguard: Any) -> None:
+    (lidguard.home / ".claude").mkdir()
+    result = lidguard.run("hook-install", input_text="cluade\nclaude\n")
+    assert result.returncode == 0, result.stderr
+    assert "did you mean `claude`" in result.stdout and "Provider: Claude" in result.stdout
+
+
+def test_setup_lists_every_provider(lidguard: Any) -> None:
+    text = " ".join(lidguard.run("setup", "--help", check=True).stdout.split())
+    for key in PROVIDERS:
+        assert key in text
+    lidguard.env["PATH"] = "/nonexistent"
+    none_found = lidguard.run("setup", "--yes").stdout
+    assert "No agent CLI found (" + ", ".join(PROVIDERS) in none_found
+    both = lidguard.run("setup", "--yes", "--provider", "gemini,qwen").stdout
+    assert "gemini (asked for with --provider)" in both and "qwen (asked for with --provider)" in both
