@@ -56,3 +56,13 @@ def test_setup_lists_every_provider(lidguard: Any) -> None:
     assert "No agent CLI found (" + ", ".join(PROVIDERS) in none_found
     both = lidguard.run("setup", "--yes", "--provider", "gemini,qwen").stdout
     assert "gemini (asked for with --provider)" in both and "qwen (asked for with --provider)" in both
+
+
+def test_setup_skips_the_polkit_rule_where_no_logind_answers_and_says_why(lidguard: Any) -> None:
+    rule = lidguard.home / "polkit" / "49-lidguard.rules"
+    lidguard.env.update(LIDGUARD_PLATFORM="linux", LIDGUARD_POLKIT_RULE_PATH=str(rule),
+                        DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={lidguard.home}/no-such-bus")
+    (lidguard.home / ".claude").mkdir()
+    result = lidguard.run("setup", "--yes", "--provider", "claude")
+    assert "skipped: systemd-logind cannot be reached here" in result.stdout, result.stdout
+    assert "Install it now" not in result.stdout and not rule.exists()

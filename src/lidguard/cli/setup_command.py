@@ -95,7 +95,16 @@ def _offer_permission(context: CliContext, assume_yes: bool) -> None:
         return
     command = f"{context.platform.name}-permission"
     print(escape_control(f"Power permission: {text}"))
-    if not _ask(f"Install it now (`lidguard {command} install`, asks for your password)?", assume_yes):
+    moot = getattr(context.platform.permission, "moot_reason", None)
+    reason = moot() if moot is not None else None
+    if reason is not None:
+        print(escape_control(f"  skipped: {reason}; the rule would change nothing. "
+                             f"Run `lidguard {command} install` once it answers."))
+        return
+    import os
+
+    password = ", asks for your password" if getattr(os, "geteuid", lambda: 1)() != 0 else ""
+    if not _ask(f"Install it now (`lidguard {command} install`{password})?", assume_yes):
         print(f"  skipped; run `lidguard {command} install` later")
         return
     code = context.platform.permission.run("install", out=sys.stdout, err=sys.stderr)

@@ -68,6 +68,11 @@ class _LinuxPermission:
 
         return describe_permission()
 
+    def moot_reason(self) -> str | None:
+        """Why installing the rule would help nothing here (no logind answers), else None."""
+        _answer, failure = probe_logind()
+        return None if failure is None else f"systemd-logind cannot be reached here ({failure})"
+
 
 class LinuxPlatform:
     name = "linux"
