@@ -1,7 +1,8 @@
 """Per-user folders, following each OS's conventions, and where the runtime's lock and socket live.
 
 Data folder: ``$XDG_DATA_HOME/LidGuard`` (when absolute) else ``~/.local/share/LidGuard`` on Linux,
-``~/Library/Application Support/LidGuard`` on macOS, ``%LOCALAPPDATA%\\LidGuard`` on Windows. ``HOME``
+``~/Library/Application Support/LidGuard`` on macOS, ``%LOCALAPPDATA%\\LidGuard`` on Windows. The fake
+platform outside the tests uses ``LidGuard-demo`` instead (``_folder_name``). ``HOME``
 and ``XDG_DATA_HOME`` fully isolate an instance: two data folders never share a file, lock or socket.
 
 One runtime per data folder, whatever the caller's environment. Hooks run from cron, IDE terminals,
@@ -163,17 +164,30 @@ class LidGuardPaths:
         return _path(self.lock_file_str)
 
 
+DEMO_FOLDER_NAME = "LidGuard-demo"
+
+
+def _folder_name() -> str:
+    """``LidGuard``, or ``LidGuard-demo`` for the fake platform outside the tests: the demo's runtime,
+    settings, logs and journal never share a file (or the socket) with real use, so a real agent's hook
+    is never answered by a runtime that protects nothing, and the demo never changes the real settings."""
+    from ..switches import in_test_mode, platform_name
+
+    return DEMO_FOLDER_NAME if platform_name().strip() == "fake" and not in_test_mode() else "LidGuard"
+
+
 def _data_dir() -> str:
     home = os.environ.get("HOME") or os.path.expanduser("~")
     join = os.path.join
+    name = _folder_name()
     if sys.platform == "win32":
         local = os.environ.get("LOCALAPPDATA")
-        return join(local, "LidGuard") if local else join(home, "AppData", "Local", "LidGuard")
+        return join(local, name) if local else join(home, "AppData", "Local", name)
     if sys.platform == "darwin":
-        return join(home, "Library", "Application Support", "LidGuard")
+        return join(home, "Library", "Application Support", name)
     xdg = os.environ.get("XDG_DATA_HOME", "").strip()
     base = xdg if xdg and os.path.isabs(xdg) else join(home, ".local", "share")
-    return join(base, "LidGuard")
+    return join(base, name)
 
 
 def _uid() -> int | None:
