@@ -380,7 +380,7 @@ def _timeout_check(state: RegistryState, event: TimeoutCheck, now: datetime) -> 
                                     f"Abandoned {len(session.tools_in_flight)} running tool(s) of {session.key}: "
                                     "their processes used no CPU time since the last check.", updated))
         if updated.pending_provider_work:
-            updated = replace(session, pending_provider_work=False)
+            updated = replace(updated, pending_provider_work=False)
             message = f"Abandoned pending provider work for {session.key} after {event.timeout_minutes} minutes."
             effects.append(LogEvent("session-pending-provider-work-abandoned", "session-timeout", message, updated))
         if not updated.soft_locked:
