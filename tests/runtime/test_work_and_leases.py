@@ -168,6 +168,35 @@ def test_the_providers_turn_id_is_kept_and_events_of_that_turn_always_count():
     run_mock(lambda: with_runtime(harness, body))
 
 
+def test_a_clock_stepped_back_never_makes_a_stop_stale():
+    """Issue 32 item 7: after an NTP step back a Stop of a provider without turn ids (its hook's send time now
+    earlier than the turn's start) still ends the session; events of an older turn sent after the step are
+    still told apart, and a step forward (a resume) changes nothing."""
+    harness = Harness(settings_with(SessionTimeoutMinutes=None))
+
+    def now_ms(h: Harness, seconds: float = 0) -> int:
+        return int((h.clock.now() + timedelta(seconds=seconds)).timestamp() * 1000)
+
+    async def body(h: Harness) -> None:
+        await h.start(SentAtUnixMilliseconds=now_ms(h))
+        await anyio.sleep(10)
+        h.clock.jump(-300)  # the wall clock steps five minutes back; the loop's monotonic clock does not
+        await anyio.sleep(5)
+        reply = await h.stop(SentAtUnixMilliseconds=now_ms(h))
+        assert "older" not in reply["Message"] and _session(h) is None
+        assert h.log_entries("session-stale-turn-event-ignored") == []
+        assert len(h.log_entries("clock-stepped-back")) == 1
+        await h.start(SentAtUnixMilliseconds=now_ms(h))  # the next turn, in the stepped clock
+        late = await h.stop(SentAtUnixMilliseconds=now_ms(h, -20))  # sent before that turn began
+        assert "older" in late["Message"] and _session(h) is not None
+        h.clock.jump(3600)  # a resume: the wall clock leaps forward
+        await anyio.sleep(5)
+        assert "older" not in (await h.stop(SentAtUnixMilliseconds=now_ms(h)))["Message"]
+        assert _session(h) is None and len(h.log_entries("clock-stepped-back")) == 1
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
 # -- running tools -----------------------------------------------------------------------------------
 def test_a_long_tool_that_uses_cpu_keeps_the_session_active_and_an_idle_one_is_abandoned():
     platform = CpuPlatform(closed_lid_machine())
