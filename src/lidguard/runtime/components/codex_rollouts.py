@@ -17,11 +17,11 @@ turn's lifecycle, so the runtime reads it, read-only:
 
 A rollout whose last task started and did not complete yields one protected session (``Source``
 ``rollout``, no watched process, the rollout as its transcript); its ``task_complete`` (or
-``turn_aborted``: a stop, never a provider-reported normal end, so no PostSessionEnd) stops it. Hook sessions win, by session id: a rollout task whose session a hook
-reported (same turn id, or a hook seen since the task began) never becomes a second session, a hook
-start replaces a rollout session (it becomes ``hook``), and a task is started at most once, so a session
-removed by hand or ended by its lease does not come back. A task younger than :data:`GRACE_SECONDS`
-waits that long for its hook first.
+``turn_aborted``: a stop, never a provider-reported normal end, so no PostSessionEnd) stops it. Hook
+sessions win, by session id: a rollout task whose session a hook reported (same turn id, or a hook seen
+since the task began) never becomes a second session, a hook start replaces a rollout session (it
+becomes ``hook``), and a task is started at most once, so a session removed by hand or ended by its
+lease does not come back. A task younger than :data:`GRACE_SECONDS` waits that long for its hook first.
 """
 
 from __future__ import annotations
