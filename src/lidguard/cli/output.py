@@ -65,10 +65,11 @@ def format_local(value: str | None) -> str:
 
 
 def _lease_end(session: dict[str, Any], lease_hours: Any) -> str | None:
-    """When the session's lease runs out (its start + ``SessionLeaseHours``), in UTC ISO form."""
+    """When the session's lease runs out (its last renewal, else its start, + ``SessionLeaseHours``), in UTC
+    ISO form."""
     from datetime import timedelta
 
-    started = parse_reply_utc(session.get("StartedAt"))
+    started = parse_reply_utc(session.get("LeaseRenewedAt")) or parse_reply_utc(session.get("StartedAt"))
     if started is None or type(lease_hours) is not int or not 0 < lease_hours <= 10_000:
         return None
     return (started + timedelta(hours=lease_hours)).isoformat()

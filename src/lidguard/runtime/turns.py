@@ -25,7 +25,7 @@ from types import MappingProxyType
 from .sessions import MAX_TOOLS_IN_FLIGHT, RegistryState, Session
 
 __all__ = ["RUNNING_TOOL_REASON", "begin_turn", "is_stale", "lease_counted_from", "lease_deadline_after",
-           "lease_expired", "tool_cpu_moved", "with_tool", "with_turns_shifted"]
+           "lease_expired", "renew_lease", "tool_cpu_moved", "with_tool", "with_turns_shifted"]
 
 RUNNING_TOOL_REASON = "running-tool-activity"
 
@@ -70,12 +70,21 @@ def tool_cpu_moved(session: Session, reading: float | None) -> bool:
 
 
 def lease_expired(session: Session, hours: int | None, now: datetime) -> bool:
-    return hours is not None and now - session.started_at >= timedelta(hours=hours)
+    return hours is not None and now - lease_counted_from(session) >= timedelta(hours=hours)
 
 
 def lease_counted_from(session: Session) -> datetime:
-    """A lease counts from the session's latest start."""
-    return session.started_at
+    """A lease counts from the session's last provider event: its latest start, or a later event that
+    renewed it (``renew_lease``)."""
+    renewed = session.lease_renewed_at
+    return renewed if renewed is not None and renewed > session.started_at else session.started_at
+
+
+def renew_lease(session: Session, now: datetime) -> Session:
+    """The session after a provider event (activity, a soft-lock, a deferred stop): its lease counts from
+    ``now``. Not the runtime's own observations (a running tool's CPU time): the lease bounds a session
+    whose provider went silent, a tool that never finishes included."""
+    return replace(session, lease_renewed_at=now)
 
 
 def lease_deadline_after(earliest_start: datetime | None, hours: int | None) -> datetime | None:
