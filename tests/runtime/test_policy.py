@@ -260,6 +260,19 @@ def test_soft_locked_session_with_pending_work_stays_in_the_timer():
     assert log_names(outcome) == ["session-pending-provider-work-abandoned"]
 
 
+def test_abandoning_pending_work_keeps_the_abandoned_tools_out_of_flight():
+    """Issue 32 item 8: an idle running tool and pending work abandoned in one check: the session left has
+    neither (the pending-work branch once rebuilt it from the original, so the tool stayed in flight)."""
+    state, outcome = run([(at(0), Start(CLAUDE)),
+                          (at(0), MarkActive(CLAUDE, "PreToolUse:Bash", tool_call_id="toolu_1", tool_state="Running")),
+                          (at(1), Stop(CLAUDE, pending_provider_work=True)),
+                          (at(13), TimeoutCheck(12, {CLAUDE: None}))])
+    session = state.sessions[CLAUDE]
+    assert session.tools_in_flight == () and session.tool_cpu_seconds is None
+    assert not session.pending_provider_work and session.soft_locked
+    assert log_names(outcome)[:2] == ["session-running-tool-abandoned", "session-pending-provider-work-abandoned"]
+
+
 def test_activity_after_abandonment_resumes_the_session():
     state, _ = run([(at(0), Start(CLAUDE)), (at(1), Stop(CLAUDE, pending_provider_work=True)),
                     (at(13), TimeoutCheck(12)), (at(14), MarkActive(CLAUDE, "PostToolUse:Bash"))])

@@ -76,6 +76,41 @@ def test_a_session_started_on_a_low_battery_is_tracked_but_not_protected():
     run_mock(lambda: with_runtime(harness, body))
 
 
+@pytest.mark.parametrize(("source", "shown"), [
+    (PowerSource(False, None, "Discharging"), "unknown charge"),
+    (OSError("EIO"), "could not be read"),
+])
+def test_an_unknown_battery_or_an_unreadable_source_holds_protection_back_with_the_reason(source, shown):
+    """Issue 32 item 3: on battery with no percentage, or with no reading at all, AcOrBattery holds protection
+    back like a low battery (it once counted as above the floor); AC returning gives it back."""
+    machine = closed_lid_machine()
+    machine.power_source = AC
+    harness = Harness(machine=machine)
+
+    class FailingRead(type(harness.platform)):  # type: ignore[misc]
+        def describe_power_source(self) -> PowerSource:
+            if isinstance(self.machine.power_source, Exception):
+                raise self.machine.power_source
+            return super().describe_power_source()
+
+    harness.platform.__class__ = FailingRead
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        assert h.runtime.protection.applied
+        h.platform.machine.power_source = source
+        await anyio.sleep(POLL_SECONDS + 0.1)
+        assert not h.runtime.protection.applied and h.runtime.state.sessions
+        [reason] = (await h.send("status"))["ProtectionHeldBack"]
+        assert shown in reason and "30 %" in reason
+        h.platform.machine.power_source = PowerSource(True, None, "Charging")  # AC, percentage unreadable
+        await anyio.sleep(POLL_SECONDS + 0.1)
+        assert h.runtime.protection.applied
+        assert (await h.send("status"))["ProtectionHeldBack"] == []
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
 def test_ac_only_releases_on_any_battery_and_the_floor_is_a_setting():
     machine = closed_lid_machine()
     machine.power_source = BATTERY_60
@@ -130,11 +165,15 @@ def test_the_slow_poll_runs_only_while_a_session_wants_protection():
     (PowerPolicy.AC_OR_BATTERY, 100, PowerSource(False, 99, None), False),
     (PowerPolicy.AC_ONLY, 30, BATTERY_60, False),
     (PowerPolicy.AC_ONLY, 30, AC, True),
-    # unknown fails safe: battery at the floor
-    (PowerPolicy.AC_OR_BATTERY, 30, PowerSource(None, None, None), True),
+    # unknown fails closed (issue 32 item 3): a battery of unknown charge, or a source that cannot be read
+    # at all, holds protection back like a low battery; AC with an unreadable percentage is fine
+    (PowerPolicy.AC_OR_BATTERY, 30, PowerSource(None, None, None), False),
+    (PowerPolicy.AC_OR_BATTERY, 30, PowerSource(None, 90, None), True),  # 90 %: fine on battery or AC
     (PowerPolicy.AC_ONLY, 30, PowerSource(None, 90, None), False),
-    (PowerPolicy.AC_OR_BATTERY, 50, PowerSource(False, None, None), True),
-    (PowerPolicy.AC_OR_BATTERY, 50, OSError("read failed"), True),
+    (PowerPolicy.AC_OR_BATTERY, 50, PowerSource(False, None, None), False),
+    (PowerPolicy.AC_OR_BATTERY, 50, PowerSource(True, None, None), True),
+    (PowerPolicy.AC_OR_BATTERY, 50, OSError("read failed"), False),
+    (PowerPolicy.AC_OR_BATTERY, 50, ValueError("garbled"), False),
     (PowerPolicy.AC_ONLY, 50, OSError("read failed"), False),
     # a machine that lists no battery or adapter at all (desktop, VM) runs on mains
     (PowerPolicy.AC_ONLY, 30, Unsupported("power_source", "none listed"), True),

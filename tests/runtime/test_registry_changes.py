@@ -125,6 +125,34 @@ def test_the_earliest_value_followed_through_changed_keys_is_always_the_true_ear
     check()
 
 
+def test_the_earliest_value_costs_no_full_scan_when_the_earliest_session_keeps_renewing() -> None:
+    """Issue 32 item 2: with leases renewed by every event, the session holding the earliest lease is the one
+    most likely to send the next event (every session active in turn: least recently renewed first). Each
+    such change must cost a few looks, not a walk over every session (it once rescanned all 500 each time)."""
+    from lidguard.runtime.sessions import EarliestOf
+
+    looks = 0
+
+    def value_of(session: Session) -> Any:
+        nonlocal looks
+        looks += 1
+        return session.last_activity_at
+
+    keys = [SessionKey.create(AgentProvider.CLAUDE, f"s{number}") for number in range(500)]
+    state = RegistryState()
+    for number, key in enumerate(keys):
+        state = state.with_session(Session(key, EPOCH, EPOCH + timedelta(seconds=number)))
+    tracker = EarliestOf(value_of)
+    assert tracker.at(state) == EPOCH
+    looks = 0
+    for step in range(2000):  # round robin: each event renews the session holding the earliest value
+        key = keys[step % len(keys)]
+        moment = EPOCH + timedelta(seconds=len(keys) + step)
+        state = state.with_session(Session(key, EPOCH, moment))
+        assert tracker.at(state) == EPOCH + timedelta(seconds=step + 1)
+    assert looks <= 2 * 2000, looks
+
+
 def test_protection_wanted_counted_through_changed_keys_is_always_the_full_answer() -> None:
     """``protection_wanted`` is counted from the origin's count and the changed keys (asked or not in between,
     soft-locking and unlocking, leaving, rebuilt states) and must always equal the walk over every session."""

@@ -11,8 +11,10 @@ import anyio
 from lidguard_runtime_harness import EPOCH, Harness, WebhookReceiver, closed_lid_machine, run_mock, with_runtime
 from lidguard_runtime_harness import with_settings as settings_with
 
+from lidguard.cli.output import format_local, session_line
 from lidguard.platform.fake import FakePlatform
 from lidguard.runtime.sessions import AgentProvider, SessionKey
+from lidguard.shared.session_json import parse_reply_utc
 
 KEY = SessionKey.create(AgentProvider.CLAUDE, "s1")
 END = "http://hooks.test/end"
@@ -116,6 +118,71 @@ def test_a_lease_deadline_that_moves_later_or_away_still_ends_the_next_session_o
     run_mock(lambda: with_runtime(harness, body))
 
 
+def test_provider_activity_renews_the_lease_and_only_silence_ends_it():
+    """Issue 32 item 2: the lease bounds a session whose events stopped, not one still working: activity every
+    minute for 9 hours keeps it (the lease once counted from the latest start alone); 8 hours of silence end
+    it; the status shows the renewed end."""
+    harness = Harness(settings_with(SessionTimeoutMinutes=None))  # the default lease: 8 hours
+
+    async def body(h: Harness) -> None:
+        await h.start()
+        for _ in range(9 * 60):
+            await anyio.sleep(60)
+            await _mark(h, SessionStateReason="PostToolUse:Bash")
+        assert _session(h) is not None and not h.log_entries("session-lease-expired")
+        last = h.clock.now()
+        [session] = (await h.send("status"))["Sessions"]
+        assert parse_reply_utc(session["LeaseRenewedAt"]) == last
+        assert f"leaseEnds={format_local((last + timedelta(hours=8)).isoformat())}" in session_line(session, 8)
+        await anyio.sleep(8 * 3600 - 5)
+        assert _session(h) is not None
+        await anyio.sleep(10)
+        assert _session(h) is None
+        [entry] = h.log_entries("session-lease-expired")
+        assert entry["SessionIdentifier"] == "s1"
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_soft_lock_or_deferred_stop_renews_the_lease_but_a_busy_tool_alone_does_not():
+    """Every provider event renews the lease (a permission prompt, a deferred stop); the runtime's own reading
+    of a running tool's CPU time keeps the session active but is no provider event: a tool that never
+    finishes still ends at the lease."""
+    platform = CpuPlatform(closed_lid_machine())
+    harness = Harness(settings_with(SessionLeaseHours=1, SessionTimeoutMinutes=1), platform=platform)
+
+    async def body(h: Harness) -> None:
+        await h.start(WatchedProcessIdentifier=os.getpid())
+        await anyio.sleep(3000)
+        await h.send("mark-session-softlocked", Provider="Claude", SessionIdentifier="s1",
+                     SessionStateReason="permission_prompt")
+        await anyio.sleep(3000)
+        await h.stop(HasPendingProviderWork=True)
+        await anyio.sleep(3000)
+        assert _session(h) is not None  # 2.5 hours after the start
+        await _mark(h, ToolCallId="toolu_1", ToolCallState="Running")
+        renewed = h.clock.now()
+        for minute in range(1, 70):
+            platform.cpu = 10.0 * minute
+            await anyio.sleep(60)
+            if _session(h) is None:
+                break
+        assert _session(h) is None and h.log_entries("running-tool-activity")
+        [entry] = h.log_entries("session-lease-expired")
+        assert abs((parse_reply_utc(entry["Timestamp"]) - renewed).total_seconds() - 3600) < 61
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_the_renewed_lease_survives_the_journal():
+    from lidguard.runtime.sessions import Session
+
+    session = Session(KEY, EPOCH, EPOCH, lease_renewed_at=EPOCH + timedelta(hours=3))
+    record = session.journal_extras()
+    assert Session(KEY, EPOCH, EPOCH).with_journal_extras(record) == session
+    assert Session(KEY, EPOCH, EPOCH).with_journal_extras({}).lease_renewed_at is None  # an older journal
+
+
 def test_the_default_lease_is_eight_hours_and_shown_in_every_reply():
     harness = Harness(settings_with(SessionTimeoutMinutes=None))
 
@@ -164,6 +231,35 @@ def test_the_providers_turn_id_is_kept_and_events_of_that_turn_always_count():
         # Sent (by the hook's clock) a little before the start arrived, but of the same turn: applied.
         await h.stop(provider="Codex", TurnId="turn-7", SentAtUnixMilliseconds=_ms(5))
         assert key not in h.runtime.state.sessions
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_clock_stepped_back_never_makes_a_stop_stale():
+    """Issue 32 item 7: after an NTP step back a Stop of a provider without turn ids (its hook's send time now
+    earlier than the turn's start) still ends the session; events of an older turn sent after the step are
+    still told apart, and a step forward (a resume) changes nothing."""
+    harness = Harness(settings_with(SessionTimeoutMinutes=None))
+
+    def now_ms(h: Harness, seconds: float = 0) -> int:
+        return int((h.clock.now() + timedelta(seconds=seconds)).timestamp() * 1000)
+
+    async def body(h: Harness) -> None:
+        await h.start(SentAtUnixMilliseconds=now_ms(h))
+        await anyio.sleep(10)
+        h.clock.jump(-300)  # the wall clock steps five minutes back; the loop's monotonic clock does not
+        await anyio.sleep(5)
+        reply = await h.stop(SentAtUnixMilliseconds=now_ms(h))
+        assert "older" not in reply["Message"] and _session(h) is None
+        assert h.log_entries("session-stale-turn-event-ignored") == []
+        assert len(h.log_entries("clock-stepped-back")) == 1
+        await h.start(SentAtUnixMilliseconds=now_ms(h))  # the next turn, in the stepped clock
+        late = await h.stop(SentAtUnixMilliseconds=now_ms(h, -20))  # sent before that turn began
+        assert "older" in late["Message"] and _session(h) is not None
+        h.clock.jump(3600)  # a resume: the wall clock leaps forward
+        await anyio.sleep(5)
+        assert "older" not in (await h.stop(SentAtUnixMilliseconds=now_ms(h)))["Message"]
+        assert _session(h) is None and len(h.log_entries("clock-stepped-back")) == 1
 
     run_mock(lambda: with_runtime(harness, body))
 

@@ -17,7 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
 
-from lidguard_runtime_harness import EPOCH, Harness, run_mock, with_runtime  # noqa: E402
+from lidguard_runtime_harness import EPOCH, Harness, WebhookReceiver, run_mock, with_runtime  # noqa: E402
+from lidguard_runtime_harness import with_settings as settings_with  # noqa: E402
 
 from lidguard.providers import AgentProvider  # noqa: E402
 from lidguard.runtime.components import codex_rollouts  # noqa: E402
@@ -58,6 +59,7 @@ def user_message(text: str) -> str:
                       separators=(",", ":")) + "\n"
 
 
+CONTEXT = '{"timestamp":"2026-11-30T12:00:00.000Z","ordinal":31,"type":"turn_context","payload":{}}\n'
 META = '{"timestamp":"2026-11-30T11:00:00.000Z","ordinal":0,"type":"session_meta","payload":{"id":"x"}}\n'
 
 
@@ -88,8 +90,7 @@ def test_a_started_task_runs_until_its_complete_or_abort(tmp_path: Path) -> None
         handle.write(started(TURN2))
     assert running_task(path) is not None and running_task(path)[0] == TURN2  # type: ignore[index]
     with open(path, "a") as handle:
-        handle.write(f'{{"timestamp":"{stamp(EPOCH)}","ordinal":30,"type":"event_msg","payload":'
-                     f'{{"type":"turn_aborted","turn_id":"{TURN2}","reason":"interrupted"}}}}\n')
+        handle.write(aborted(TURN2))
     assert running_task(path) is None
 
 
@@ -203,6 +204,40 @@ def test_a_running_task_without_hooks_is_one_protected_session_until_its_task_co
         assert len(h.log_entries("session-started")) == 1  # the finished task never comes back
 
     run_mock(lambda: with_runtime(Harness(), body))
+
+
+def aborted(turn: str = TURN) -> str:
+    return (f'{{"timestamp":"{stamp(EPOCH)}","ordinal":30,"type":"event_msg","payload":'
+            f'{{"type":"turn_aborted","turn_id":"{turn}","reason":"interrupted"}}}}\n')
+
+
+@pytest.mark.parametrize("ending", ["turn_aborted", "task_complete"])
+def test_an_interrupted_task_ends_its_session_without_a_normal_end(codex_home: Path, ending: str) -> None:
+    """Issue 32 item 9: an Esc (``turn_aborted``) ends the rollout session like any stop, but never as a
+    provider-reported normal end, so no PostSessionEnd "ended normally" goes out; a ``task_complete`` does.
+    A record after the abort keeps the transcript monitor (which stops on a last-record ``turn_aborted``) out."""
+    path = rollout(codex_home, META + started())
+    receiver = WebhookReceiver()
+    harness = Harness(settings_with(PostSessionEndWebhookUrl="http://hooks.test/end"), receiver=receiver)
+
+    async def body(h: Harness) -> None:
+        component(h)
+        await anyio.sleep(0.5)
+        assert KEY in sessions(h)
+        with open(path, "a") as handle:
+            handle.write((aborted() if ending == "turn_aborted" else complete()) + CONTEXT)
+        await rescans()
+        assert KEY not in sessions(h)
+        [stopped] = h.log_entries("session-stopped")
+        await anyio.sleep(30)
+        if ending == "turn_aborted":
+            assert receiver.bodies("PostSessionEnd") == []
+            assert stopped["Command"] == "codex-rollout-turn-aborted"
+        else:
+            assert stopped["Command"] == "codex-rollout-task-complete"
+            assert len(receiver.bodies("PostSessionEnd")) == 1
+
+    run_mock(lambda: with_runtime(harness, body))
 
 
 def test_a_hook_session_is_never_doubled_and_not_resurrected_after_its_stop(codex_home: Path) -> None:

@@ -17,12 +17,14 @@ __all__ = [
     "block_json",
     "escape_control",
     "format_local",
+    "omitted_line",
     "pending_suspend_json",
     "pending_suspend_line",
     "print_json",
     "response_block",
     "session_json",
     "session_line",
+    "sessions_omitted",
 ]
 
 
@@ -63,10 +65,11 @@ def format_local(value: str | None) -> str:
 
 
 def _lease_end(session: dict[str, Any], lease_hours: Any) -> str | None:
-    """When the session's lease runs out (its start + ``SessionLeaseHours``), in UTC ISO form."""
+    """When the session's lease runs out (its last renewal, else its start, + ``SessionLeaseHours``), in UTC
+    ISO form."""
     from datetime import timedelta
 
-    started = parse_reply_utc(session.get("StartedAt"))
+    started = parse_reply_utc(session.get("LeaseRenewedAt")) or parse_reply_utc(session.get("StartedAt"))
     if started is None or type(lease_hours) is not int or not 0 < lease_hours <= 10_000:
         return None
     return (started + timedelta(hours=lease_hours)).isoformat()
@@ -103,6 +106,17 @@ def _work_text(session: dict[str, Any], lease_hours: Any) -> str:
     return text
 
 
+def sessions_omitted(response: dict[str, Any]) -> int:
+    """How many sessions the reply counted and did not list (``SessionsOmitted``; 0 when none)."""
+    omitted = response.get("SessionsOmitted")
+    return omitted if type(omitted) is int and omitted > 0 else 0
+
+
+def omitted_line(response: dict[str, Any]) -> str:
+    omitted = sessions_omitted(response)
+    return f"... and {omitted} more session(s) not listed" if omitted else ""
+
+
 def response_block(response: dict[str, Any], *, with_message: bool = True) -> list[str]:
     """The standard block (REFERENCE 1.2), every line escaped (ids and folders may hold anything)."""
     lines = []
@@ -116,8 +130,9 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
     settings = response.get("Settings")
     lease_hours = settings.get("SessionLeaseHours") if isinstance(settings, dict) else None
     lines += [session_line(session, lease_hours) for session in response.get("Sessions", [])]
-    if isinstance(response.get("SessionsOmitted"), int) and response["SessionsOmitted"] > 0:
-        lines.append(f"... and {response['SessionsOmitted']} more session(s) not listed")
+    omitted = omitted_line(response)
+    if omitted:
+        lines.append(omitted)
     pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
     if pending:
         lines.append(pending)

@@ -16,6 +16,7 @@ from .output import (
     print_json,
     response_block,
     session_json,
+    sessions_omitted,
 )
 from .pause_commands import paused_line
 
@@ -79,6 +80,7 @@ class StatusView:
             "fileProblems": self.files,
             "settings": self.settings.to_camel_json(),
             "sessions": [session_json(session) for session in response.get("Sessions", [])],
+            "sessionsOmitted": sessions_omitted(response),  # listed only up to the reply's bounds
             "sessionJournal": response.get("SessionJournal"),
         }
 

@@ -8,7 +8,7 @@ import shutil
 from typing import Any
 
 from ..providers import provider_display, session_label
-from .output import escape_control, format_local
+from .output import escape_control, format_local, omitted_line
 
 __all__ = ["colour_wanted", "terminal_status_lines"]
 
@@ -72,6 +72,8 @@ def terminal_status_lines(running: bool, response: dict[str, Any], tail: list[st
         table = _table(rows, width, lambda state, cell: paint("warn" if state == "soft-locked" else "good", cell))
         lines.append(paint("dim", table[0]))
         lines += table[1:]
+    if omitted_line(response):
+        lines.append(paint("dim", omitted_line(response)))
     for line in tail:
         text = escape_control(line)
         if text.startswith(("Suspend scheduled:", "Suspend in progress:")):

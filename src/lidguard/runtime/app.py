@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -22,7 +23,7 @@ from ..platform.api import Platform
 from ..platform.paths import LidGuardPaths
 from ..settings.model import Settings
 from . import policy, suspend_policy
-from .clock import Clock, WallClock
+from .clock import Clock, StepBackDetector, WallClock
 from .components import Component, ComponentBase
 from .components.codex_rollouts import CodexRolloutComponent
 from .components.dimming import DimmingComponent
@@ -49,6 +50,7 @@ from .replay_guard import SESSION_COMMANDS, RecentRequests, future_dated
 from .requests import RequestError, RuntimeRequest, parse_request
 from .responses import build_response, without_sessions
 from .sessions import RegistryState, SessionKey
+from .turns import with_turns_shifted
 
 if TYPE_CHECKING:
     import httpx  # the webhook and follow-up senders import it when they first send (not at start)
@@ -87,6 +89,7 @@ class Runtime:
         self.settings = settings
         self.clock: Clock = clock or WallClock()
         self.state = RegistryState()
+        self._clock_steps = StepBackDetector()
         self.recent_requests = RecentRequests()
         self.gate = Gate()
         self.exit_requested = anyio.Event()
@@ -218,11 +221,25 @@ class Runtime:
     # -- events -----------------------------------------------------------------------------------------
     def apply_event(self, event: policy.Event) -> policy.Outcome:
         """Runs one policy transition and hands out its effects (gate held; never awaits)."""
-        outcome = policy.transition(self.state, event, self.clock.now())
+        now = self.clock.now()
+        self._follow_clock_steps(now)
+        outcome = policy.transition(self.state, event, now)
         self.state = outcome.state
         self.apply_effects(outcome.effects)
         self.state_changed()
         return outcome
+
+    def _follow_clock_steps(self, now: datetime) -> None:
+        """A wall clock stepped back since the last event moves every turn's start back with it (turns.py)."""
+        try:
+            monotonic = anyio.current_time()
+        except RuntimeError:  # no event loop (yet): nothing to compare with
+            return
+        back = self._clock_steps.observe(now, monotonic)
+        if back and self.state.sessions:
+            self.state = with_turns_shifted(self.state, timedelta(seconds=back))
+            self.log("clock-stepped-back", "runtime", f"The wall clock stepped back {back:.3f} s: every turn's "
+                     "start moved back with it, so no event is taken for an older turn's.")
 
     def apply_effects(self, effects: list[policy.Effect]) -> None:
         for effect in effects:

@@ -15,10 +15,13 @@ from typing import Protocol
 
 import anyio
 
-__all__ = ["WALL_CHECK_SECONDS", "Clock", "RuntimeClock", "WallClock", "seconds_until", "sleep_until"]
+__all__ = ["STEP_BACK_TOLERANCE_SECONDS", "WALL_CHECK_SECONDS", "Clock", "RuntimeClock", "StepBackDetector",
+           "WallClock", "seconds_until", "sleep_until"]
 
 # How long a timer may sleep before it looks at the wall clock again (the worst delay after a resume).
 WALL_CHECK_SECONDS = 15.0
+# A drop of the wall clock against the monotonic one smaller than this is reading jitter, not a step.
+STEP_BACK_TOLERANCE_SECONDS = 0.05
 
 
 class Clock(Protocol):
@@ -51,3 +54,25 @@ async def sleep_until(clock: Clock, deadline: datetime, *, check_every: float = 
         if remaining <= 0:
             return
         await anyio.sleep(min(remaining, check_every))
+
+
+class StepBackDetector:
+    """How far the wall clock stepped back (an NTP or manual step) against a monotonic clock that never
+    steps (the event loop's). A suspend moves the wall clock forward against it and is no step back; a
+    slewed clock moves both alike."""
+
+    __slots__ = ("_offset",)
+
+    def __init__(self) -> None:
+        self._offset: float | None = None  # wall minus monotonic at the last look (its highest since a step)
+
+    def observe(self, wall: datetime, monotonic: float) -> float:
+        """Seconds the wall clock stepped back since the last look (0.0: none)."""
+        offset, previous = wall.timestamp() - monotonic, self._offset
+        if previous is None or offset > previous:
+            self._offset = offset
+            return 0.0
+        if previous - offset <= STEP_BACK_TOLERANCE_SECONDS:
+            return 0.0
+        self._offset = offset
+        return previous - offset

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from .sessions import AgentProvider, RegistryState, Session, SessionKey
-from .turns import RUNNING_TOOL_REASON, begin_turn, is_stale, lease_expired, tool_cpu_moved, with_tool
+from .turns import RUNNING_TOOL_REASON, begin_turn, is_stale, lease_expired, renew_lease, tool_cpu_moved, with_tool
 
 __all__ = [
     "CancelPendingSuspend",
@@ -134,7 +134,7 @@ class TimeoutCheck:
 
 @dataclass(frozen=True, slots=True)
 class LeaseCheck:
-    """Ends every session whose hard lease (hours from its latest start) has run out."""
+    """Ends every session whose hard lease (hours from its last provider event) has run out."""
 
     lease_hours: int | None
 
@@ -277,7 +277,7 @@ def _stop(state: RegistryState, event: Stop, now: datetime) -> Outcome:
     if not event.cancel_path and is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, event.command)
     if event.pending_provider_work:
-        session = replace(existing, pending_provider_work=True, last_activity_at=now)
+        session = replace(existing, pending_provider_work=True, last_activity_at=now, lease_renewed_at=now)
         message = f"Deferred stop for {key}: provider work is still pending."
         return Outcome(state.with_session(session), True, message,
                        [LogEvent("session-stop-deferred", event.command, message, session, stop=event)])
@@ -304,7 +304,7 @@ def _mark_active(state: RegistryState, event: MarkActive, now: datetime) -> Outc
         return Outcome(state, True, message, [ignored])
     if is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, "mark-session-active")
-    session = with_tool(existing.with_activity(now), event.tool_call_id, event.tool_state)
+    session = with_tool(renew_lease(existing.with_activity(now), now), event.tool_call_id, event.tool_state)
     if existing.soft_locked:
         message = f"Cleared soft-lock for {event.key} because activity was detected from {event.reason or 'activity'}."
     else:
@@ -326,10 +326,12 @@ def _mark_soft_locked(state: RegistryState, event: MarkSoftLocked, now: datetime
     if is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, command)
     reason = event.reason.strip() or "soft-locked"
-    if existing.soft_lock_reason == reason:
+    if existing.soft_lock_reason == reason:  # nothing changes but the lease: the provider still speaks
         message = f"Session {event.key} is already soft-locked from {reason}."
-        return Outcome(state, True, message, [LogEvent("session-softlock-ignored", command, message, existing)])
-    session = existing.with_soft_lock(reason, now)
+        renewed = renew_lease(existing, now)
+        return Outcome(state.with_session(renewed), True, message,
+                       [LogEvent("session-softlock-ignored", command, message, renewed)])
+    session = renew_lease(existing.with_soft_lock(reason, now), now)
     new_state = state.with_session(session)
     message = f"Marked {event.key} as soft-locked from {reason}."
     effects: list[Effect] = [LogEvent(log_name, command, message, session)]
@@ -380,7 +382,7 @@ def _timeout_check(state: RegistryState, event: TimeoutCheck, now: datetime) -> 
                                     f"Abandoned {len(session.tools_in_flight)} running tool(s) of {session.key}: "
                                     "their processes used no CPU time since the last check.", updated))
         if updated.pending_provider_work:
-            updated = replace(session, pending_provider_work=False)
+            updated = replace(updated, pending_provider_work=False)
             message = f"Abandoned pending provider work for {session.key} after {event.timeout_minutes} minutes."
             effects.append(LogEvent("session-pending-provider-work-abandoned", "session-timeout", message, updated))
         if not updated.soft_locked:

@@ -21,6 +21,7 @@ from ..settings.model import Settings
 from .bounds import REPLY_SESSION_LIMIT, REPLY_SESSIONS_BUDGET_BYTES
 from .logs import format_utc
 from .sessions import RegistryState, Session
+from .turns import lease_counted_from
 
 __all__ = ["build_response", "encode_reply", "session_to_wire", "without_sessions"]
 
@@ -47,6 +48,7 @@ def session_to_wire(session: Session) -> dict[str, Any]:
         "RunningToolCount": len(session.tools_in_flight),
         "TurnId": session.turn_id,
         "Source": session.source,
+        "LeaseRenewedAt": format_utc(lease_counted_from(session)),
     }
 
 

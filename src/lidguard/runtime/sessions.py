@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -70,6 +71,8 @@ class Session:
     tool_cpu_seconds: float | None = None
     # Who reported the session: "hook" (a hook or a client) or "rollout" (runtime/components/codex_rollouts.py).
     source: str = "hook"
+    # When a provider event last renewed the lease (None: not since the start; turns.lease_counted_from).
+    lease_renewed_at: datetime | None = None
 
     @property
     def soft_locked(self) -> bool:
@@ -86,7 +89,8 @@ class Session:
         return {"turn_id": self.turn_id,
                 "turn_started_at": self.turn_started_at.isoformat() if self.turn_started_at else None,
                 "tools_in_flight": list(self.tools_in_flight), "tool_cpu_seconds": self.tool_cpu_seconds,
-                "source": self.source}
+                "source": self.source,
+                "lease_renewed_at": self.lease_renewed_at.isoformat() if self.lease_renewed_at else None}
 
     def with_journal_extras(self, record: dict[str, Any]) -> Session:
         """This session with the extra fields of a journal record (``ValueError`` when malformed)."""
@@ -95,6 +99,9 @@ class Session:
         tools = record.get("tools_in_flight", [])
         cpu = record.get("tool_cpu_seconds")
         source = record.get("source", "hook")
+        renewed = record.get("lease_renewed_at")
+        if not (renewed is None or isinstance(renewed, str)):
+            raise ValueError("not a lease renewal")
         if source not in SESSION_SOURCES:
             raise ValueError("not a session source")
         if not isinstance(turn_id, str) or not (started is None or isinstance(started, str)):
@@ -105,10 +112,12 @@ class Session:
         if cpu is not None and (type(cpu) not in (int, float) or not 0 <= cpu < 1e12):
             raise ValueError("not a CPU time")
         turn_started = datetime.fromisoformat(started) if started else None
-        if turn_started is not None and turn_started.tzinfo is None:
+        lease_renewed = datetime.fromisoformat(renewed) if renewed else None
+        if any(moment is not None and moment.tzinfo is None for moment in (turn_started, lease_renewed)):
             raise ValueError("time without a zone")
         return replace(self, turn_id=turn_id, turn_started_at=turn_started, tools_in_flight=tuple(tools),
-                       tool_cpu_seconds=float(cpu) if cpu is not None else None, source=source)
+                       tool_cpu_seconds=float(cpu) if cpu is not None else None, source=source,
+                       lease_renewed_at=lease_renewed)
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
@@ -175,29 +184,49 @@ class RegistryState:
 
 class EarliestOf:
     """The earliest ``value_of(session)`` over a registry's sessions (None where a session has none), followed
-    from state to state through the keys each change touched: ``at(state)`` looks only at those, unless the
-    session holding the earliest value is among them (or the state was not made in one step from the last
-    one seen), and then at every session. Exact either way: the earliest of the untouched sessions is still
-    the one held, so the new earliest is the smaller of it and the touched sessions' values."""
+    from state to state through the keys each change touched: ``at(state)`` looks only at those (every
+    session only when the state was not made in one step from the last one seen). The values sit in a heap
+    with lazy deletion: a changed value is pushed anew and an entry that no longer matches its session's
+    value is dropped when it reaches the top, so the session holding the earliest value moving later (a
+    lease renewed by each event: the least recently renewed session is the likeliest to send the next one)
+    costs a push and a pop, never a walk over every session. Exact: the top is always a current value."""
 
-    __slots__ = ("_key", "_state", "_value", "_value_of")
+    __slots__ = ("_heap", "_state", "_value_of", "_values")
 
     def __init__(self, value_of: Callable[[Session], datetime | None]) -> None:
         self._value_of = value_of
         self._state: RegistryState | None = None
-        self._key: SessionKey | None = None
-        self._value: datetime | None = None
+        self._values: dict[SessionKey, datetime] = {}  # each session's current value (those with one)
+        self._heap: list[tuple[datetime, SessionKey]] = []  # (value, key), some stale
 
     def at(self, state: RegistryState) -> datetime | None:
         changed = state.changed_since(self._state) if state is not self._state else ()
         self._state = state
-        if changed is None or (self._key is not None and self._key in changed):
-            self._key, self._value = None, None
-            changed = tuple(state.sessions)
-        sessions, value_of = state.sessions, self._value_of
-        for key in changed:
-            session = sessions.get(key)
-            value = value_of(session) if session is not None else None
-            if value is not None and (self._value is None or value < self._value):
-                self._key, self._value = key, value
-        return self._value
+        sessions, value_of, values, heap = state.sessions, self._value_of, self._values, self._heap
+        if changed is None:
+            values.clear()
+            for key, session in sessions.items():
+                value = value_of(session)
+                if value is not None:
+                    values[key] = value
+            self._rebuild()
+            heap = self._heap
+        else:
+            for key in changed:
+                current = sessions.get(key)
+                value = value_of(current) if current is not None else None
+                if value is None:
+                    values.pop(key, None)
+                elif values.get(key) != value:
+                    values[key] = value
+                    heapq.heappush(heap, (value, key))
+            while heap and values.get(heap[0][1]) != heap[0][0]:
+                heapq.heappop(heap)
+            if len(heap) > 2 * len(values) + 64:  # bounded: stale entries never outnumber the live ones by much
+                self._rebuild()
+                heap = self._heap
+        return heap[0][0] if heap else None
+
+    def _rebuild(self) -> None:
+        self._heap = [(value, key) for key, value in self._values.items()]
+        heapq.heapify(self._heap)

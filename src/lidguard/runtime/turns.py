@@ -4,7 +4,10 @@ Turns: each start begins a turn, identified by the provider's turn id (Codex ``t
 made from the start's time. An event sent before the session's current turn began, and not carrying
 that turn's id, belongs to an older turn: it must not undo newer state (a late PostToolUse of turn 3
 does not reactivate a session that turn 4 stopped). Times are the hook's (``SentAtUnixMilliseconds``)
-where it gave one: the same machine's clock, so they order events whatever order they arrive in.
+where it gave one: the same machine's clock, so they order events whatever order they arrive in. A
+wall clock stepped back (NTP) would make every later event look older than the turn: the runtime sees
+the step against its monotonic clock when the next event arrives (``clock.StepBackDetector``) and moves
+every turn's start back with it first (``with_turns_shifted``), so a step never makes an event stale.
 
 Tools: a PreToolUse adds its tool call id to the session's tools in flight, its PostToolUse removes
 it. When the inactivity timeout is due for a session with a tool in flight, the CPU time the watched
@@ -17,11 +20,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
+from types import MappingProxyType
 
-from .sessions import MAX_TOOLS_IN_FLIGHT, Session
+from .sessions import MAX_TOOLS_IN_FLIGHT, RegistryState, Session
 
 __all__ = ["RUNNING_TOOL_REASON", "begin_turn", "is_stale", "lease_counted_from", "lease_deadline_after",
-           "lease_expired", "tool_cpu_moved", "with_tool"]
+           "lease_expired", "renew_lease", "tool_cpu_moved", "with_tool", "with_turns_shifted"]
 
 RUNNING_TOOL_REASON = "running-tool-activity"
 
@@ -38,6 +42,15 @@ def is_stale(session: Session, turn_id: str, sent_at: datetime | None) -> bool:
     if turn_id and turn_id == session.turn_id:
         return False
     return sent_at < session.turn_started_at
+
+
+def with_turns_shifted(state: RegistryState, back: timedelta) -> RegistryState:
+    """The registry after the wall clock stepped ``back``: each turn's start moved back with it, so the hooks'
+    send times (read from the stepped clock) still order against it. Rare: one pass over every session,
+    and a state not made in one step (components that follow the registry look at every session)."""
+    return RegistryState(MappingProxyType({
+        key: replace(session, turn_started_at=session.turn_started_at - back)
+        if session.turn_started_at is not None else session for key, session in state.sessions.items()}))
 
 
 def with_tool(session: Session, tool_call_id: str, state: str) -> Session:
@@ -57,12 +70,21 @@ def tool_cpu_moved(session: Session, reading: float | None) -> bool:
 
 
 def lease_expired(session: Session, hours: int | None, now: datetime) -> bool:
-    return hours is not None and now - session.started_at >= timedelta(hours=hours)
+    return hours is not None and now - lease_counted_from(session) >= timedelta(hours=hours)
 
 
 def lease_counted_from(session: Session) -> datetime:
-    """A lease counts from the session's latest start."""
-    return session.started_at
+    """A lease counts from the session's last provider event: its latest start, or a later event that
+    renewed it (``renew_lease``)."""
+    renewed = session.lease_renewed_at
+    return renewed if renewed is not None and renewed > session.started_at else session.started_at
+
+
+def renew_lease(session: Session, now: datetime) -> Session:
+    """The session after a provider event (activity, a soft-lock, a deferred stop): its lease counts from
+    ``now``. Not the runtime's own observations (a running tool's CPU time): the lease bounds a session
+    whose provider went silent, a tool that never finishes included."""
+    return replace(session, lease_renewed_at=now)
 
 
 def lease_deadline_after(earliest_start: datetime | None, hours: int | None) -> datetime | None:

@@ -17,11 +17,11 @@ turn's lifecycle, so the runtime reads it, read-only:
 
 A rollout whose last task started and did not complete yields one protected session (``Source``
 ``rollout``, no watched process, the rollout as its transcript); its ``task_complete`` (or
-``turn_aborted``) stops it. Hook sessions win, by session id: a rollout task whose session a hook
-reported (same turn id, or a hook seen since the task began) never becomes a second session, a hook
-start replaces a rollout session (it becomes ``hook``), and a task is started at most once, so a session
-removed by hand or ended by its lease does not come back. A task younger than :data:`GRACE_SECONDS`
-waits that long for its hook first.
+``turn_aborted``: a stop, never a provider-reported normal end, so no PostSessionEnd) stops it. Hook
+sessions win, by session id: a rollout task whose session a hook reported (same turn id, or a hook seen
+since the task began) never becomes a second session, a hook start replaces a rollout session (it
+becomes ``hook``), and a task is started at most once, so a session removed by hand or ended by its
+lease does not come back. A task younger than :data:`GRACE_SECONDS` waits that long for its hook first.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ TRUNCATED_RESCAN_SECONDS = 2.0
 GRACE_SECONDS = 5.0
 MEMORY = 4096  # sessions remembered (tasks acted on, hook turns)
 STOP_COMMAND = "codex-rollout-task-complete"
+ABORT_COMMAND = "codex-rollout-turn-aborted"
 
 _NAME = re.compile(r"rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-([0-9A-Za-z][0-9A-Za-z-]{7,99})\.jsonl")
 _MARKERS = (b'"type":"task_started"', b'"type":"task_complete"', b'"type":"turn_aborted"')
@@ -98,12 +99,18 @@ def running_task(path: Path, *, limit: int = TAIL_BYTES) -> tuple[str, datetime 
     """(turn id, when it started) of the task the rollout's tail shows running, else None.
 
     ``OSError`` when the file cannot be read; anything but a regular file counts as no task."""
+    return read_tail(path, limit=limit)[0]
+
+
+def read_tail(path: Path, *, limit: int = TAIL_BYTES) -> tuple[tuple[str, datetime | None] | None, bool]:
+    """``running_task``'s answer, and whether the last task that ended completed (``task_complete``; False
+    for a ``turn_aborted`` - an Esc, an interrupt - or no end seen: never a normal end by guess)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     descriptor = os.open(path, flags)
     with open(descriptor, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not (info.st_mode & 0o170000) == 0o100000:  # S_ISREG: never a FIFO, a device or a folder
-            return None
+            return None, False
         start = max(0, info.st_size - limit)
         handle.seek(start)
         data = handle.read(limit)
@@ -111,6 +118,7 @@ def running_task(path: Path, *, limit: int = TAIL_BYTES) -> tuple[str, datetime 
     if start > 0:
         lines = lines[1:]  # cut by the tail
     running: dict[str, datetime | None] = {}  # open turns in the order they started
+    completed = False  # how the last task that ended ended
     for line in lines:
         if len(line) > MAX_LINE_BYTES or not any(marker in line for marker in _MARKERS):
             continue  # discarded before any decoding
@@ -123,14 +131,16 @@ def running_task(path: Path, *, limit: int = TAIL_BYTES) -> tuple[str, datetime 
         if match.group(2) == b"task_started":
             running.pop(turn_id, None)
             running[turn_id] = _timestamp(match.group(1))
-        elif turn_id and turn_id in running:
-            del running[turn_id]
         else:
-            running.clear()  # an end without a known turn ends whatever ran
+            completed = match.group(2) == b"task_complete"
+            if turn_id and turn_id in running:
+                del running[turn_id]
+            else:
+                running.clear()  # an end without a known turn ends whatever ran
     if not running:
-        return None
+        return None, completed
     turn_id = next(reversed(running))
-    return turn_id, running[turn_id]
+    return (turn_id, running[turn_id]), False
 
 
 def _bounded_put(memory: dict[str, object], key: str, value: object) -> None:
@@ -143,7 +153,8 @@ def _bounded_put(memory: dict[str, object], key: str, value: object) -> None:
 @dataclass
 class _Scan:
     tasks: dict[str, RolloutTask] = field(default_factory=dict)  # session id -> its running task
-    ended: set[str] = field(default_factory=set)  # session ids whose rollout shows no running task
+    # session ids whose rollout shows no running task -> whether its last task completed (not aborted)
+    ended: dict[str, bool] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     truncated: bool = False  # a budget ran out before the walk ended
 
@@ -160,7 +171,7 @@ class CodexRolloutComponent(ComponentBase):
         self._changed: set[Path] = set()  # files the watcher saw change
         self._recheck: set[Path] = set()  # files with a task in its grace period
         self._stats: dict[Path, tuple[int, int]] = {}  # file -> (size, mtime) when last read
-        self._known: dict[Path, RolloutTask | None] = {}  # file -> what it showed when last read
+        self._known: dict[Path, RolloutTask | bool] = {}  # file -> its task when last read (else: completed)
         self._acted: dict[str, object] = {}  # session id -> the turn id already started or left to a hook
         # session id -> (turn id, when a hook session was last seen) for hook sessions that have left; the ones
         # present now are in ``_hook_present`` (id -> turn id), seen at ``_seen_at`` (the latest change)
@@ -266,20 +277,21 @@ class CodexRolloutComponent(ComponentBase):
                 info = os.stat(path, follow_symlinks=False)
                 stat = (info.st_size, info.st_mtime_ns)
                 if self._stats.get(path) != stat or path not in self._known:
-                    found_task = running_task(path)
+                    found_task, completed = read_tail(path)
                     self._known[path] = (RolloutTask(session_identifier, path, *found_task)
-                                         if found_task is not None else None)
+                                         if found_task is not None else completed)
                     self._stats[path] = stat
             except (OSError, ValueError):
                 self._known.pop(path, None)
                 self._stats.pop(path, None)
                 continue
             task = self._known[path]
-            if task is None:
-                scan.ended.add(session_identifier)
-            else:
+            if isinstance(task, RolloutTask):
                 scan.tasks[session_identifier] = task
-        scan.ended -= set(scan.tasks)
+            else:
+                scan.ended[session_identifier] = task
+        for session_identifier in scan.tasks:
+            scan.ended.pop(session_identifier, None)
         return scan
 
     async def _apply(self, scan: _Scan) -> float:
@@ -303,16 +315,17 @@ class CodexRolloutComponent(ComponentBase):
                 return self._decide(key, task) is True and self._claim(key, task)
 
             await runtime.run_event(event, guard=still_wanted)
-        for session_identifier in scan.ended:
+        for session_identifier, completed in scan.ended.items():
             key = SessionKey.create(AgentProvider.CODEX, session_identifier)
 
             def still_rollout(key: SessionKey = key) -> bool:
                 session = runtime.state.sessions.get(key)
                 return session is not None and session.source == "rollout"
 
-            if still_rollout():
-                await runtime.run_event(policy.Stop(key, provider_session_end=True, end_reason=STOP_COMMAND,
-                                                    command=STOP_COMMAND), guard=still_rollout)
+            if still_rollout():  # an interrupted task (Esc) is a stop, never a provider-reported normal end
+                command = STOP_COMMAND if completed else ABORT_COMMAND
+                await runtime.run_event(policy.Stop(key, provider_session_end=completed, end_reason=command,
+                                                    command=command), guard=still_rollout)
         return wait
 
     def _hook_left(self, session_identifier: str, seen_at: datetime | None) -> None:

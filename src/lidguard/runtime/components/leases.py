@@ -1,7 +1,9 @@
-"""Session leases: past ``SessionLeaseHours`` from its latest start a session ends, whatever happens.
+"""Session leases: ``SessionLeaseHours`` after its provider's last event a session ends, whatever happens.
 
-The hard bound on a session that never stops (a lost Stop hook, a tool that never finishes, a
-pending work that never ends): it ends with the reason ``session-lease-expired`` and no
+Every provider event renews the lease (a start, activity, a soft-lock, a deferred stop; not the
+runtime's own reading of a running tool's CPU time): a session still working keeps it, one whose
+events stopped loses it. The hard bound on a session that never stops (a lost Stop hook, a tool that
+never finishes, a pending work that never ends): it ends with the reason ``session-lease-expired`` and no
 PostSessionEnd (like a watched-process exit). One task waits for the earliest lease deadline on the
 wall clock (a resume past it fires within one check interval); ``null`` turns leases off.
 """
@@ -29,7 +31,7 @@ __all__ = ["LeaseComponent"]
 class LeaseComponent(ComponentBase):
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        self._started = EarliestOf(lease_counted_from)  # the earliest start, followed through each change's keys
+        self._started = EarliestOf(lease_counted_from)  # the earliest renewal, followed through each change's keys
         self._deadline: datetime | None = None
         self._task: anyio.CancelScope | None = None
         self._sleep: anyio.CancelScope | None = None

@@ -7,9 +7,11 @@ restored from its backup) while the sessions stay tracked, and the reply says wh
 (``ProtectionHeldBack``). Back on AC or above the floor protection returns. The change itself never
 schedules a suspend: the session state does not move.
 
-Unknown power fails safe, as battery at the floor: a source that cannot say whether it is on AC, a
-battery that gives no percentage, a failed read. A machine that lists no battery or adapter at all
-(``Unsupported``: a desktop or a VM) runs on mains.
+Unknown power fails closed, like a battery below the floor (issue 32): a battery that gives no
+percentage, a source that cannot say whether it is on AC and gives none, a failed read (the reason
+says which). AC with an unreadable percentage is fine; a source that cannot say whether it is on AC
+but reads at or above the floor counts as battery (AcOnly holds back). A machine that lists no
+battery or adapter at all (``Unsupported``: a desktop or a VM) runs on mains.
 
 The power source is read at once when a session starts wanting protection, then again at once on
 every change notification of the platform (``Platform.power_source_changes``: kernel power_supply
@@ -52,19 +54,21 @@ def decide(*, policy: PowerPolicy, floor_percent: int, source: PowerSource | Exc
     """Whether protection may be applied on ``source`` (a reading, or the error reading it raised)."""
     if isinstance(source, Unsupported):
         return PowerDecision(True)  # no battery or adapter listed at all: mains
-    if isinstance(source, Exception):
-        source, note = PowerSource(None), " (the power source could not be read)"
-    else:
-        note = ""
-    on_ac = source.on_ac is True
-    if on_ac:
-        return PowerDecision(True)
-    if source.on_ac is None and not note:
-        note = " (the power source is unknown)"
+    if isinstance(source, Exception):  # nothing known: held back like a low battery
+        return PowerDecision(False, f"The power source could not be read ({type(source).__name__}): protection "
+                                    f"is held back as on a battery below the floor of {floor_percent} % until a "
+                                    "reading shows AC or a battery above the floor.")
+    if source.on_ac is True:
+        return PowerDecision(True)  # AC: whatever the percentage says, or if it cannot be read
+    note = " (the power source is unknown)" if source.on_ac is None else ""
     if policy is PowerPolicy.AC_ONLY:
         return PowerDecision(False, f"On battery{note} and the power policy is AcOnly: protection is held back "
                                     "until AC returns.")
-    percent = source.battery_percent if source.battery_percent is not None else floor_percent
+    percent = source.battery_percent
+    if percent is None:
+        return PowerDecision(False, f"On battery{note} with an unknown charge (no percentage could be read): "
+                                    f"protection is held back as below the battery floor of {floor_percent} % "
+                                    "until AC returns or the battery reads above the floor.")
     if percent < floor_percent:
         return PowerDecision(False, f"On battery at {percent} %{note}, below the battery floor of {floor_percent} %: "
                                     "protection is held back until AC returns or the battery is above the floor.")
