@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import stat
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
