@@ -9,7 +9,7 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from lidguard.notify.config import LOOPBACK_HOSTS
 from lidguard.notify.events import MAX_BODY_BYTES, has_lone_surrogate
@@ -35,11 +35,14 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     if declared is not None and (not re.fullmatch(r"[0-9]{1,18}", declared) or int(declared) > limit):
         raise BadRequest(413, "The request body is too large.")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(413, "The request body is too large.")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BadRequest(413, "The request body is too large.")
+            chunks.append(chunk)
+    except ClientDisconnect as error:  # the client went away, or its body took too long (notify.server)
+        raise BadRequest(408, "The request body did not arrive in time.") from error
     return b"".join(chunks)
 
 
