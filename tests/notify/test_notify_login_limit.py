@@ -38,7 +38,7 @@ def client(notify_config: Any, clock: Clock) -> Iterator[Any]:
 
 def sign_in(client: Any, token: str) -> Any:
     page = client.get("/login")
-    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
     return client.post("/login", data={"accessToken": token, "csrf": csrf, "returnUrl": "/"}, follow_redirects=False)
 
 
