@@ -23,6 +23,8 @@ relative imports.
 | ``LIDGUARD_WATCHDOG`` | ``off`` keeps the runtime from launching its watchdog process (unset means on) |
 | ``LIDGUARD_HEARTBEAT_SECONDS`` | in test mode only: the heartbeat period (default 30 s) |
 | ``LIDGUARD_WATCHDOG_STALE_SECONDS`` | in test mode only: the heartbeat age at which the watchdog acts (120 s) |
+| ``LIDGUARD_NOTIFY_HEADER_TIMEOUT_SECONDS`` | in test mode only: lidguard-notify's time for request headers (10 s) |
+| ``LIDGUARD_NOTIFY_BODY_TIMEOUT_SECONDS`` | in test mode only: lidguard-notify's time for a request body (30 s) |
 | ``LIDGUARD_TRAY_BACKEND`` | ``lidguard tray``'s indicator: ``sni``, ``xembed`` or ``pystray`` (unset: chosen) |
 """
 
@@ -45,6 +47,8 @@ __all__ = [
     "is_on",
     "logind_binding_enabled",
     "no_extensions",
+    "notify_body_timeout_seconds",
+    "notify_header_timeout_seconds",
     "parse_switch",
     "platform_name",
     "polkit_rule_path",
@@ -155,6 +159,8 @@ def polkit_rule_path(environ: Mapping[str, str] | None = None) -> str | None:
 
 HEARTBEAT_SECONDS = 30.0
 WATCHDOG_STALE_SECONDS = 120.0
+NOTIFY_HEADER_TIMEOUT_SECONDS = 10.0
+NOTIFY_BODY_TIMEOUT_SECONDS = 30.0
 
 
 def watchdog_enabled(environ: Mapping[str, str] | None = None) -> bool:
@@ -183,6 +189,14 @@ def heartbeat_seconds(environ: Mapping[str, str] | None = None) -> float:
 
 def watchdog_stale_seconds(environ: Mapping[str, str] | None = None) -> float:
     return _test_seconds("LIDGUARD_WATCHDOG_STALE_SECONDS", WATCHDOG_STALE_SECONDS, environ)
+
+
+def notify_header_timeout_seconds(environ: Mapping[str, str] | None = None) -> float:
+    return _test_seconds("LIDGUARD_NOTIFY_HEADER_TIMEOUT_SECONDS", NOTIFY_HEADER_TIMEOUT_SECONDS, environ)
+
+
+def notify_body_timeout_seconds(environ: Mapping[str, str] | None = None) -> float:
+    return _test_seconds("LIDGUARD_NOTIFY_BODY_TIMEOUT_SECONDS", NOTIFY_BODY_TIMEOUT_SECONDS, environ)
 
 
 def tray_backend(environ: Mapping[str, str] | None = None) -> str:

@@ -149,20 +149,24 @@ def verify_vapid(authorization: str, vapid_public_key: str, audience: str) -> di
 class ServerProcess:
     """``python -m lidguard.notify serve`` as a real process (uvicorn), waited for through /healthz."""
 
-    def __init__(self, config_path: Path, port: int) -> None:
+    def __init__(self, config_path: Path, port: int, *, env: dict[str, str] | None = None,
+                 preexec_fn: Callable[[], None] | None = None) -> None:
         self.config_path = config_path
         self.port = port
+        self.extra_env = env or {}
+        self.preexec_fn = preexec_fn
         self.base = f"http://127.0.0.1:{port}"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> ServerProcess:
-        env = {**os.environ}
+        env = {**os.environ, **self.extra_env}
         env.pop("PYTEST_CURRENT_TEST", None)
         self.log = self.config_path.parent / f"server-{time.monotonic_ns()}.log"
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "lidguard.notify", "serve", "--config", str(self.config_path),
-                 "--port", str(self.port)], stdout=log, stderr=subprocess.STDOUT, env=env)
+                 "--port", str(self.port)], stdout=log, stderr=subprocess.STDOUT, env=env,
+                preexec_fn=self.preexec_fn)
 
         def healthy() -> bool:
             assert self.process is not None

@@ -7,7 +7,8 @@ command needs them, so a missing extra is one readable line instead of a traceba
 Modules: ``config`` (the 0600 config file, ``init``, ``LIDGUARD_NOTIFY_*`` overrides), ``store``
 (stdlib sqlite3 with migrations, called off the event loop), ``events`` (webhook validation, push
 payloads), ``dispatcher`` (Web Push to every active subscription, stale-claim retry), ``auth``
-(cookie session, CSRF, Bearer token), ``app`` (Starlette routes), ``pages``/``static`` (templates, JS).
+(cookie session, CSRF, Bearer token, failed sign-in throttle), ``bodies`` (request bodies and
+fields), ``app`` (Starlette routes), ``pages``/``static`` (templates, JS).
 """
 
 from __future__ import annotations

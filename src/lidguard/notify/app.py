@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
-import re
-import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import quote
 
 import anyio
 from starlette.applications import Starlette
@@ -20,71 +17,34 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from lidguard.notify.auth import Auth, safe_return_url, token_matches
-from lidguard.notify.config import LOOPBACK_HOSTS, NotifyConfig
+from lidguard.notify.auth import Auth, LoginThrottle, safe_return_url, token_matches
+from lidguard.notify.bodies import (
+    MAX_REPLY_CHARS,
+    BadRequest,
+    check_reply,
+    check_seconds,
+    check_subscription,
+    follow_up_key,
+    read_form,
+    read_json,
+)
+from lidguard.notify.config import NotifyConfig
 from lidguard.notify.dispatcher import Dispatcher
-from lidguard.notify.events import MAX_BODY_BYTES, WebhookError, has_lone_surrogate, provider_title, validate_webhook
+from lidguard.notify.events import WebhookError, provider_title, validate_webhook
 from lidguard.notify.pages import environment
 from lidguard.notify.static import APP_JS, SERVICE_WORKER_JS
 from lidguard.notify.store import EXTEND_CAP_SECONDS, Store, iso, parse_iso
 
 __all__ = ["MAX_REPLY_CHARS", "create_app"]
 
-MAX_REPLY_CHARS = 4000
-MAX_EXTEND_SECONDS = EXTEND_CAP_SECONDS
 EXTEND_CAP = timedelta(seconds=EXTEND_CAP_SECONDS)
 ACTIONS = ("reply", "extend", "cancel")
-SECONDS_TEXT = re.compile(r"[0-9]{1,6}")  # ASCII digits only: str.isdigit() also takes "²" and "٣"
-BASE64URL = re.compile(r"[A-Za-z0-9_\-]+=*")
 LOG = logging.getLogger("lidguard.notify")
 T = TypeVar("T")
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
     "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
 }
-
-
-class BadRequest(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and (not re.fullmatch(r"[0-9]{1,18}", declared) or int(declared) > limit):
-        raise BadRequest(413, "The request body is too large.")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(413, "The request body is too large.")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-async def read_json(request: Request) -> Any:
-    """The body as JSON: strict (no NaN/Infinity, numbers Python can read), no lone surrogate anywhere."""
-    try:
-        value = json.loads((await read_body(request)).decode("utf-8"), parse_constant=_no_constant)
-    except (ValueError, RecursionError) as error:  # ValueError: JSONDecodeError, UnicodeDecodeError, 4300+ digits
-        raise BadRequest(400, "The request body must be JSON.") from error
-    if has_lone_surrogate(value):
-        raise BadRequest(400, "The request body contains a lone surrogate escape (\\ud800-\\udfff without its "
-                              "pair), which is not valid Unicode.")
-    return value
-
-
-async def read_form(request: Request) -> dict[str, str]:
-    try:
-        fields = parse_qs((await read_body(request)).decode("utf-8"), keep_blank_values=True, max_num_fields=20)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise BadRequest(400, "The form could not be read.") from error
-    return {key: values[0] for key, values in fields.items()}
 
 
 def follow_up_state(row: dict[str, Any]) -> dict[str, Any]:
@@ -94,63 +54,18 @@ def follow_up_state(row: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-def check_reply(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest(400, "text is required.")
-    if len(value) > MAX_REPLY_CHARS:
-        raise BadRequest(400, f"text is longer than {MAX_REPLY_CHARS} characters.")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise BadRequest(400, "text contains a lone surrogate.") from error
-    return value.strip()
+def has_bearer(request: Request) -> bool:
+    return request.headers.get("authorization", "")[:7].lower() == "bearer "
 
 
-def check_seconds(value: Any) -> int:
-    if isinstance(value, str) and SECONDS_TEXT.fullmatch(value.strip()):
-        value = int(value.strip())
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_EXTEND_SECONDS:
-        raise BadRequest(400, f"seconds must be a whole number from 1 to {MAX_EXTEND_SECONDS}.")
-    return value
+def client_address(request: Request) -> str | None:
+    return request.client.host if request.client is not None else None
 
 
-def follow_up_key(value: str) -> str:
-    """The canonical follow-up id (a UUID, as stored); anything else is not found."""
-    try:
-        return str(uuid.UUID(value)) if len(value) <= 64 else ""
-    except ValueError:
-        return ""
-
-
-def check_subscription(body: dict[str, Any]) -> tuple[str, str, str]:
-    """(endpoint, p256dh, auth) of a push subscription; the endpoint alone may be enough for DELETE."""
-    endpoint = body.get("endpoint")
-    if not isinstance(endpoint, str) or not endpoint or len(endpoint) > 2048:
-        raise BadRequest(400, "endpoint is required.")
-    if not endpoint.isascii() or not endpoint.isprintable() or " " in endpoint:
-        raise BadRequest(400, "endpoint must be a URL of printable ASCII characters without spaces.")
-    try:
-        parts = urlsplit(endpoint)
-        hostname, _ = parts.hostname, parts.port
-    except ValueError as error:
-        raise BadRequest(400, "endpoint is not a URL.") from error
-    if not (parts.scheme == "https" or (parts.scheme == "http" and hostname in LOOPBACK_HOSTS)) or not hostname:
-        raise BadRequest(400, "endpoint must be an https URL (or http on localhost).")
-    keys = body.get("keys")
-    keys = keys if isinstance(keys, dict) else {}
-    values = []
-    for name in ("p256dh", "auth"):
-        value = keys.get(name)
-        if not isinstance(value, str) or not value or len(value) > 200:
-            raise BadRequest(400, f"keys.{name} is required.")
-        if not BASE64URL.fullmatch(value):
-            raise BadRequest(400, f"keys.{name} must be base64url.")
-        values.append(value)
-    return endpoint, values[0], values[1]
-
-
-def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_seconds: float = 5.0) -> Starlette:
+def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_seconds: float = 5.0,
+               login_throttle: LoginThrottle | None = None) -> Starlette:
     auth = Auth(config)
+    throttle = login_throttle if login_throttle is not None else LoginThrottle()
     templates = environment()
     holder: dict[str, Any] = {}
 
@@ -193,6 +108,23 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         return JSONResponse({"error": "Sign in or send Authorization: Bearer <AccessToken>."}, status_code=401,
                             headers={"WWW-Authenticate": "Bearer"})
 
+    def too_many_text(wait: int) -> str:
+        return f"Too many failed sign-ins from this address; try again in {wait} s."
+
+    def api_refusal(request: Request) -> Response | None:
+        """None when the API call may go on; a wrong Bearer token counts as a failed sign-in."""
+        bearer, address = has_bearer(request), client_address(request)
+        wait = throttle.retry_after(address) if bearer else 0
+        if wait:
+            return JSONResponse({"error": too_many_text(wait)}, status_code=429, headers={"Retry-After": str(wait)})
+        if not auth.api_allowed(request.method, request.headers, request.cookies):
+            if bearer:
+                throttle.failed(address)
+            return unauthorized()
+        if bearer:
+            throttle.succeeded(address)
+        return None
+
     # Anonymous -------------------------------------------------------------------------------------
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok")
@@ -231,8 +163,8 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
 
     # JSON API (Bearer or cookie + CSRF header) -----------------------------------------------------
     async def subscriptions(request: Request) -> Response:
-        if not auth.api_allowed(request.method, request.headers, request.cookies):
-            return unauthorized()
+        if (refused := api_refusal(request)) is not None:
+            return refused
         try:
             body = await read_json(request)
             if not isinstance(body, dict):
@@ -262,8 +194,8 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         return 200, follow_up_state(row)
 
     async def api_follow_up(request: Request) -> Response:
-        if not auth.api_allowed(request.method, request.headers, request.cookies):
-            return unauthorized()
+        if (refused := api_refusal(request)) is not None:
+            return refused
         follow_up_id = follow_up_key(request.path_params["follow_up_id"])
         try:
             if request.method == "GET":
@@ -285,18 +217,23 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
     # Pages -----------------------------------------------------------------------------------------
     async def login(request: Request) -> Response:
         return_url = safe_return_url(request.query_params.get("returnUrl"))
-        error, status = "", 200
+        error, status, wait = "", 200, 0
         if request.method == "POST":
             try:
                 form = await read_form(request)
             except BadRequest as problem:
                 return PlainTextResponse(str(problem), status_code=problem.status)
             return_url = safe_return_url(form.get("returnUrl"))
-            if not auth.login_form_ok(request.cookies, form.get("csrf")):
+            address = client_address(request)
+            if wait := throttle.retry_after(address):
+                error, status = too_many_text(wait), 429
+            elif not auth.login_form_ok(request.cookies, form.get("csrf")):
                 error, status = "The sign-in form expired; please try again.", 400
             elif not auth.access_token_ok(form.get("accessToken")):
+                throttle.failed(address)
                 error, status = "The access token is not correct.", 401
             else:
+                throttle.succeeded(address)
                 signed_in = RedirectResponse(return_url, status_code=303)
                 auth.set_session(signed_in)
                 return signed_in
@@ -304,6 +241,8 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         response = page("login.html", request, None, status, error=error, return_url=return_url,
                         login_csrf=auth.login_token(login_nonce))
         auth.set_login_cookie(response, login_nonce)
+        if wait:
+            response.headers["Retry-After"] = str(wait)
         return response
 
     async def logout(request: Request) -> Response:

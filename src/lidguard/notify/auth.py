@@ -4,24 +4,39 @@ Bearer AccessToken. Every secret comparison is constant-time on UTF-8 bytes.
 The cookie is ``<expiry>.<nonce>.<hmac>``, signed with a key derived from the AccessToken (a new token
 signs everybody out). The CSRF token of a session is another HMAC of its nonce; the login form uses a
 double-submit nonce cookie of its own.
+
+``LoginThrottle``: per client address (IPv6 per /64), the first ``FREE_FAILURES`` wrong access tokens
+(sign-in form or Bearer) cost nothing; then each further attempt waits 1, 2, 4, ... s after the last
+failure, at most ``MAX_DELAY_SECONDS``, answered 429 with Retry-After and the token left unchecked.
+A success forgets the address, so does ``FORGET_SECONDS`` without a failure; at most
+``MAX_ADDRESSES`` are remembered (the longest quiet goes first).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
+import math
 import secrets
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from lidguard.notify.config import NotifyConfig
 
-__all__ = ["COOKIE_NAME", "LOGIN_COOKIE_NAME", "SESSION_SECONDS", "Auth", "safe_return_url", "token_matches"]
+__all__ = ["COOKIE_NAME", "FREE_FAILURES", "LOGIN_COOKIE_NAME", "MAX_DELAY_SECONDS", "SESSION_SECONDS", "Auth",
+           "LoginThrottle", "safe_return_url", "token_matches"]
 
 COOKIE_NAME = "LidGuard.Notifications"
 LOGIN_COOKIE_NAME = "LidGuard.Notifications.Login"
 SESSION_SECONDS = 7 * 24 * 3600
 CSRF_HEADER = "x-csrf-token"
+FREE_FAILURES = 5
+MAX_DELAY_SECONDS = 300
+FORGET_SECONDS = 3600
+MAX_ADDRESSES = 4096
 
 
 def token_matches(given: str | None, expected: str) -> bool:
@@ -106,3 +121,53 @@ class Auth:
         if nonce is None:
             return False
         return method in ("GET", "HEAD") or self.csrf_ok(nonce, headers.get(CSRF_HEADER))
+
+
+def address_key(address: str | None) -> str:
+    """The throttled unit: an IPv4 address, an IPv6 /64, or the text as given (never an error)."""
+    try:
+        parsed = ipaddress.ip_address(address or "")
+    except ValueError:
+        return (address or "unknown")[:64]
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed.ipv4_mapped or parsed) if isinstance(parsed, ipaddress.IPv6Address) else str(parsed)
+
+
+class LoginThrottle:
+    """Failed access-token attempts per address (see the module text); ``clock`` is monotonic seconds."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, max_addresses: int = MAX_ADDRESSES) -> None:
+        self.clock = clock
+        self.max_addresses = max_addresses
+        self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()  # oldest last failure first
+
+    def __len__(self) -> int:
+        return len(self._failures)
+
+    def _forget_quiet(self, now: float) -> None:
+        while self._failures:
+            _, (_, last) = next(iter(self._failures.items()))
+            if now - last < FORGET_SECONDS:
+                return
+            self._failures.popitem(last=False)
+
+    def retry_after(self, address: str | None) -> int:
+        """Whole seconds until ``address`` may try a token again (0: now)."""
+        now = self.clock()
+        self._forget_quiet(now)
+        count, last = self._failures.get(address_key(address), (0, now))
+        if count < FREE_FAILURES:
+            return 0
+        delay = min(2.0 ** min(count - FREE_FAILURES, 30), MAX_DELAY_SECONDS)
+        return max(0, math.ceil(last + delay - now))
+
+    def failed(self, address: str | None) -> None:
+        key, now = address_key(address), self.clock()
+        count, _ = self._failures.pop(key, (0, now))
+        self._failures[key] = (count + 1, now)
+        while len(self._failures) > self.max_addresses:
+            self._failures.popitem(last=False)
+
+    def succeeded(self, address: str | None) -> None:
+        self._failures.pop(address_key(address), None)

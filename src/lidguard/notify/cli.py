@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lidguard.notify import NotifyExtraMissing, require_extra
 from lidguard.notify.config import ConfigError, NotifyConfig, default_config_path, init_config, load_config
+from lidguard.switches import SwitchError
 
 __all__ = ["main"]
 
@@ -163,7 +164,10 @@ def _serve(args: argparse.Namespace) -> int:
     _check_database(config)
     import uvicorn
 
+    from lidguard import switches
     from lidguard.notify.app import create_app
+    from lidguard.notify.server import accept_backlog, connection_cap, guarded_protocol
+    from lidguard.platform.descriptors import open_file_limit
 
     listener = _listen(args.host, port)
 
@@ -173,8 +177,11 @@ def _serve(args: argparse.Namespace) -> int:
             if self.started:  # the app's startup (database, dispatcher) went well: say where it is
                 _announce(listener, config, path)
 
+    limit = open_file_limit()
+    protocol = guarded_protocol(header_timeout=switches.notify_header_timeout_seconds(),
+                                body_timeout=switches.notify_body_timeout_seconds(), cap=connection_cap(limit))
     server = Server(uvicorn.Config(create_app(config), log_level="warning", proxy_headers=False,
-                                   server_header=False))
+                                   server_header=False, http=protocol, backlog=accept_backlog(limit)))
     try:
         server.run(sockets=[listener])
     finally:
@@ -186,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return _init(args) if args.command == "init" else _serve(args)
-    except (UsageError, ConfigError, NotifyExtraMissing, OSError) as error:
+    except (UsageError, ConfigError, NotifyExtraMissing, SwitchError, OSError) as error:
         print(f"lidguard-notify: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

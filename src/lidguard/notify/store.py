@@ -4,20 +4,25 @@ the app runs them in a worker thread through ``anyio.to_thread``).
 One connection guarded by a lock, WAL, ``synchronous=FULL`` so a 202 means the event is on disk.
 Migrations are numbered scripts applied in order from an empty database (``PRAGMA user_version``).
 Times are stored as UTC ISO text with ``Z``.
+
+The database and its -wal/-shm/-journal files are 0600 (SQLite gives the side files the database
+file's mode); the folders of ``DatabasePath`` that do not exist yet are created 0700, folders that
+exist keep their mode (a shared 1777 folder stays shared). A symlink or a non-regular file at the
+path is refused.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
-
-from lidguard.fileio import ensure_private_dir
 
 __all__ = ["EXTEND_CAP_SECONDS", "FINAL_STATUSES", "Store", "iso", "parse_iso", "utc_now"]
 
@@ -54,6 +59,52 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def make_missing_folders(folder: Path) -> None:
+    """Creates the folders of ``folder`` that are missing, each 0700; never changes one that exists."""
+    missing = []
+    while not folder.is_dir() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for item in reversed(missing):
+        try:
+            item.mkdir(mode=0o700)
+        except FileExistsError:  # made meanwhile by someone else: not ours to change
+            continue
+        os.chmod(item, 0o700)  # mkdir's mode went through the umask
+
+
+def _secure_file(path: str, *, create: bool) -> None:
+    """``path`` (a regular file, never through a symlink) as 0600; created 0600 when ``create``."""
+    flags = os.O_RDWR | _NOFOLLOW | _NONBLOCK | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        if create:
+            raise
+        return
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if stat.S_IMODE(info.st_mode) != 0o600:
+            fchmod = getattr(os, "fchmod", None)  # missing on Windows before 3.13
+            fchmod(fd, 0o600) if fchmod is not None else os.chmod(path, 0o600)
+    finally:
+        os.close(fd)
+
+
+def secure_database_files(path: Path) -> None:
+    """The database file (created when missing) and its existing side files, 0600."""
+    _secure_file(str(path), create=True)
+    for suffix in SIDE_FILE_SUFFIXES:
+        _secure_file(f"{path}{suffix}", create=False)
+
+
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -73,7 +124,8 @@ class Store:
         self.path = path
         self.clock = clock
         if str(path) != ":memory:":
-            ensure_private_dir(path.parent)
+            make_missing_folders(path.parent)
+            secure_database_files(path)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=10)
         self._db.row_factory = sqlite3.Row
