@@ -44,7 +44,21 @@ def recording_systemctl(lidguard: Any, tmp_path: Path) -> Path:
         fake.chmod(0o755)
     lidguard.env["PATH"] = f"{folder}:{lidguard.env['PATH']}"
     lidguard.env["LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS"] = "1"
+    private = Path(lidguard.env["XDG_RUNTIME_DIR"]) / "systemd" / "private"  # a user manager "runs"
+    private.parent.mkdir(parents=True, exist_ok=True)
+    private.touch()
     return calls
+
+
+def test_without_a_user_manager_install_refuses_before_writing_and_status_says_why(lidguard, tmp_path):
+    units = lidguard.home / ".config" / "systemd" / "user"
+    result = lidguard.run("service", "install")
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "no systemd user manager runs for you" in result.stderr and "--no-enable" in result.stderr
+    assert not (units / "lidguard.service").exists()
+    assert lidguard.run("service", "install", "--no-enable", check=True).returncode == 0
+    status = lidguard.run("service", "status", check=True).stdout
+    assert "installed" in status and "Not running them: no systemd user manager runs for you" in status
 
 
 def test_install_status_remove_on_linux_writes_verified_units_and_runs_nothing(lidguard, recording_systemctl):

@@ -94,17 +94,27 @@ def _service(context: Any, args: argparse.Namespace) -> int:
     os_name = args.os or host_os_name()
     here = os_name == host_os_name()
     plan = _plan(context, os_name)
+    from ..platform.host import current_user_id
+    from ..platform.service import manager_problem
+
+    problem = manager_problem(os_name, current_user_id()) if here else None
     if args.subcommand == "status":
         files = [{"path": str(path), "state": _file_state(path, data)} for path, data in plan.files.items()]
         if args.json:
-            print(json.dumps({"manager": plan.manager, "files": files, "check": plan.check}, indent=2))
+            print(json.dumps({"manager": plan.manager, "files": files, "check": plan.check,
+                              "managerProblem": problem}, indent=2))
             return 0
         print(f"{plan.manager}:")
         for entry in files:
             print(f"  {escape_control(entry['path'])}: {entry['state']}")
+        if problem is not None:
+            print(escape_control(f"Not running them: {problem}."))
         print(f"The service manager's view: {escape_control(subprocess.list2cmdline(plan.check))}")
         return 0
     if args.subcommand == "install":
+        if problem is not None and not args.no_enable:
+            raise CliError(f"Not installed: {problem}, so the units would never start. "
+                           "`lidguard service install --no-enable` writes them anyway.")
         return _install(plan, here=here, enable=not args.no_enable)
     return _remove(plan, here=here)
 

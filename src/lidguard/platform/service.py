@@ -190,6 +190,25 @@ def service_plan(os_name: str, *, argv: list[str], data_dir: Path, socket_path: 
     raise ValueError(f"No service manager is supported on {os_name}.")
 
 
+def manager_problem(os_name: str, user_id: int | None) -> str | None:
+    """Why the service manager cannot run the definitions for this user now, else None. Linux: a
+    systemd user manager answers on ``$XDG_RUNTIME_DIR/systemd/private`` (``/run/user/<uid>`` when the
+    variable is unset); a container, an ssh login without PAM or an init without systemd has none.
+    launchd and the Task Scheduler are always there."""
+    import os
+
+    if os_name != "linux":
+        return None
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    if not runtime or not os.path.isabs(runtime):
+        runtime = f"/run/user/{user_id}" if user_id is not None else ""
+    private = os.path.join(runtime, "systemd", "private") if runtime else ""
+    if private and os.path.exists(private):
+        return None
+    return (f"no systemd user manager runs for you ({private or 'XDG_RUNTIME_DIR is unset'} is missing: a "
+            "container, an ssh login without a PAM session, or an init without systemd)")
+
+
 def _plist(agent: dict[str, object]) -> bytes:
     import plistlib  # lazily: see above
 
