@@ -120,3 +120,12 @@ def test_emergency_restore_with_nothing_to_restore(lidguard):
         "No session journal: no sessions to clear.",
         "No pending lid-policy backup."]
     assert json.loads(lidguard.run("status", "--json", check=True).stdout)["runtimeRunning"] is False
+
+
+def test_stop_runtime_says_plainly_that_it_ends_a_pause(lidguard):
+    lidguard.run("pause", check=True)
+    stopped = lidguard.run("stop-runtime", check=True)
+    assert "This ends the pause" in stopped.stdout
+    lidguard.run("pause", check=True)
+    lidguard.run("resume", check=True)
+    assert "pause" not in lidguard.run("stop-runtime", check=True).stdout

@@ -241,8 +241,11 @@ async def handle_shutdown(runtime: Runtime, request: RuntimeRequest) -> dict[str
                                     "runtime anyway.")
     runtime.log("server-runtime-shutdown-requested", "shutdown",
                 f"Stopping the runtime on request ({count} active session(s)).")
+    paused = runtime.pause.paused  # a pause lives in the runtime: stopping it ends the pause, said plainly
     await runtime.begin_shutdown("runtime-stopping")
-    return runtime.reply(True, "LidGuard runtime is stopping.")
+    return runtime.reply(True, "LidGuard runtime is stopping." + (
+        " This ends the pause: the next agent hook starts a runtime that protects again (run `lidguard pause` "
+        "after it to pause again)." if paused else ""))
 
 
 async def handle_pause(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
