@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 
-from lidguard.mcp.wire_lines import NESTED, BoundedLines, OversizedLine, top_level_members
+from lidguard.mcp.wire_lines import MAX_MEMBERS, NESTED, BoundedLines, OversizedLine, top_level_members
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -33,6 +34,16 @@ def test_top_level_members(text: str, expected: dict | None) -> None:
 def test_top_level_members_stops_once_id_and_method_are_known() -> None:
     members = top_level_members('{"id":1,"method":"m","params":' + "[" * 10 + ',"late":1}')
     assert members == {"id": 1, "method": "m"}
+
+
+def test_top_level_members_reads_at_most_max_members_keys() -> None:
+    keys = ",".join(f'"k{index}":{index}' for index in range(MAX_MEMBERS - 1))
+    assert top_level_members("{" + keys + ',"id":1}')["id"] == 1  # type: ignore[index]
+    assert "id" not in top_level_members("{" + keys + ',"extra":0,"id":1}')  # type: ignore[operator]
+    many = "{" + '"k":1,' * 170_000 + '"id":1}'
+    started = time.thread_time()
+    assert top_level_members(many) == {"k": 1}
+    assert time.thread_time() - started < 0.1
 
 
 def test_bounded_lines_cut_long_lines_and_carry_on() -> None:

@@ -20,6 +20,7 @@ __all__ = ["DISCARD_CHUNK_BYTES", "MAX_LINE_BYTES", "NESTED", "BoundedLines", "O
 
 MAX_LINE_BYTES = 1 << 20  # every message this server takes is a few KiB (tool arguments are short texts)
 DISCARD_CHUNK_BYTES = 1 << 16
+MAX_MEMBERS = 64  # a JSON-RPC message has four or five; past this many keys the scan stops (0.36 s per MiB)
 
 NESTED = object()  # a member whose value is an object or array (not read)
 _UNREADABLE = object()  # a member whose value is cut off or broken
@@ -48,13 +49,13 @@ def top_level_members(text: str, wanted: frozenset[str] = frozenset({"id", "meth
     """``{key: value}`` for the members of the outermost object (first occurrence of a key wins; an object
     or array value is ``NESTED``, a cut-off one left out), or None when ``text`` is no JSON object.
 
-    Stops once every ``wanted`` key is found, at the object's end, or where ``text`` is cut off (an
-    unterminated string). Runs of brackets are one token each, so depth costs nothing."""
+    Stops once every ``wanted`` key is found, at the object's end, where ``text`` is cut off (an
+    unterminated string), or after ``MAX_MEMBERS`` keys. Runs of brackets are one token each, so depth costs nothing."""
     start = _skip_space(text, 0)
     if not text.startswith("{", start):
         return None
     members: dict[str, Any] = {}
-    depth = 0
+    depth = seen = 0
     for token in _TOKEN.finditer(text, start):
         piece = token.group()
         first = piece[0]
@@ -70,6 +71,9 @@ def top_level_members(text: str, wanted: frozenset[str] = frozenset({"id", "meth
             after = _skip_space(text, token.end())
             if not text.startswith(":", after):
                 continue  # a string value, not a key
+            seen += 1
+            if seen > MAX_MEMBERS:
+                break
             try:
                 key = json.loads(piece)
             except ValueError:
