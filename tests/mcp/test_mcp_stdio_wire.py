@@ -5,6 +5,7 @@ gets a JSON-RPC error, and the server answers the next message; ``serverInfo.ver
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -156,3 +157,53 @@ def test_a_broken_first_message_is_answered_and_initialize_still_works(lidguard:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+
+
+def deep_request(request_id: Any, depth: int, *, id_last: bool = False) -> bytes:
+    """A tools/call whose arguments nest ``depth`` arrays deep (valid JSON, valid JSON-RPC framing)."""
+    deep = "[" * depth + "]" * depth
+    head = '{"jsonrpc":"2.0",' + ("" if id_last or request_id is None else f'"id":{json.dumps(request_id)},')
+    tail = f',"id":{json.dumps(request_id)}' if id_last else ""
+    return (head + '"method":"tools/call","params":{"name":"list_sessions","arguments":{"x":' + deep + "}}"
+            + tail + "}").encode()
+
+
+def test_a_deeply_nested_request_is_answered_with_its_id(lidguard: Any) -> None:
+    """Issue 39 item 14: valid JSON nested past what the SDK's parser takes (about 200 levels) - and past
+    Python's own recursion limit (1,000) - is answered with the request's id, read without recursion."""
+    with wire_server(lidguard, "mcp-server") as server:
+        for request_id, depth, id_last in ((21, 300, False), (22, 1_500, False), ("deep", 100_000, False),
+                                           (23, 5_000, True)):
+            answer = server.request(deep_request(request_id, depth, id_last=id_last))
+            assert answer["id"] == request_id and "result" not in answer, (depth, answer)
+            assert answer["error"]["code"] == -32600 and "nested" in answer["error"]["message"], answer
+        # A deep notification gets no answer (JSON-RPC), the next request does.
+        server.send(deep_request(None, 5_000))
+        assert server.request(ping(24)) == {"jsonrpc": "2.0", "id": 24, "result": {}}
+        assert server.process.poll() is None
+
+
+def peak_memory_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+
+def test_an_oversized_line_is_answered_and_memory_stays_bounded(lidguard: Any) -> None:
+    """Issue 39 item 14: a 64 MiB stdin line is read in bounded chunks and dropped past the cap: a JSON-RPC
+    error (with the id when it comes before the cut), the peak memory barely moves, the server answers on."""
+    line_size = 64 << 20
+    with wire_server(lidguard, "mcp-server") as server:
+        assert server.request(ping(30)) == {"jsonrpc": "2.0", "id": 30, "result": {}}
+        before = peak_memory_kib(server.process.pid)
+        head = b'{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"list_sessions","arguments":{"x":"'
+        answer = server.request(head + b"a" * line_size + b'"}}}')
+        assert answer["id"] == 31 and "result" not in answer, answer
+        assert answer["error"]["code"] == -32600 and "longer than" in answer["error"]["message"], answer
+        grown_kib = peak_memory_kib(server.process.pid) - before
+        assert grown_kib * 1024 < line_size // 8, f"peak memory grew by {grown_kib} KiB for a {line_size} B line"
+        # The id only after the cut: an error with a null id. The next line is read from its start.
+        answer = server.request(b'{"jsonrpc":"2.0","method":"ping","params":{"x":"' + b"b" * (4 << 20) + b'"},"id":32}')
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+        assert server.request(ping(33)) == {"jsonrpc": "2.0", "id": 33, "result": {}}
+        assert server.process.poll() is None
+        assert os.readlink(f"/proc/{server.process.pid}/fd/0") == os.devnull  # stdin still claimed from handlers

@@ -24,7 +24,7 @@ from pydantic import Field
 from .. import __version__
 from ..settings.model import NUMBER_RANGES
 from . import pause_tools
-from .settings_update import UPDATE_FIELDS
+from .settings_update import UPDATE_FIELDS, user_only_note
 from .tools import ToolContext, ToolFailure
 from .wire import serve_stdio
 
@@ -72,9 +72,13 @@ def _update_settings_parameters() -> list[inspect.Parameter]:
     for name, field in UPDATE_FIELDS.items():
         key = field.json_path[-1]
         option = field.option
-        if key in NUMBER_RANGES and NUMBER_RANGES[key].off_allowed:
+        if field.user_only:  # any value is refused by the tool itself, with this same command (not the schema)
+            annotation: Any = Annotated[Any, Field(description=(
+                f"User-only: refused here (MCP tools never change where data is sent or what is sent). "
+                f"{option.help} The user sets it: {user_only_note(field)}."))]
+        elif key in NUMBER_RANGES and NUMBER_RANGES[key].off_allowed:
             spec = NUMBER_RANGES[key]
-            annotation: Any = Annotated[int | str | None, Field(
+            annotation = Annotated[int | str | None, Field(
                 description=f"{option.help} An integer from {spec.minimum} to {spec.maximum}, or \"off\"/\"\".")]
         elif key in NUMBER_RANGES:
             spec = NUMBER_RANGES[key]
@@ -120,7 +124,9 @@ def build_server(context: ToolContext) -> MCPServer:
     server.add_tool(wrapped, name="update_settings", annotations=_IDEMPOTENT, structured_output=True,
                     description="Change one or more LidGuard settings at once (omitted fields keep their value). "
                                 "Values are validated exactly like `lidguard settings`; the file is saved, then "
-                                "a running runtime receives the update (it is never started for this).")
+                                "a running runtime receives the update (it is never started for this). User-only "
+                                "settings - the webhook URLs (the ask-before-sleep one too) and webhookPreviews - "
+                                "are refused: the user sets them with `lidguard settings`.")
 
     @server.tool(name="remove_session", annotations=_REMOVES, structured_output=True,
                  description="Remove active sessions with this id (optionally only of one provider / provider "

@@ -17,7 +17,7 @@ from ..platform.paths import LidGuardPaths
 from ..providers import PROVIDER_CHOICES_TEXT, AgentProvider, parse_provider, provider_display
 from ..settings import Settings, SettingsInputError, apply_changes, headless_defaults, load_settings_report
 from ..settings.store import save_settings
-from .settings_update import changed_fields, parse_updates
+from .settings_update import changed_fields, kept_user_only, parse_updates
 
 __all__ = ["ToolContext", "ToolFailure", "checked_text"]
 
@@ -153,7 +153,8 @@ class ToolContext:
         if report.error is not None and not reset_to_defaults:
             raise ToolFailure(f"{report.error} (resetToDefaults true replaces it with the defaults)")
         previous = report.settings
-        base = headless_defaults() if reset_to_defaults else previous
+        # A reset keeps what only the user sets (the webhook destinations and previews: settings_update.py).
+        base = apply_changes(headless_defaults(), kept_user_only(previous)) if reset_to_defaults else previous
         try:
             updated = apply_changes(base, changes)
         except ValueError as error:
@@ -184,8 +185,10 @@ class ToolContext:
         else:
             raise ToolFailure(f"Settings saved to {path}, but the runtime refused them: {response.get('Message')}")
         changed = ", ".join(applied) if applied else "nothing changed"
+        kept = (" The user-only settings (webhook URLs, webhookPreviews) were kept: only `lidguard settings` "
+                "changes them." if reset_to_defaults else "")
         return {
-            "summary": f"Saved {path} ({changed}). {runtime_line}",
+            "summary": f"Saved {path} ({changed}). {runtime_line}{kept}",
             "resetToDefaults": reset_to_defaults,
             "hadEffectiveChanges": bool(applied),
             "appliedChanges": applied,

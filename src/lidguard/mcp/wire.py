@@ -7,21 +7,29 @@ its reader then passes the exception on as a stream item, and the dispatcher dro
 level): the client waits forever for an answer to that id. Here such an item becomes a JSON-RPC error:
 ``-32600`` (Invalid Request) carrying the request's id when the line is JSON with a usable id, ``-32700``
 (Parse error) with a null id when it is no JSON at all; a notification or a response is never answered.
+
+Two more (issue 39): a line nested deeper than the SDK's parser goes (about 200 levels; Python's ``json``
+gives up at 1,000) is answered with its id, read by ``wire_lines.top_level_members`` without recursion;
+and stdin is read through ``wire_lines.BoundedLines`` (the SDK takes any reader of text lines), so a line
+longer than ``MAX_LINE_BYTES`` is dropped as it is read and answered ``-32600``, with the id when it comes
+before the cut, else a null one (the client must not wait for ever).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sys
 from typing import Any
 
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
-from mcp.server.stdio import stdio_server
+from mcp.server.stdio import _claim_fd, _open_stdin_diversion, stdio_server  # the SDK's own fd 0 claim
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
 
 from ..shared.text import has_lone_surrogate
+from .wire_lines import MAX_LINE_BYTES, NESTED, BoundedLines, OversizedLine, top_level_members
 
 __all__ = ["INVALID_REQUEST", "PARSE_ERROR", "error_for_unreadable", "serve_stdio"]
 
@@ -53,15 +61,44 @@ def _whole_input(error: Exception) -> Any:
 
 def _usable_id(message: dict[str, Any]) -> int | str | None:
     value = message.get("id")
+    if value is NESTED:
+        return None
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     return None
+
+
+def _too_deep(error: Exception) -> bool:
+    """The SDK's parser stopped at its nesting limit (pydantic: json_invalid, "recursion limit exceeded")."""
+    try:
+        details = error.errors(include_url=False)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - not pydantic's ValidationError
+        return False
+    return any(detail.get("type") == "json_invalid" and "recursion limit" in str(detail.get("msg", ""))
+               for detail in details)
+
+
+def _deep_answer(members: dict[str, Any]) -> JSONRPCError | None:
+    if "method" in members and "id" not in members:
+        return None  # a notification is never answered
+    if "method" not in members and ("result" in members or "error" in members):
+        return None  # a response of the client is never answered
+    return JSONRPCError(jsonrpc="2.0", id=_usable_id(members), error=ErrorData(
+        code=INVALID_REQUEST, message="Invalid Request: the message is nested too deeply to be read."))
 
 
 def error_for_unreadable(error: Exception) -> JSONRPCError | None:
     """The answer to a line the SDK could not parse (``error`` is what its reader passed on), or None
     when JSON-RPC forbids one (a notification, or a response of the client)."""
     whole = _whole_input(error)
+    if isinstance(whole, OversizedLine):
+        return JSONRPCError(jsonrpc="2.0", id=_usable_id(whole.members), error=ErrorData(
+            code=INVALID_REQUEST, message=f"Invalid Request: the line is longer than {MAX_LINE_BYTES} bytes "
+                                          f"({whole.size} bytes); it was not read."))
+    if isinstance(whole, str) and _too_deep(error):
+        members = top_level_members(whole)
+        if members is not None:
+            return _deep_answer(members)
     if isinstance(whole, str):
         try:
             whole = json.loads(whole)  # Python's parser takes what pydantic's refuses (lone surrogates, ...)
@@ -105,7 +142,18 @@ async def _answer_unreadable(source: ObjectReceiveStream[Any], sink: ObjectSendS
 async def serve_stdio(server: Any) -> None:
     """``server.run_stdio_async`` of the SDK, with the unreadable-line answers in between."""
     lowlevel = server._lowlevel_server  # noqa: SLF001 - MCPServer.run_stdio_async does the same
-    async with stdio_server() as (read_stream, write_stream):
+    # fd 0 claimed as the SDK claims it for its own reader (handlers and children read /dev/null; the
+    # wire goes on through a private duplicate, restored at the end); the SDK claims fd 1 itself.
+    buffer, release = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+    try:
+        await _serve(lowlevel, BoundedLines(buffer))
+    finally:
+        if release is not None:
+            release()
+
+
+async def _serve(lowlevel: Any, lines: BoundedLines) -> None:
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
         sink, parsed = anyio.create_memory_object_stream[Any](0)
         async with anyio.create_task_group() as group:
             group.start_soon(_answer_unreadable, read_stream, sink, write_stream)
