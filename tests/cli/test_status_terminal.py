@@ -48,3 +48,15 @@ def test_piped_status_stays_plain(lidguard):
     assert piped.splitlines()[0] == "LidGuard runtime is running."
     assert any(line.startswith("- Claude:s1 process=none") and " source=hook" in line for line in piped.splitlines())
     assert json.loads(lidguard.run("status", "--json", check=True).stdout)["sessions"][0]["source"] == "hook"
+
+
+def test_status_lists_only_changed_settings_and_verbose_lists_all_as_on_off(lidguard):
+    plain = lidguard.run("status", check=True).stdout
+    assert "Settings: all defaults (`lidguard status --verbose` lists them)" in plain
+    assert "Prevent system sleep" not in plain
+    lidguard.run("settings", "--session-timeout-minutes", "1", "--watch-parent-process", "false", check=True)
+    changed = lidguard.run("status", check=True).stdout.split("Settings changed from the defaults")[1]
+    assert "  Session timeout: 1 minute\n" in changed and "  Watch parent process: off\n" in changed
+    assert "Prevent system sleep" not in changed
+    verbose = lidguard.run("status", "--verbose", check=True).stdout
+    assert "  Prevent system sleep: on\n" in verbose and "True" not in verbose and "False" not in verbose

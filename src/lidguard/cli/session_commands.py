@@ -36,6 +36,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
     if not running and not response.get("RuntimeUnavailable"):
         raise CliError(str(response.get("Message")))
     view = StatusView(context, response if running else None)
+    view.verbose = args.verbose
     if args.json:
         print_json(view.json())
     else:
@@ -55,6 +56,7 @@ class StatusView:
         self.report = load_settings_report(context.paths.settings_file)  # never raises, never writes
         self.files = file_problems(context.paths)
         self.running = response is not None
+        self.verbose = False  # status --verbose: every setting, not only the changed ones
         self.response = response if response is not None else _local_status(context)
         self.settings = _runtime_settings(self.response.get("Settings"), self.report.settings) \
             if self.running else self.report.settings
@@ -113,7 +115,7 @@ class StatusView:
             tail.append(f"Settings file error: {report.error}")
         tail += [f"Settings problem: {problem}" for problem in report.problems]
         tail += [f"File problem: {problem}" for problem in self.files]
-        tail += format_settings_block(self.settings)
+        tail += format_settings_block(self.settings, changed_only=not self.verbose)
         if terminal:
             from .status_view import colour_wanted, terminal_status_lines
 
@@ -187,6 +189,7 @@ def add_session_commands(subparsers: Any) -> None:
     _add_hook_command_help(subparsers, "stop")
     parser = subparsers.add_parser("status", help="Show the runtime, its sessions and the settings.")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--verbose", "-v", action="store_true", help="list every setting, not only the changed ones")
     parser.add_argument("--watch", action="store_true",
                         help="keep showing the status, redrawn on every change the runtime reports (Ctrl-C ends)")
     parser.set_defaults(handler=_status)
