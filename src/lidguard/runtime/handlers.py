@@ -175,7 +175,12 @@ async def handle_remove(runtime: Runtime, request: RuntimeRequest) -> dict[str, 
 
 
 async def handle_status(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
-    return runtime.reply(True, "LidGuard runtime is running.", {"SessionJournal": runtime.journal.describe()})
+    extra: dict[str, Any] = {"SessionJournal": runtime.journal.describe()}
+    if getattr(runtime.platform, "name", "") == "fake":
+        from .. import switches
+
+        extra["FakePlatform"] = switches.fake_platform_reason() or "chosen by the caller"
+    return runtime.reply(True, "LidGuard runtime is running.", extra)
 
 
 async def handle_watch(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
