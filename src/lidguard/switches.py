@@ -17,8 +17,8 @@ relative imports.
 | ``LIDGUARD_TEST_MODE`` | set by the test suite for every process it starts: never touch the live machine |
 | ``LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS`` | in test mode, allow a fake ``systemctl`` first on PATH |
 | ``LIDGUARD_LOGIND_BINDING`` | ``off`` keeps the cffi logind binding out (helper processes instead) |
-| ``LIDGUARD_FAKE_STATE``, ``LIDGUARD_FAKE_ACTIONS`` | files that drive / record the fake platform (the actions file is \
-appended to only as a regular file, never through a symlink) |
+| ``LIDGUARD_FAKE_STATE``, ``LIDGUARD_FAKE_ACTIONS`` | files that drive / record the fake platform (actions: \
+a regular file only, never through a symlink) |
 | ``LIDGUARD_SYSFS_ROOT`` | in test mode only: root of the /sys and /proc trees the Linux readers use |
 | ``LIDGUARD_POLKIT_RULE_PATH`` | in test mode only: where ``linux-permission`` writes its polkit rule |
 
