@@ -17,9 +17,13 @@ relative imports.
 | ``LIDGUARD_TEST_MODE`` | set by the test suite for every process it starts: never touch the live machine |
 | ``LIDGUARD_ALLOW_SYSTEMCTL_IN_TESTS`` | in test mode, allow a fake ``systemctl`` first on PATH |
 | ``LIDGUARD_LOGIND_BINDING`` | ``off`` keeps the cffi logind binding out (helper processes instead) |
-| ``LIDGUARD_FAKE_STATE``, ``LIDGUARD_FAKE_ACTIONS`` | files that drive / record the fake platform |
-| ``LIDGUARD_SYSFS_ROOT`` | root of the /sys and /proc trees the Linux readers use (tests) |
-| ``LIDGUARD_POLKIT_RULE_PATH`` | where ``linux-permission`` writes its polkit rule (tests) |
+| ``LIDGUARD_FAKE_STATE``, ``LIDGUARD_FAKE_ACTIONS`` | files that drive / record the fake platform (actions: \
+a regular file only, never through a symlink) |
+| ``LIDGUARD_SYSFS_ROOT`` | in test mode only: root of the /sys and /proc trees the Linux readers use |
+| ``LIDGUARD_POLKIT_RULE_PATH`` | in test mode only: where ``linux-permission`` writes its polkit rule |
+
+The fake platform protects nothing, so it is never silent: ``fake_platform_reason`` names the switch that
+chose it and status, doctor and every hook log line say so.
 | ``LIDGUARD_WATCHDOG`` | ``off`` keeps the runtime from launching its watchdog process (unset means on) |
 | ``LIDGUARD_HEARTBEAT_SECONDS`` | in test mode only: the heartbeat period (default 30 s) |
 | ``LIDGUARD_WATCHDOG_STALE_SECONDS`` | in test mode only: the heartbeat age at which the watchdog acts (120 s) |
@@ -40,6 +44,8 @@ __all__ = [
     "SwitchError",
     "allow_systemctl_in_tests",
     "fake_actions_file",
+    "fake_platform_line",
+    "fake_platform_reason",
     "heartbeat_seconds",
     "watchdog_enabled",
     "watchdog_stale_seconds",
@@ -150,11 +156,29 @@ def fake_actions_file(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def sysfs_root(environ: Mapping[str, str] | None = None) -> str | None:
-    return _path_or_none("LIDGUARD_SYSFS_ROOT", environ)
+    """Test mode only: outside it the Linux readers always read the real /sys and /proc."""
+    return _path_or_none("LIDGUARD_SYSFS_ROOT", environ) if in_test_mode(environ) else None
 
 
 def polkit_rule_path(environ: Mapping[str, str] | None = None) -> str | None:
-    return _path_or_none("LIDGUARD_POLKIT_RULE_PATH", environ)
+    """Test mode only: outside it the polkit rule always goes to polkit's own rules.d."""
+    return _path_or_none("LIDGUARD_POLKIT_RULE_PATH", environ) if in_test_mode(environ) else None
+
+
+def fake_platform_reason(environ: Mapping[str, str] | None = None) -> str | None:
+    """The switch that selects the fake platform (``LIDGUARD_PLATFORM=fake``, or test mode with no
+    platform named), None when these switches do not select it."""
+    name = platform_name(environ)
+    if name == "fake":
+        return "LIDGUARD_PLATFORM=fake"
+    if not name and in_test_mode(environ):
+        return "LIDGUARD_TEST_MODE=1"
+    return None
+
+
+def fake_platform_line(reason: str | None) -> str:
+    """The one line status and doctor print while the fake platform is in use."""
+    return f"platform: fake ({reason or 'chosen by the caller'}) - protects nothing"
 
 
 HEARTBEAT_SECONDS = 30.0

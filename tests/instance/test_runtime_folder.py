@@ -42,8 +42,8 @@ def test_a_long_data_folder_gets_a_short_private_socket_folder_derived_from_it(i
     monkeypatch.setenv("XDG_DATA_HOME", str(deep))
     paths = resolve_paths()
     assert len(os.fsencode(str(paths.socket_file))) <= MAX_SOCKET_PATH_BYTES
-    assert paths.runtime_dir.parent == Path("/tmp")
-    assert paths.runtime_dir.name.startswith(f"lidguard-{os.getuid()}-")
+    assert paths.runtime_dir.parent == Path(os.path.realpath(isolated_home)) / ".lidguard-run"  # never /tmp
+    assert len(paths.runtime_dir.name) == 16
     assert paths.lock_file == deep / "LidGuard" / "runtime.lock"
     monkeypatch.delenv("XDG_RUNTIME_DIR")
     monkeypatch.setenv("TMPDIR", str(isolated_home))
@@ -54,6 +54,7 @@ def test_a_long_data_folder_gets_a_short_private_socket_folder_derived_from_it(i
         assert oct(os.lstat(prepared).st_mode & 0o777) == "0o700"
     finally:
         os.rmdir(paths.runtime_dir)
+        os.rmdir(paths.runtime_dir.parent)
 
 
 def test_the_runtime_folder_is_created_private(isolated_home):

@@ -83,7 +83,8 @@ def test_a_long_data_folder_still_meets_one_runtime_through_the_short_socket_fol
     probe = "from lidguard.platform.paths import resolve_paths; print(resolve_paths().socket_file)"
     socket_file = subprocess.run([sys.executable, "-c", probe], env=without_variable, capture_output=True,
                                  text=True, check=True).stdout.strip()
-    assert socket_file.startswith("/tmp/lidguard-") and len(socket_file.encode()) <= 100
+    assert socket_file.startswith(os.path.realpath(lidguard.home) + "/.lidguard-run/")  # never a shared /tmp name
+    assert len(socket_file.encode()) <= 100
     try:
         _run(lidguard, with_variable, "start", "--provider", "claude", "--session", "long")
         assert os.path.exists(socket_file)

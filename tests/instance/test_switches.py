@@ -140,7 +140,8 @@ def test_the_switch_reader_is_standard_library_only():
 
 
 def test_path_switches_are_trimmed_and_empty_means_unset():
-    environ = {"LIDGUARD_SYSFS_ROOT": " /tmp/sys ", "LIDGUARD_FAKE_STATE": "", "LIDGUARD_PLATFORM": " Fake "}
+    environ = {"LIDGUARD_SYSFS_ROOT": " /tmp/sys ", "LIDGUARD_FAKE_STATE": "", "LIDGUARD_PLATFORM": " Fake ",
+               "LIDGUARD_TEST_MODE": "1"}  # the path switches are honoured in test mode only
     assert switches.sysfs_root(environ) == "/tmp/sys"
     assert switches.fake_state_file(environ) is None and switches.fake_actions_file(environ) is None
     assert switches.polkit_rule_path({}) is None

@@ -153,6 +153,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "executable": sys.executable,
         "hostOs": host_os_name(),
         "platform": platform.name,
+        "fakePlatform": _fake_platform(platform),
         "nativeModules": _native_modules(platform),
         "capabilities": capabilities,
         "runtimeRunning": bool(response.get("Succeeded")),
@@ -176,6 +177,16 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
     }
 
 
+def _fake_platform(platform: Platform) -> dict[str, str] | None:
+    """The fake platform protects nothing: doctor says which switch chose it."""
+    from .. import switches
+
+    if platform.name != "fake":
+        return None
+    reason = switches.fake_platform_reason() or "chosen by the caller"
+    return {"reason": reason, "text": switches.fake_platform_line(reason)}
+
+
 def _settings_lines(settings: dict[str, Any]) -> list[str]:
     if settings["error"]:
         return [f"Settings file: {settings['file']} (unusable; the defaults are used, the file is left as it is)",
@@ -194,8 +205,10 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
         f"lidguard {report['version']} on {report['python']} ({report['executable']})",
         f"Host OS: {report['hostOs']}    Platform backend: {report['platform']}",
         f"Runtime: {'running' if report['runtimeRunning'] else 'not running'}",
-        "Native modules:",
     ]
+    if report.get("fakePlatform"):
+        lines.append(report["fakePlatform"]["text"])
+    lines.append("Native modules:")
     for module in report["nativeModules"]:
         state = "active" if module["active"] else "pure-Python fallback"
         lines.append(f"  {module['name']}: {state} ({module['reason']})")

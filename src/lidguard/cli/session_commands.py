@@ -61,12 +61,14 @@ class StatusView:
         self.settings = _runtime_settings(self.response.get("Settings"), self.report.settings) \
             if self.running else self.report.settings
         self.power_source = _power_source(context)
+        self.fake_platform = _fake_platform(context, self.response if self.running else None)
 
     def json(self) -> dict[str, Any]:
         response, running, power_source = self.response, self.running, self.power_source
         return {
             "runtimeRunning": running,
             "powerSource": power_source.to_json() if power_source is not None else None,
+            "fakePlatform": self.fake_platform,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
             "activeSessionCount": response.get("ActiveSessionCount", 0),
             "lidSwitchState": response.get("LidSwitchState", "Unknown"),
@@ -96,7 +98,8 @@ class StatusView:
 
         response, report = self.response, self.report
         pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
-        tail = [pending or "Pending suspend: none"]
+        tail = [self.fake_platform["text"]] if self.fake_platform else []
+        tail.append(pending or "Pending suspend: none")
         paused = paused_line(response.get("Paused"))
         if paused is not None:
             tail.append(paused)
@@ -124,6 +127,25 @@ class StatusView:
         lines += response_block({**response, "PendingSuspend": None}, with_message=False)
         lines += tail
         return [escape_control(line) for line in lines]
+
+
+def _fake_platform(context: CliContext, response: dict[str, Any] | None) -> dict[str, str] | None:
+    """``{"reason", "text"}`` while the runtime (or, with none running, this command) uses the fake
+    platform, which protects nothing; None otherwise."""
+    from .. import switches
+
+    if response is not None:
+        reason = response.get("FakePlatform")
+        if not isinstance(reason, str):
+            return None
+    else:
+        try:
+            if context.platform.name != "fake":
+                return None
+        except Exception:  # noqa: BLE001 - the power source line reports a platform that cannot load
+            return None
+        reason = switches.fake_platform_reason() or "chosen by the caller"
+    return {"reason": reason, "text": switches.fake_platform_line(reason)}
 
 
 def _runtime_settings(data: Any, fallback: Any) -> Any:

@@ -84,6 +84,10 @@ class HookEventLog:
         if self.path is None:
             return
         try:
+            from .. import switches
+
+            if switches.fake_platform_reason() is not None:  # the fake platform protects nothing: say so
+                details = (("platform", "fake"), *details)
             line = format_line(kind, self.event, self.session, self.folder, details)
             self._append(line.encode("utf-8", "backslashreplace"))
         except Exception:  # noqa: BLE001 - a log line is never worth a failed hook

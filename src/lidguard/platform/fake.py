@@ -142,6 +142,7 @@ class _Recorder:
         self.actions: list[dict[str, Any]] = []
         self._actions_path = actions_path
         self._lock = threading.Lock()
+        self.lost = 0
 
     def record(self, action: str, **details: Any) -> None:
         entry = {"action": action, "pid": os.getpid(), "at": time.time(), **details}
@@ -149,7 +150,13 @@ class _Recorder:
             self.actions.append(entry)
             if self._actions_path is not None:
                 line = json.dumps(entry, sort_keys=True) + "\n"
-                fd = os.open(self._actions_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                from ..fileio_open import open_append
+
+                try:  # a regular file only: never through a symlink, never waiting on a FIFO
+                    fd = open_append(self._actions_path)
+                except OSError:
+                    self.lost += 1  # kept in memory; the named file is left as it is
+                    return
                 try:
                     os.write(fd, line.encode())
                 finally:

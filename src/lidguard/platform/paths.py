@@ -14,10 +14,14 @@ so nothing below depends on them; the lock and the socket are derived from the d
 * socket: ``<real data>/run/runtime.sock`` (``<real data>`` = the data folder's ``os.path.realpath``, so
   the socket does not depend on how HOME is spelled) when that path fits in ``MAX_SOCKET_PATH_BYTES`` (100 bytes:
   ``sun_path`` holds 107 bytes on Linux, 103 on macOS), else
-  ``/tmp/lidguard-<uid>-<hash>/runtime.sock`` where ``<hash>`` is the first 16 hex digits of the
-  SHA-256 of the data folder's real path. A fixed ``/tmp`` (not ``TMPDIR``) so every caller derives
-  the same name. On Windows (no uid) the folder is always ``<data>/run`` (a named pipe replaces the
-  socket later).
+  ``<real home>/.lidguard-run/<hash>/runtime.sock`` where ``<hash>`` is the first 16 hex digits of the
+  SHA-256 of the data folder's real path (the home folder must be this user's and not writable by
+  others; ``.lidguard-run`` is created 0700 and refused when it is not), so every caller with this HOME
+  derives the same name; only when that is too long too, ``$XDG_RUNTIME_DIR/lidguard-<hash>`` when that
+  variable names this user's own 0700 folder (callers without it then miss the runtime); else
+  ``RuntimeDirError`` says there is no safe place. Never a predictable shared name in ``/tmp``, which
+  another local user could create first (issue 39). On Windows (no uid) the folder is always
+  ``<data>/run`` (a named pipe replaces the socket later).
 
 The runtime folder (the socket's parent) is used only when it is the user's own private folder:
 ``os.lstat`` (a symbolic link is never followed) must show a directory owned by this uid and not
@@ -51,7 +55,7 @@ __all__ = [
 
 MAX_SOCKET_PATH_BYTES = 100
 SOCKET_NAME = "runtime.sock"
-SHORT_RUNTIME_BASE = "/tmp"
+SHORT_HOME_FOLDER = ".lidguard-run"  # <home>/.lidguard-run/<hash>: only this user can create it
 
 
 class RuntimeDirError(ValueError):
@@ -207,12 +211,42 @@ def _runtime_dir_for(data_dir: str) -> str:
         return os.path.join(data_dir, "run")
     real = os.path.realpath(data_dir)  # resolves the existing part; a missing tail stays as spelled
     nearby = os.path.join(real, "run")
-    if len(os.fsencode(os.path.join(nearby, SOCKET_NAME))) <= MAX_SOCKET_PATH_BYTES:
+    if _fits(nearby):
         return nearby
     import hashlib  # only for long data folders: OpenSSL costs the hook path ~5 ms
 
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
-    return os.path.join(SHORT_RUNTIME_BASE, f"lidguard-{uid}-{digest}")
+    home = os.path.realpath(os.environ.get("HOME") or os.path.expanduser("~"))
+    in_home = os.path.join(home, SHORT_HOME_FOLDER, digest)
+    if _fits(in_home) and _private_base(home, uid, strict=False):
+        check_runtime_dir(os.path.dirname(in_home))  # a squatted or loose ~/.lidguard-run is refused, never used
+        return in_home
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    if xdg and os.path.isabs(xdg):
+        in_xdg = os.path.join(os.path.realpath(xdg), f"lidguard-{digest}")
+        if _fits(in_xdg) and _private_base(os.path.realpath(xdg), uid, strict=True):
+            return in_xdg
+    raise RuntimeDirError(
+        f"The data folder {data_dir} is too long for a Unix socket and there is no private folder short enough "
+        f"for it: neither {os.path.join(home, SHORT_HOME_FOLDER)} (your home folder must be your own and not "
+        "writable by others) nor XDG_RUNTIME_DIR (unset, too long, or not your own 0700 folder) can be used; "
+        "use a shorter HOME/XDG_DATA_HOME or set XDG_RUNTIME_DIR to a private 0700 folder of your own.")
+
+
+def _fits(folder: str) -> bool:
+    return len(os.fsencode(os.path.join(folder, SOCKET_NAME))) <= MAX_SOCKET_PATH_BYTES
+
+
+def _private_base(folder: str, uid: int, *, strict: bool) -> bool:
+    """``folder`` is this user's own directory that no one else can write to (``strict``: mode 0700)."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
+        return False
+    loose = stat.S_IRWXG | stat.S_IRWXO if strict else stat.S_IWGRP | stat.S_IWOTH
+    return not info.st_mode & loose
 
 
 def _check_data_dir(data_dir: str) -> None:
@@ -255,7 +289,16 @@ def check_runtime_dir(path: str | os.PathLike[str]) -> bool:
 
 def prepare_runtime_dir(path: Path) -> Path:
     """Creates the runtime folder 0700 (or checks the existing one) and tightens it to 0700."""
-    if os.fspath(path.parent) != SHORT_RUNTIME_BASE:
+    if path.parent.name == SHORT_HOME_FOLDER:  # ~/.lidguard-run: created 0700, refused when not private
+        try:
+            os.mkdir(path.parent, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as error:
+            raise RuntimeDirError(f"Cannot create the runtime folder {path.parent}: {error.strerror or error}.") \
+                from error
+        check_runtime_dir(path.parent)
+    elif path.name == "run":  # <data>/run: the data folder may not exist yet
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
         os.mkdir(path, 0o700)  # never follows a symlink at ``path``: it fails with EEXIST instead

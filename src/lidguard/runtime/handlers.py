@@ -18,6 +18,7 @@ from ..settings.model import Settings
 from . import policy
 from .bounds import registry_full_message
 from .components.followup import FollowUpComponent, FollowUpWaiter
+from .components.status_stream import status_extra
 from .replay_guard import sent_at
 from .requests import RequestError, RuntimeRequest
 from .sessions import Session, SessionKey
@@ -175,7 +176,7 @@ async def handle_remove(runtime: Runtime, request: RuntimeRequest) -> dict[str, 
 
 
 async def handle_status(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:
-    return runtime.reply(True, "LidGuard runtime is running.", {"SessionJournal": runtime.journal.describe()})
+    return runtime.reply(True, "LidGuard runtime is running.", status_extra(runtime))
 
 
 async def handle_watch(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..app import Runtime
 
 __all__ = ["COALESCE_SECONDS", "MAX_WATCHERS", "RECHECK_SECONDS", "StatusStreamComponent", "Watcher",
-           "status_body"]
+           "status_body", "status_extra"]
 
 MAX_WATCHERS = 16
 COALESCE_SECONDS = 0.15
@@ -35,9 +35,20 @@ RECHECK_SECONDS = 25.0
 RUNNING_MESSAGE = "LidGuard runtime is running."
 
 
+def status_extra(runtime: Runtime) -> dict[str, Any]:
+    """What the ``status`` reply adds: the journal's state and, on the fake platform (which protects
+    nothing), ``FakePlatform`` naming the switch that chose it."""
+    extra: dict[str, Any] = {"SessionJournal": runtime.journal.describe()}
+    if getattr(runtime.platform, "name", "") == "fake":
+        from ... import switches
+
+        extra["FakePlatform"] = switches.fake_platform_reason() or "chosen by the caller"
+    return extra
+
+
 def status_body(runtime: Runtime) -> dict[str, Any]:
     """The ``status`` reply (``handlers.handle_status`` answers the same)."""
-    return runtime.reply(True, RUNNING_MESSAGE, {"SessionJournal": runtime.journal.describe()}, list_sessions=True)
+    return runtime.reply(True, RUNNING_MESSAGE, status_extra(runtime), list_sessions=True)
 
 
 class Watcher:
