@@ -52,6 +52,9 @@ def test_a_runtime_start_keeps_awake_when_the_lid_change_is_refused_and_a_settin
     status = lidguard.json("status")
     assert status["lidPolicyHeldBack"] == f"keeping awake; {HINT}"
     assert [s["sessionIdentifier"] for s in status["sessions"]] == ["s1"]
+    doctor = lidguard.json("doctor")
+    assert doctor["lidPolicyHeldBack"] == f"keeping awake; {HINT}"
+    assert f"Lid-close action held back: keeping awake; {HINT}" in lidguard.run("doctor").stdout
     lidguard.run("mark-session-active", "--provider", "custom", "--session", "s1", check=True)
     assert [a["action"] for a in lidguard.actions()].count("lid-policy-refused") == 1, "no retry per event"
     lidguard.set_machine()  # the permission appears; a settings change tries again

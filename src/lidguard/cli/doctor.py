@@ -156,6 +156,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "nativeModules": _native_modules(platform),
         "capabilities": capabilities,
         "runtimeRunning": bool(response.get("Succeeded")),
+        "lidPolicyHeldBack": _lid_held_back(response),
         "powerSource": power_source,
         "powerSourceText": power_source_text,
         "settings": settings,
@@ -176,6 +177,12 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
     }
 
 
+def _lid_held_back(response: dict[str, Any]) -> str | None:
+    """Why the running runtime leaves the lid-close action alone while it keeps awake (a permission)."""
+    note = response.get("LidPolicyHeldBack") if response.get("Succeeded") else None
+    return note if isinstance(note, str) and note else None
+
+
 def _settings_lines(settings: dict[str, Any]) -> list[str]:
     if settings["error"]:
         return [f"Settings file: {settings['file']} (unusable; the defaults are used, the file is left as it is)",
@@ -194,8 +201,10 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
         f"lidguard {report['version']} on {report['python']} ({report['executable']})",
         f"Host OS: {report['hostOs']}    Platform backend: {report['platform']}",
         f"Runtime: {'running' if report['runtimeRunning'] else 'not running'}",
-        "Native modules:",
     ]
+    if report.get("lidPolicyHeldBack"):
+        lines.append(f"Lid-close action held back: {report['lidPolicyHeldBack']}")
+    lines.append("Native modules:")
     for module in report["nativeModules"]:
         state = "active" if module["active"] else "pure-Python fallback"
         lines.append(f"  {module['name']}: {state} ({module['reason']})")
