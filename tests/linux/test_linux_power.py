@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from dbus_harness import LogindMock
 
-from lidguard.platform.api import LidPolicy, PowerRequests, ProtectionRequest, Unsupported
+from lidguard.platform.api import LidPolicy, LidPolicyRefused, PowerRequests, ProtectionRequest, Unsupported
 from lidguard.platform.linux.power import (
     LID_SWITCH_WHY,
     LINUX_LID_SCHEME_IDENTIFIER,
@@ -256,7 +256,9 @@ def test_a_helper_that_exits_at_once_reports_exit_code_and_stderr(
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     monkeypatch.setenv("LIDGUARD_LOGIND_BINDING", "off")
-    with pytest.raises(InhibitorHelperError) as raised:
+    # polkit's "Access denied" is a refused lid change (keep-awake stays, issue 32), the helper's error its cause.
+    with pytest.raises(LidPolicyRefused) as raised:
         LinuxLidPolicy().set_do_nothing(LinuxLidPolicy().read_lid_actions())
-    assert raised.value.exit_code == 1
-    assert "Failed to inhibit: Access denied" in str(raised.value)
+    helper = raised.value.__cause__
+    assert isinstance(helper, InhibitorHelperError) and helper.exit_code == 1
+    assert "Failed to inhibit: Access denied" in str(helper) and "Access denied" in raised.value.detail

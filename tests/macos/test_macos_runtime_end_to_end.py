@@ -198,14 +198,33 @@ def test_kill_9_ends_caffeinate_and_the_next_cli_call_restores_sleep_exactly_onc
     assert privileged(mac) == [DISABLE, ENABLE]
 
 
-def test_without_the_sudoers_rule_start_fails_in_one_line_with_the_install_hint_and_holds_nothing(mac):
+def test_without_the_sudoers_rule_start_keeps_awake_says_why_and_the_next_start_after_install_applies_the_lid(mac):
     mac.tools.set_machine(sudo="password")
     result = mac.run("start", "--provider", "claude", "--session", "s1")
-    assert result.returncode == 1
-    [line] = result.stderr.splitlines()
-    assert "sudo: a password is required" in line and "lidguard macos-permission install" in line
+    assert result.returncode == 0, result.stderr
+    assert "keeping awake; the lid-close action needs `lidguard macos-permission install`" in result.stdout
     # Never a password prompt: only `sudo -n`, once; the refused change is not "restored" with sudo.
     assert privileged(mac) == [DISABLE]
-    assert mac.wait_until(lambda: not caffeinate_pids(mac))
+    assert mac.wait_until(lambda: len(caffeinate_pids(mac)) == 1)
+    [runtime_pid] = mac.runtime_pids()
+    assert mac.tools.commands("caffeinate") == [["caffeinate", "-i", "-w", str(runtime_pid)]]
     assert mac.tools.machine()["sleep_disabled"] == 0
     assert not (mac.data_dir / "pending-lid-action-backup.json").exists()
+    status = mac.json("status")
+    assert "lidguard macos-permission install" in status["lidPolicyHeldBack"]
+    assert [s["sessionIdentifier"] for s in status["sessions"]] == ["s1"]
+    text = mac.run("status", check=True).stdout
+    assert "Lid-close action held back: keeping awake; the lid-close action needs" in text
+    # Another hook event does not retry sudo (no storm); a start after the rule is installed does.
+    mac.run("mark-session-active", "--provider", "claude", "--session", "s1", check=True)
+    assert privileged(mac) == [DISABLE]
+    installed = mac.run("macos-permission", "install")
+    assert installed.returncode == 0, installed.stderr
+    start(mac, "s2")
+    assert mac.wait_until(lambda: privileged(mac)[-1:] == [DISABLE] and mac.tools.machine()["sleep_disabled"] == 1)
+    assert mac.json("status")["lidPolicyHeldBack"] is None
+    assert (mac.data_dir / "pending-lid-action-backup.json").exists()
+    assert len(caffeinate_pids(mac)) == 1
+    stop(mac, "s2")
+    stop(mac)
+    assert mac.wait_until(lambda: not caffeinate_pids(mac) and mac.tools.machine()["sleep_disabled"] == 0)

@@ -109,3 +109,14 @@ def test_a_refused_write_raises_access_denied():
         WindowsLidPolicy(api).set_do_nothing(LidActionSnapshot(BALANCED, 1, 1))
     assert raised.value.winerror == ERROR_ACCESS_DENIED
     assert "PowerSetActiveScheme" not in api.names()
+
+
+def test_access_denied_on_the_first_write_is_a_lid_policy_refusal_with_nothing_changed():
+    from lidguard.platform.api import LidPolicyRefused
+
+    api = FakeWindowsApi()
+    api.fail("PowerWriteACValueIndex", ERROR_ACCESS_DENIED)
+    with pytest.raises(LidPolicyRefused) as raised:
+        WindowsLidPolicy(api).set_do_nothing(LidActionSnapshot(BALANCED, 1, 1))
+    assert "access is denied" in raised.value.hint and "Windows error 5" in raised.value.detail
+    assert api.names() == ["PowerWriteACValueIndex"]

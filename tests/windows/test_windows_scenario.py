@@ -21,7 +21,11 @@ from fake_winapi import BALANCED, FakeWindowsApi
 
 from lidguard.platform.paths import resolve_paths
 from lidguard.platform.windows.backend import WindowsPlatform
-from lidguard.platform.windows.winapi import POWER_REQUEST_DISPLAY_REQUIRED, POWER_REQUEST_SYSTEM_REQUIRED
+from lidguard.platform.windows.winapi import (
+    ERROR_ACCESS_DENIED,
+    POWER_REQUEST_DISPLAY_REQUIRED,
+    POWER_REQUEST_SYSTEM_REQUIRED,
+)
 from lidguard.runtime.app import Runtime
 from lidguard.runtime.protection import restore_pending_lid_backup
 from lidguard.settings.model import Settings, headless_defaults
@@ -101,6 +105,28 @@ def test_start_protects_and_closed_lid_stop_suspends_after_release():
 
     run(harness, body)
     assert api.requests == {} and api.notification_callbacks == {}
+
+
+def test_a_refused_lidaction_write_keeps_the_power_request_and_the_next_start_retries():
+    api = FakeWindowsApi()
+    api.fail("PowerWriteACValueIndex", ERROR_ACCESS_DENIED)
+    harness = WindowsHarness(api, settings())
+
+    async def body(h: WindowsHarness) -> None:
+        reply = await h.send("start")
+        assert reply["Succeeded"], reply["Message"]
+        assert api.active_requests() == [{POWER_REQUEST_SYSTEM_REQUIRED}]
+        assert api.lid_values == {(BALANCED, True): 1, (BALANCED, False): 1}
+        assert "Lid-close action held back: keeping awake; the lid-close action" in reply["Message"]
+        assert "access" in reply["LidPolicyHeldBack"].lower()
+        assert not h.paths.lid_backup_file.exists()
+        reply = await h.send("start", SessionIdentifier="s2")  # the refusal is gone now
+        assert reply["Succeeded"] and reply["LidPolicyHeldBack"] is None
+        assert api.lid_values == {(BALANCED, True): 0, (BALANCED, False): 0}
+        assert h.backup()["AlternatingCurrentAction"] == 1
+
+    run(harness, body)
+    assert api.lid_values == {(BALANCED, True): 1, (BALANCED, False): 1}
 
 
 def test_open_lid_stop_does_not_suspend_and_modern_standby_failure_is_recorded():

@@ -157,6 +157,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "nativeModules": _native_modules(platform),
         "capabilities": capabilities,
         "runtimeRunning": bool(response.get("Succeeded")),
+        "lidPolicyHeldBack": _lid_held_back(response),
         "powerSource": power_source,
         "powerSourceText": power_source_text,
         "settings": settings,
@@ -187,6 +188,12 @@ def _fake_platform(platform: Platform) -> dict[str, str] | None:
     return {"reason": reason, "text": switches.fake_platform_line(reason)}
 
 
+def _lid_held_back(response: dict[str, Any]) -> str | None:
+    """Why the running runtime leaves the lid-close action alone while it keeps awake (a permission)."""
+    note = response.get("LidPolicyHeldBack") if response.get("Succeeded") else None
+    return note if isinstance(note, str) and note else None
+
+
 def _settings_lines(settings: dict[str, Any]) -> list[str]:
     if settings["error"]:
         return [f"Settings file: {settings['file']} (unusable; the defaults are used, the file is left as it is)",
@@ -208,6 +215,8 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
     ]
     if report.get("fakePlatform"):
         lines.append(report["fakePlatform"]["text"])
+    if report.get("lidPolicyHeldBack"):
+        lines.append(f"Lid-close action held back: {report['lidPolicyHeldBack']}")
     lines.append("Native modules:")
     for module in report["nativeModules"]:
         state = "active" if module["active"] else "pure-Python fallback"

@@ -76,6 +76,7 @@ class StatusView:
             "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
                                                    lid=response.get("LidSwitchState")),
             "protectionHeldBack": _held_back(response),
+            "lidPolicyHeldBack": _lid_held_back(response),
             "paused": _paused_json(response.get("Paused")),
             "displayDimmed": _dimmed(response.get("DisplayDimmed")),
             "settingsFile": str(self.context.paths.settings_file),
@@ -104,6 +105,9 @@ class StatusView:
         if paused is not None:
             tail.append(paused)
         tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
+        lid_note = _lid_held_back(response)
+        if lid_note is not None:
+            tail.append(f"Lid-close action held back: {lid_note}")
         dimmed = _dimmed(response.get("DisplayDimmed"))
         if dimmed is not None:
             tail.append(f"Display dimmed (the user is away): {dimmed['dimmedTo']}/{dimmed['maxBrightness']}, "
@@ -227,6 +231,12 @@ def _held_back(response: dict[str, Any]) -> list[str]:
     """Why the runtime holds protection back (power policy, Emergency Hibernation); sessions stay."""
     reasons = response.get("ProtectionHeldBack")
     return [str(reason) for reason in reasons if isinstance(reason, str)] if isinstance(reasons, list) else []
+
+
+def _lid_held_back(response: dict[str, Any]) -> str | None:
+    """Why the lid-close change is left alone while keep-awake is held (a missing permission)."""
+    note = response.get("LidPolicyHeldBack")
+    return note if isinstance(note, str) and note else None
 
 
 def _dimmed(dimmed: Any) -> dict[str, Any] | None:

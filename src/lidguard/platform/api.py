@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
-from .errors import Unsupported
+from .errors import LidPolicyRefused, Unsupported
 from .process_info import ProcessInfo
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "Suspender",
     "TemperatureMode",
     "ThermalReader",
+    "LidPolicyRefused",
     "Unsupported",
     "aggregate_temperature",
     "play_sound",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["Unsupported"]
+__all__ = ["LidPolicyRefused", "Unsupported"]
 
 
 class Unsupported(Exception):
@@ -12,3 +12,14 @@ class Unsupported(Exception):
         super().__init__(f"{capability} is unsupported: {reason}")
         self.capability = capability
         self.reason = reason
+
+
+class LidPolicyRefused(PermissionError):
+    """The OS refused the lid-close policy change for want of a permission (no sudoers rule, no
+    polkit grant, an access-denied power setting). Keep-awake stays; ``hint`` is the one line that
+    says what is missing (e.g. "the lid-close action needs `lidguard macos-permission install`")."""
+
+    def __init__(self, hint: str, detail: str) -> None:
+        super().__init__(f"{hint} ({detail})")
+        self.hint = hint
+        self.detail = detail

@@ -6,7 +6,7 @@ every question) and every action is appended as one JSON line to ``LIDGUARD_FAKE
 
     {"lid": "open"|"closed"|"unknown", "displays": [{"name": "eDP-1", "internal": true}],
      "temperaturesCelsius": [45.0], "suspendSucceeds": true, "hibernateSucceeds": true,
-     "refuseWhileBlocked": true,
+     "refuseWhileBlocked": true, "lidPolicyRefusal": "the lid-close action needs ...",
      "powerSource": {"onAc": true, "batteryPercent": 80, "batteryStatus": "Charging"},
      "soundWarnings": ["..."], "soundFailure": "..."},
      "brightness": {"device": "backlight/fake", "value": 80, "maximum": 100} | null,
@@ -22,6 +22,8 @@ volume-override warnings); ``soundFailure`` makes playback raise with those warn
 Like a strict OS (logind refusing while any block inhibitor on sleep is held, macOS ``disablesleep 1``
 keeping ``sleepnow`` from sleeping), a request is refused while this platform's own keep-awake or
 lid policy is held (``refuseWhileBlocked``); each request records what blocked it (``blockedBy``).
+``lidPolicyRefusal`` makes the lid-policy change raise ``LidPolicyRefused`` with that hint (as a
+missing sudoers rule, polkit grant or power-setting access would; recorded as ``lid-policy-refused``).
 The fake permission manager changes nothing: each subcommand is recorded as ``permission-<name>``.
 """
 
@@ -43,6 +45,7 @@ from .api import (
     DisplayConnector,
     IdleReading,
     LidActionSnapshot,
+    LidPolicyRefused,
     LidState,
     NativeModuleStatus,
     PowerSource,
@@ -69,6 +72,7 @@ class FakeMachine:
     lid_dc_action: int = 1
     power_source: PowerSource | None = None
     refuse_while_blocked: bool = True
+    lid_policy_refusal: str | None = None  # set: the lid change is refused (LidPolicyRefused, this hint)
     sound_warnings: list[str] = field(default_factory=list)
     sound_failure: str | None = None
     brightness: BrightnessLevel | None = field(default_factory=lambda: BrightnessLevel("backlight/fake", 80, 100))
@@ -90,6 +94,8 @@ class FakeMachine:
         machine.suspend_succeeds = bool(data.get("suspendSucceeds", True))
         machine.hibernate_succeeds = bool(data.get("hibernateSucceeds", True))
         machine.refuse_while_blocked = bool(data.get("refuseWhileBlocked", True))
+        refusal = data.get("lidPolicyRefusal")
+        machine.lid_policy_refusal = str(refusal) if refusal else None
         warnings = data.get("soundWarnings", [])
         machine.sound_warnings = [str(item) for item in warnings] if isinstance(warnings, list) else []
         failure = data.get("soundFailure")
@@ -377,6 +383,9 @@ class _FakeLidPolicy:
 
     def set_do_nothing(self, snapshot: LidActionSnapshot) -> None:
         machine = self._platform.machine
+        if machine.lid_policy_refusal:
+            self._platform.record("lid-policy-refused", hint=machine.lid_policy_refusal)
+            raise LidPolicyRefused(machine.lid_policy_refusal, "the fake platform refuses the lid-policy change")
         machine.lid_ac_action = 0
         machine.lid_dc_action = 0
         self._platform.lid_policy_held = True

@@ -363,6 +363,7 @@ class Runtime:
                               pending_suspend=self.suspend.describe(),
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
                                      "ProtectionHeldBack": self.protection.held_back(),
+                                     "LidPolicyHeldBack": self.protection.lid_held_back(),
                                      "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
                                      **(extra or {})},
                               list_sessions=_LIST_SESSIONS.get() if list_sessions is None else list_sessions)

@@ -67,6 +67,7 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
             input_prompt_preview=request.input_prompt_preview, turn_id=request.turn_id,
             sent_at=sent_at(request.sent_at_milliseconds),
         ))
+    runtime.protection.retry_refused_lid()  # a permission installed since is used by the next start
     error = await runtime.protection.reconcile()
     if outcome.succeeded and error is not None and not runtime.protection.applied:
         message = f"Failed to apply protection for {key}: {error}"
@@ -75,7 +76,13 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
             runtime.log("session-start-failed", "start", message, succeeded=False, key=key)
         await runtime.protection.reconcile()
         return runtime.reply(False, message)
-    return runtime.reply(outcome.succeeded, outcome.message)
+    return runtime.reply(outcome.succeeded, _with_lid_note(runtime, outcome.message))
+
+
+def _with_lid_note(runtime: Runtime, message: str) -> str:
+    """The reply's message plus why the lid-close change is held back, when it is (never fatal)."""
+    note = runtime.protection.lid_held_back() if runtime.protection.applied else None
+    return f"{message} Lid-close action held back: {note}" if note else message
 
 
 def _roll_back_start(runtime: Runtime, key: SessionKey, before: Session | None, started: Session | None) -> None:
@@ -227,11 +234,12 @@ async def handle_settings(runtime: Runtime, request: RuntimeRequest) -> dict[str
     async with runtime.gate:
         runtime.settings_guard.clear("settings")
         runtime.update_settings(settings)
+    runtime.protection.retry_refused_lid()
     error = await runtime.protection.reconcile()
     runtime.log("settings-updated", "settings", "Runtime settings updated.")
     if error is not None:
         return runtime.reply(False, f"Runtime settings updated, but protection could not follow them: {error}")
-    return runtime.reply(True, "Runtime settings updated.")
+    return runtime.reply(True, _with_lid_note(runtime, "Runtime settings updated."))
 
 
 async def handle_shutdown(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:

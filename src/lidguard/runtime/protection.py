@@ -13,6 +13,11 @@ backup question is settled: the set-aside file is gone (the user checked the lid
 deleted it), or the platform's lid hold cannot outlive its process (a logind inhibitor, the fake:
 what the machine does now is the user's own setting). A backup that cannot be written (a full disk)
 leaves the lid policy alone too, never keep-awake.
+
+A lid change the OS refuses for want of a permission (``LidPolicyRefused``: no sudoers rule, no
+polkit grant, an access-denied power setting) is never fatal either: keep-awake stays, the backup
+written for it is dropped (nothing changed), ``lid_held_back`` says why (status, doctor, the start's
+reply) and ``retry_refused_lid`` lets the next start or settings change try again.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..fileio import UnusableFileError, read_json_object, write_atomic
-from ..platform.api import LidActionSnapshot, Platform, PowerHandle, ProtectionRequest
+from ..platform.api import LidActionSnapshot, LidPolicyRefused, Platform, PowerHandle, ProtectionRequest
 from ..settings.model import Settings
 
 __all__ = [
@@ -197,6 +202,7 @@ class ProtectionCoordinator:
         self._lid_changed = False
         self._lid_declined = False  # the lid policy was wanted but left alone (see _hold_lid_policy)
         self._lid_note: str | None = None
+        self._lid_refused: str | None = None  # the hint of a change the OS refused (retried on request)
         self._durable_backup = not _hold_ends_with_process(platform)
 
     @property
@@ -208,6 +214,23 @@ class ProtectionCoordinator:
         if not self.applied:
             return None
         return ProtectionTarget(self._request or ProtectionRequest(), self._lid_changed or self._lid_declined)
+
+    @property
+    def lid_held_back(self) -> str | None:
+        """Why the wanted lid-close change is not applied (keep-awake is), else None."""
+        if not self._lid_declined:
+            return None
+        if self._lid_refused is not None:
+            return f"keeping awake; {self._lid_refused}"
+        return self._lid_note
+
+    def retry_refused_lid(self) -> bool:
+        """Lets the next ``converge`` try a refused lid change again (the permission may be there
+        now). True when there was one to retry."""
+        if self._lid_refused is None or not self._lid_declined:
+            return False
+        self._lid_declined = False
+        return True
 
     def converge(self, target: ProtectionTarget | None) -> None:
         """Moves to ``target`` (None: release everything). On a failure from nothing applied, rolls
@@ -226,6 +249,7 @@ class ProtectionCoordinator:
                 self._hold_lid_policy()
             elif not target.change_lid_action:
                 self._lid_declined = False
+                self._lid_refused = None
                 if self._lid_changed:
                     self._lid_changed = False
                     self._restore_lid_policy()
@@ -253,6 +277,7 @@ class ProtectionCoordinator:
 
     def _hold_lid_policy(self) -> None:
         self._lid_declined = False
+        self._lid_refused = None
         try:
             snapshot = read_lid_backup(self._backup_path)
         except LidBackupError as error:
@@ -263,6 +288,7 @@ class ProtectionCoordinator:
                                   f"lid-action backup {self._backup_path} could not be set aside.")
                 return
             snapshot = None
+        wrote_backup = snapshot is None
         if snapshot is None:
             unsettled = self._backup_unsettled()
             if unsettled:
@@ -278,13 +304,23 @@ class ProtectionCoordinator:
                                   f"held): the lid-action backup {self._backup_path} cannot be written: "
                                   f"{error.strerror or error}.")
                 return
+        self._lid_changed = True  # set first: a change that failed half-way is still restored
+        try:
+            self._platform.lid_policy.set_do_nothing(snapshot)
+        except LidPolicyRefused as error:
+            self._lid_changed = False
+            if wrote_backup:  # nothing changed: no restore is owed (it would need the same permission)
+                self._backup_path.unlink(missing_ok=True)
+            self._decline_lid("lid-action-change-refused", f"Left the lid-close action alone (keep-awake is "
+                              f"held): {error}")
+            self._lid_refused = error.hint
+            return
         self._lid_note = None
-        self._lid_changed = True
-        self._platform.lid_policy.set_do_nothing(snapshot)
 
     def release(self) -> None:
         """Releases everything held; restores the lid policy only from the backup file."""
         self._lid_declined = False
+        self._lid_refused = None
         errors: list[Exception] = []
         if self._lid_changed:
             self._lid_changed = False

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..api import LidActionSnapshot, ProtectionRequest, Unsupported
+from ..api import LidActionSnapshot, LidPolicyRefused, ProtectionRequest, Unsupported
 from ._binding import (
     LogindConnection,
     LogindError,
@@ -265,6 +265,23 @@ class LinuxPowerRequests:
             handle.release()
 
 
+LINUX_LID_HINT = ("the lid-close action needs polkit's org.freedesktop.login1.inhibit-handle-lid-switch "
+                  "permission for this user (an active local session has it by default)")
+_POLKIT_REFUSALS = ("org.freedesktop.DBus.Error.AccessDenied",
+                    "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired")
+
+
+def _polkit_refused(error: LogindError) -> bool:
+    """logind (polkit) said no: a D-Bus AccessDenied or InteractiveAuthorizationRequired, or the
+    systemd-inhibit helper's "Access denied" / "Interactive authentication required" line."""
+    if error.name in _POLKIT_REFUSALS:
+        return True
+    if isinstance(error, InhibitorHelperError):
+        text = error.message.lower()
+        return "access denied" in text or "interactive authentication required" in text
+    return False
+
+
 class LinuxLidPolicy:
     """LidPolicy: "Do Nothing" on lid close means this process holds a ``handle-lid-switch`` inhibitor.
 
@@ -286,9 +303,15 @@ class LinuxLidPolicy:
         return LidActionSnapshot(LINUX_LID_SCHEME_IDENTIFIER, action, action)
 
     def set_do_nothing(self, snapshot: LidActionSnapshot) -> None:
+        """Raises ``LidPolicyRefused`` when polkit refuses the inhibitor (nothing is held then)."""
         with self._lock:
             if self._hold is None or not self._hold.held:
-                self._hold = acquire_inhibitor("handle-lid-switch", LID_SWITCH_WHY, capability="lid_policy")
+                try:
+                    self._hold = acquire_inhibitor("handle-lid-switch", LID_SWITCH_WHY, capability="lid_policy")
+                except LogindError as error:
+                    if _polkit_refused(error):
+                        raise LidPolicyRefused(LINUX_LID_HINT, str(error)) from error
+                    raise
 
     def restore_lid_actions(self, snapshot: LidActionSnapshot) -> None:
         self._release_hold()

@@ -86,6 +86,12 @@ class CommandResult:
     def ok(self) -> bool:
         return self.exit_code == 0
 
+    @property
+    def sudo_refused(self) -> bool:
+        """``sudo -n`` refused to run the command without a password (no sudoers rule)."""
+        detail = self.stderr.strip() or self.stdout.strip()
+        return bool(self.argv) and os.path.basename(self.argv[0]) == "sudo" and _is_sudo_refusal(detail)
+
     def failure_text(self) -> str:
         """``<tool> ... failed with exit code N: <stderr>`` (+ the sudoers hint when sudo refused)."""
         detail = self.stderr.strip() or self.stdout.strip() or "no error output"

@@ -22,6 +22,7 @@ import subprocess
 import threading
 
 from ..api import LidActionSnapshot, ProtectionRequest
+from ..errors import LidPolicyRefused
 from .commands import describe_tool, run_privileged, run_tool, start_tool
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
 # Fake power-scheme identifier recorded in the pending lid-action backup (REFERENCE 8.3).
 MACOS_LID_SCHEME_IDENTIFIER = "eb120717-8275-41c2-9400-162dc42ef4ca"
 LID_ACTION_DO_NOTHING = 0
+MAC_LID_HINT = "the lid-close action needs `lidguard macos-permission install`"
 LID_ACTION_SLEEP = 1
 HELPER_PROBE_SECONDS = 0.25
 HELPER_RELEASE_WAIT_SECONDS = 2.0
@@ -189,6 +191,8 @@ class MacLidPolicy:
     def _write_sleep_disabled(value: int) -> None:
         result = run_privileged("pmset", ["-a", "disablesleep", str(value)], capability="lid_policy",
                                 timeout=PMSET_TIMEOUT_SECONDS)
+        if result.sudo_refused and value == 1:
+            raise LidPolicyRefused(MAC_LID_HINT, result.failure_text())
         if not result.ok:
             raise OSError(result.failure_text())
 

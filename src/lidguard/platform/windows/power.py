@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import threading
 
-from ..api import LidActionSnapshot, ProtectionRequest
+from ..api import LidActionSnapshot, LidPolicyRefused, ProtectionRequest
 from .winapi import (
+    ERROR_ACCESS_DENIED,
     LIDACTION_SETTING,
     LIDACTION_SUBGROUP,
     POWER_REQUEST_AWAY_MODE_REQUIRED,
@@ -34,6 +35,8 @@ __all__ = ["LID_ACTION_DO_NOTHING", "PowerRequestHandle", "WindowsLidPolicy", "W
            "request_types_for"]
 
 LID_ACTION_DO_NOTHING = 0
+WINDOWS_LID_HINT = ("the lid-close action (LIDACTION of the power scheme) cannot be changed: access is denied "
+                    "(a group policy or an administrator locks the power settings)")
 DEFAULT_REASON = "LidGuard is keeping the system awake while an agent session is running."
 _REQUEST_NAMES = {
     POWER_REQUEST_SYSTEM_REQUIRED: "SystemRequired",
@@ -153,7 +156,16 @@ class WindowsLidPolicy:
         return LidActionSnapshot(scheme, ac, dc)
 
     def set_do_nothing(self, snapshot: LidActionSnapshot) -> None:
-        self._write(snapshot.power_scheme_identifier, LID_ACTION_DO_NOTHING, LID_ACTION_DO_NOTHING)
+        """Raises ``LidPolicyRefused`` when Windows denies the first write (access denied: a group
+        policy or an administrator locks the power scheme), when nothing has changed yet."""
+        try:
+            self._api.power_write_value_index(snapshot.power_scheme_identifier, LIDACTION_SUBGROUP,
+                                              LIDACTION_SETTING, LID_ACTION_DO_NOTHING, ac=True)
+        except WindowsApiError as error:
+            if error.winerror == ERROR_ACCESS_DENIED:
+                raise LidPolicyRefused(WINDOWS_LID_HINT, str(error)) from error
+            raise
+        self._write(snapshot.power_scheme_identifier, None, LID_ACTION_DO_NOTHING)
 
     def restore_lid_actions(self, snapshot: LidActionSnapshot) -> None:
         self._write(snapshot.power_scheme_identifier, snapshot.alternating_current_action,

@@ -33,6 +33,7 @@ class ProtectionComponent(ComponentBase):
         self._lock = Gate()
         self._target_of: object = None  # the settings ``_settings_target`` was built from
         self._settings_target: ProtectionTarget | None = None
+        self._retry_lid = False
 
     @property
     def applied(self) -> bool:
@@ -40,6 +41,17 @@ class ProtectionComponent(ComponentBase):
 
     def _log_failure(self, event_name: str, message: str) -> None:
         self._runtime.log(event_name, "protection", message, succeeded=False)
+
+    def lid_held_back(self) -> str | None:
+        """Why the lid-close change is left alone while keep-awake is held (a refused permission, an
+        unsettled backup), else None."""
+        return self._coordinator.lid_held_back
+
+    def retry_refused_lid(self) -> None:
+        """A start or a settings change tries a refused lid change again at the next reconcile (the
+        permission may be there now); other events never do (no sudo/polkit call per hook event)."""
+        if self._coordinator.lid_held_back is not None:
+            self._retry_lid = True
 
     def held_back(self) -> list[str]:
         """Why wanted protection is not applied now (empty: nothing holds it back)."""
@@ -58,24 +70,36 @@ class ProtectionComponent(ComponentBase):
     async def reconcile(self) -> Exception | None:
         """Converges to the wanted protection; returns the platform error when a change failed."""
         runtime = self._runtime
-        if not self._lock.locked() and self._target() == self._coordinator.current:
+        if not self._retry_lid and not self._lock.locked() and self._target() == self._coordinator.current:
             return None  # nothing to change and nobody changing it (most events): no scope, no lock
         with anyio.CancelScope(shield=True):
             async with self._lock:
-                for _ in range(_MAX_ROUNDS):
-                    target = self._target()
-                    if target == self._coordinator.current:
-                        return None
-                    try:
-                        await runtime.call_platform(self._coordinator.converge, target)
-                    except Exception as error:
-                        if target is None:
-                            event, message = "protection-release-failed", f"Releasing protection failed: {error}"
-                        else:
-                            event, message = "protection-sync-failed", f"Protection change failed: {error}"
-                        runtime.exception_log.record(event, error)
-                        runtime.log(event, "protection", message, succeeded=False)
-                        return error
+                held_back = self._coordinator.lid_held_back
+                try:
+                    return await self._converge_rounds()
+                finally:
+                    if self._coordinator.lid_held_back != held_back:
+                        runtime.status_changed()
+
+    async def _converge_rounds(self) -> Exception | None:
+        runtime = self._runtime
+        if self._retry_lid:
+            self._retry_lid = False
+            self._coordinator.retry_refused_lid()
+        for _ in range(_MAX_ROUNDS):
+            target = self._target()
+            if target == self._coordinator.current:
+                return None
+            try:
+                await runtime.call_platform(self._coordinator.converge, target)
+            except Exception as error:
+                if target is None:
+                    event, message = "protection-release-failed", f"Releasing protection failed: {error}"
+                else:
+                    event, message = "protection-sync-failed", f"Protection change failed: {error}"
+                runtime.exception_log.record(event, error)
+                runtime.log(event, "protection", message, succeeded=False)
+                return error
         return None
 
     async def release_all(self) -> None:
