@@ -251,3 +251,48 @@ def test_hook_events_command(lidguard):
     help_text = lidguard.run("help").stdout
     assert "hook-events" in help_text and "opencode-hook" in help_text
     assert "--event" in lidguard.run("copilot-hook", "--help").stdout
+
+
+# Issue 39 item 4: an agent that never closes the hook's stdin. One tool event per provider (none starts
+# or launches a runtime), written whole and left open; and nothing written at all.
+OPEN_STDIN_EVENTS = {
+    "claude": (TOOL, ()),
+    "codex": (TOOL, ()),
+    "copilot": ({"sessionId": "s1", "toolName": "bash"}, ("--event", "preToolUse")),
+    "opencode": ({"sessionID": "s1", "tool": "bash"}, ("--event", "tool.execute.before")),
+    "gemini": ({**TOOL, "hook_event_name": "BeforeTool", "tool_name": "run_shell_command"}, ()),
+    "qwen": (TOOL, ()),
+}
+
+
+@pytest.mark.parametrize("written", [True, False], ids=["payload-written", "nothing-written"])
+@pytest.mark.parametrize("provider", list(OPEN_STDIN_EVENTS))
+def test_a_stdin_held_open_ends_the_hook_within_its_budget(lidguard, load_allowance, provider, written):
+    payload, args = OPEN_STDIN_EVENTS[provider]
+    bound = HOOK_BUDGET_SECONDS + load_allowance()
+    process = subprocess.Popen([sys.executable, *ENTRY, HOOK_COMMAND[provider], *args], env=lidguard.env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        began = time.monotonic()
+        if written:
+            process.stdin.write(json.dumps(payload).encode())
+            process.stdin.flush()  # ... and never closed
+        try:
+            code = process.wait(timeout=bound)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{provider}-hook still waits for stdin after {bound:.1f} s")
+        elapsed = time.monotonic() - began
+        assert code == 0 and elapsed < bound, (code, elapsed, bound)
+        assert_valid_output(provider, process.stdout.read().decode("utf-8"))
+        assert process.stderr.read() == b""
+        log = (lidguard.data_dir / f"{provider}-hook-events.log").read_text()
+        if written:  # what arrived was acted on: the event was received and sent (no runtime: unavailable)
+            assert "received" in log and "Ignored the hook input" not in log, log
+        else:
+            assert "Ignored the hook input: stdin is empty" in log, log
+    finally:
+        process.kill()
+        process.wait()
+        process.stdin.close()
+        process.stdout.close()
+        process.stderr.close()
