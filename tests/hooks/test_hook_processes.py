@@ -5,6 +5,8 @@ a few hundred generated payloads, `lidguard hook-events`."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -296,3 +298,74 @@ def test_a_stdin_held_open_ends_the_hook_within_its_budget(lidguard, load_allowa
         process.stdin.close()
         process.stdout.close()
         process.stderr.close()
+
+
+def test_a_stopped_runtime_costs_every_hook_at_most_its_budget_and_status_says_so(lidguard, load_allowance):
+    # Issue 39 item 8: a runtime that holds its lock and its socket but never answers (SIGSTOP): the
+    # kernel still accepts connections on its listening socket, nothing ever replies.
+    start_runtime(lidguard)
+    [pid] = lidguard.runtime_pids()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for name, payload in (("tool", TOOL), ("permission", PERMISSION), ("prompt", PROMPT), ("stop", STOP)):
+            bound = HOOK_BUDGET_SECONDS + load_allowance()  # this run's load, measured beside each hook
+            began = time.monotonic()
+            result = run_hook_process(lidguard, "claude", json.dumps(payload))
+            elapsed = time.monotonic() - began
+            assert (result.returncode, result.stderr) == (0, b""), (name, result)
+            assert_valid_output("claude", result.stdout.decode("utf-8"))
+            assert elapsed < bound, (name, elapsed, bound)
+        bound = HOOK_BUDGET_SECONDS + load_allowance()
+        began = time.monotonic()
+        result = lidguard.run("status")
+        elapsed = time.monotonic() - began
+        assert result.returncode == 1 and result.stdout == "", result
+        [line] = result.stderr.strip().splitlines()
+        assert line.startswith(f"lidguard: LidGuard runtime not answering (pid {pid}): "), result.stderr
+        assert elapsed < bound, (elapsed, bound)
+        result = lidguard.run("status", "--json")
+        assert result.returncode == 1 and f"not answering (pid {pid})" in result.stderr, result
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert lidguard.wait_until(lambda: lidguard.run("status").returncode == 0)
+
+
+NEVER_READY = (
+    "import fcntl, os, sys, time\n"
+    "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+    "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+    "os.ftruncate(fd, 0)\n"
+    "os.write(fd, str(os.getpid()).encode())  # '<pid>', never '<pid> ready'\n"
+    "print('held', flush=True)\n"
+    "time.sleep(600)\n"
+)
+
+
+def test_a_runtime_that_holds_its_lock_and_never_gets_ready_costs_hooks_at_most_their_budget(
+        lidguard, load_allowance):
+    # Issue 39 item 8: the lock held with '<pid>' and no socket, for good (a runtime stuck while starting).
+    lidguard.data_dir.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", NEVER_READY, str(lidguard.data_dir / "runtime.lock")],
+                              stdout=subprocess.PIPE, env=lidguard.env)
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        for name, payload in (("prompt", PROMPT), ("tool", TOOL), ("permission", PERMISSION)):
+            bound = HOOK_BUDGET_SECONDS + load_allowance()  # this run's load, measured beside each hook
+            began = time.monotonic()
+            result = run_hook_process(lidguard, "claude", json.dumps(payload))
+            elapsed = time.monotonic() - began
+            assert (result.returncode, result.stderr) == (0, b""), (name, result)
+            assert elapsed < bound, (name, elapsed, bound)
+        assert lidguard.runtime_pids() == []  # nothing else was started beside the holder
+        bound = HOOK_BUDGET_SECONDS + load_allowance()
+        began = time.monotonic()
+        result = lidguard.run("status")
+        assert time.monotonic() - began < bound
+        [line] = result.stderr.strip().splitlines()
+        assert result.returncode == 1 and line.startswith(
+            f"lidguard: LidGuard runtime not answering (pid {holder.pid}): "), result
+        assert "is running" in line and "does not answer" in line, line
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..ipc.client import HELD_LOCK_WAIT_SECONDS
 from .context import CliContext
 from .fast import COMMAND_HELP, OPTION_HELP, options_of
 from .output import (
@@ -22,7 +23,18 @@ from .pause_commands import paused_line
 if TYPE_CHECKING:
     from ..platform.api import PowerSource
 
-__all__ = ["StatusView", "add_session_commands"]
+__all__ = ["STATUS_BUDGET_SECONDS", "StatusView", "add_session_commands", "not_answering_line"]
+
+# A runtime that holds its lock but never answers (never ready, stopped) is reported this soon, not after
+# the client's 30 s reply wait as "not running".
+STATUS_BUDGET_SECONDS = HELD_LOCK_WAIT_SECONDS  # a runtime starting is still waited for as long as before
+
+
+def not_answering_line(response: dict[str, Any]) -> str:
+    pid = response.get("RuntimeProcessIdentifier")
+    head = f"LidGuard runtime not answering (pid {pid})" if type(pid) is int else "LidGuard runtime not answering"
+    message = str(response.get("Message") or "")
+    return f"{head}: {message}" if message else f"{head}."
 
 
 def _status(context: CliContext, args: argparse.Namespace) -> int:
@@ -30,7 +42,9 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
         from .status_watch import run_status_watch
 
         return run_status_watch(context, json_mode=args.json)
-    response = context.request("status")
+    response = context.request("status", budget=STATUS_BUDGET_SECONDS)
+    if response.get("RuntimeNotAnswering") is True:
+        raise CliError(not_answering_line(response))
     running = bool(response.get("Succeeded"))
     if not running and not response.get("RuntimeUnavailable"):
         raise CliError(str(response.get("Message")))
