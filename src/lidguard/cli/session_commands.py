@@ -79,6 +79,7 @@ class StatusView:
             "runtimeRunning": running,
             "powerSource": power_source.to_json() if power_source is not None else None,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
+            **({"watchRefused": self.watch_refused} if self.watch_refused else {}),
             "activeSessionCount": response.get("ActiveSessionCount", 0),
             "lidSwitchState": response.get("LidSwitchState", "Unknown"),
             "visibleDisplayMonitorCount": response.get("VisibleDisplayMonitorCount", 0),
@@ -100,6 +101,12 @@ class StatusView:
     def suspend_pending(self) -> bool:
         return isinstance(self.response.get("PendingSuspend"), dict)
 
+    @property
+    def watch_refused(self) -> str:
+        """Why the runtime refused the ``watch`` stream (``ipc.watch``: polled meanwhile), else ""."""
+        refused = self.response.get("WatchRefused") if self.running else None
+        return escape_control(refused[:500]) if isinstance(refused, str) else ""
+
     def lines(self, *, terminal: bool) -> list[str]:
         """The colour table on a terminal (``status_view.py``), else the plain text scripts read."""
         from ..settings.display import format_settings_block
@@ -111,6 +118,9 @@ class StatusView:
         if paused is not None:
             tail.append(paused)
         tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
+        refused = self.watch_refused
+        if refused:  # status --watch: the runtime refused the stream (every watcher slot taken)
+            tail.append(f"Live updates refused: {refused} Falling back to polling status.")
         dimmed = _dimmed(response.get("DisplayDimmed"))
         if dimmed is not None:
             tail.append(f"Display dimmed (the user is away): {dimmed['dimmedTo']}/{dimmed['maxBrightness']}, "

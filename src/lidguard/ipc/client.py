@@ -277,11 +277,12 @@ def _launch_state(lock_file: str | Path | None) -> str:
 
 
 def _connect_or_launch(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None,
-                       budget: _Budget) -> tuple[ClientConnection | None, str]:
+                       budget: _Budget | None = None) -> tuple[ClientConnection | None, str]:
     """Connects, launching the runtime when its lock is free (one client launches, the others wait
     for it). A runtime that cannot start gives its own one-line reason at once. A runtime that holds
     its lock but never gets ready is waited for only within ``budget``; a launch (this client's, or the
     one it waits for) is waited for as before and then gives the new runtime the budget again."""
+    budget = budget if budget is not None else _Budget(None)
     deadline = time.monotonic() + AUTO_START_MAX_WAIT_SECONDS
     while True:
         connection, held = _connect(socket_path, lock_file, until=budget.until)
