@@ -180,3 +180,53 @@ def test_piped_status_watch_writes_one_plain_block_per_update_and_json_lines(lid
         for process in (plain, as_json):
             if process.poll() is None:
                 process.kill()
+
+
+def _take_watcher_slot(lidguard: Any) -> Any:
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(30)
+    sock.connect(str(lidguard.socket))
+    sock.sendall(b'{"v":1,"Command":"watch"}\n')
+    first = b""
+    while b"\n" not in first:
+        chunk = sock.recv(65536)
+        assert chunk, "the runtime closed a watcher"
+        first += chunk
+    assert json.loads(first.split(b"\n")[0])["Watch"] is True
+    return sock
+
+
+def test_with_every_watcher_slot_taken_status_watch_says_why_and_polls(lidguard):
+    # Issue 39 item 9: 16 watchers (runtime/components/status_stream.MAX_WATCHERS) and the 17th was shown
+    # "runtime not running" although the runtime runs and answers status.
+    from lidguard.runtime.components.status_stream import MAX_WATCHERS
+
+    lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
+    slots = [_take_watcher_slot(lidguard) for _ in range(MAX_WATCHERS)]
+    plain = _piped(lidguard)
+    as_json = _piped(lidguard, "--json")
+    try:
+        text = "\n\n".join(_read_until(plain.stdout, lambda b: "Settings file:" in "".join(b), separator="\n\n"))
+        assert text.startswith("LidGuard runtime is running."), text
+        assert f"Live updates refused: The runtime already streams its state to {MAX_WATCHERS} watchers" \
+            in text and "polling" in text, text
+        assert WAITING_LINE not in text
+        first = json.loads(as_json.stdout.readline())  # type: ignore[union-attr]
+        assert first["runtimeRunning"] is True and [s["sessionIdentifier"] for s in first["sessions"]] == ["s1"]
+        assert f"{MAX_WATCHERS} watchers" in first["watchRefused"], first
+        lidguard.run("start", "--provider", "claude", "--session", "s2", check=True)  # polled: still followed
+        _read_until(plain.stdout, lambda b: "s2" in b[-1], separator="\n\n")
+        second = json.loads(as_json.stdout.readline())  # type: ignore[union-attr]
+        assert [s["sessionIdentifier"] for s in second["sessions"]] == ["s1", "s2"]
+        for process in (plain, as_json):
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=15) == 0
+            assert process.stderr is not None and process.stderr.read() == ""
+    finally:
+        for process in (plain, as_json):
+            if process.poll() is None:
+                process.kill()
+        for sock in slots:
+            sock.close()

@@ -460,3 +460,30 @@ def test_a_continuation_reply_is_logged_as_length_and_hash(stub_environment, mon
     assert "private build" not in log.read_text() and "output=<" in log.read_text()
     run("claude", {**CLAUDE, "hook_event_name": "Stop"}, stub_environment, settings={"LogFullText": True})
     assert "deploy the private build now" in log.read_text()
+
+
+def test_stdin_held_open_after_a_whole_object_is_read_without_waiting_for_the_idle_bound():
+    # Issue 39 item 4, in-process: a complete JSON object with nothing more waiting ends the read at once
+    # (the idle and total bounds here are far beyond what the read may take).
+    import os
+    import time
+
+    from lidguard.hooks.payload import read_stdin
+
+    reader, writer = os.pipe()
+    try:
+        os.write(writer, b'{"session_id": "s", "nested": {"a": "}"}}')
+        with open(reader, "rb", buffering=0, closefd=False) as stream:
+            began = time.monotonic()
+            data = read_stdin(stream, idle_seconds=60, total_seconds=120)
+            assert time.monotonic() - began < 30
+        assert data == b'{"session_id": "s", "nested": {"a": "}"}}'
+        os.write(writer, b'{"partial": ')  # not whole: read until end of file
+        os.close(writer)
+        writer = -1
+        with open(reader, "rb", buffering=0, closefd=False) as stream:
+            assert read_stdin(stream, idle_seconds=60, total_seconds=120) == b'{"partial": '
+    finally:
+        os.close(reader)
+        if writer >= 0:
+            os.close(writer)

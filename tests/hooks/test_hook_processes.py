@@ -5,6 +5,8 @@ a few hundred generated payloads, `lidguard hook-events`."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -251,3 +253,119 @@ def test_hook_events_command(lidguard):
     help_text = lidguard.run("help").stdout
     assert "hook-events" in help_text and "opencode-hook" in help_text
     assert "--event" in lidguard.run("copilot-hook", "--help").stdout
+
+
+# Issue 39 item 4: an agent that never closes the hook's stdin. One tool event per provider (none starts
+# or launches a runtime), written whole and left open; and nothing written at all.
+OPEN_STDIN_EVENTS = {
+    "claude": (TOOL, ()),
+    "codex": (TOOL, ()),
+    "copilot": ({"sessionId": "s1", "toolName": "bash"}, ("--event", "preToolUse")),
+    "opencode": ({"sessionID": "s1", "tool": "bash"}, ("--event", "tool.execute.before")),
+    "gemini": ({**TOOL, "hook_event_name": "BeforeTool", "tool_name": "run_shell_command"}, ()),
+    "qwen": (TOOL, ()),
+}
+
+
+@pytest.mark.parametrize("written", [True, False], ids=["payload-written", "nothing-written"])
+@pytest.mark.parametrize("provider", list(OPEN_STDIN_EVENTS))
+def test_a_stdin_held_open_ends_the_hook_within_its_budget(lidguard, load_allowance, provider, written):
+    payload, args = OPEN_STDIN_EVENTS[provider]
+    bound = HOOK_BUDGET_SECONDS + load_allowance()
+    process = subprocess.Popen([sys.executable, *ENTRY, HOOK_COMMAND[provider], *args], env=lidguard.env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        began = time.monotonic()
+        if written:
+            process.stdin.write(json.dumps(payload).encode())
+            process.stdin.flush()  # ... and never closed
+        try:
+            code = process.wait(timeout=bound)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{provider}-hook still waits for stdin after {bound:.1f} s")
+        elapsed = time.monotonic() - began
+        assert code == 0 and elapsed < bound, (code, elapsed, bound)
+        assert_valid_output(provider, process.stdout.read().decode("utf-8"))
+        assert process.stderr.read() == b""
+        log = (lidguard.data_dir / f"{provider}-hook-events.log").read_text()
+        if written:  # what arrived was acted on: the event was received and sent (no runtime: unavailable)
+            assert "received" in log and "Ignored the hook input" not in log, log
+        else:
+            assert "Ignored the hook input: stdin is empty" in log, log
+    finally:
+        process.kill()
+        process.wait()
+        process.stdin.close()
+        process.stdout.close()
+        process.stderr.close()
+
+
+def test_a_stopped_runtime_costs_every_hook_at_most_its_budget_and_status_says_so(lidguard, load_allowance):
+    # Issue 39 item 8: a runtime that holds its lock and its socket but never answers (SIGSTOP): the
+    # kernel still accepts connections on its listening socket, nothing ever replies.
+    start_runtime(lidguard)
+    [pid] = lidguard.runtime_pids()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for name, payload in (("tool", TOOL), ("permission", PERMISSION), ("prompt", PROMPT), ("stop", STOP)):
+            bound = HOOK_BUDGET_SECONDS + load_allowance()  # this run's load, measured beside each hook
+            began = time.monotonic()
+            result = run_hook_process(lidguard, "claude", json.dumps(payload))
+            elapsed = time.monotonic() - began
+            assert (result.returncode, result.stderr) == (0, b""), (name, result)
+            assert_valid_output("claude", result.stdout.decode("utf-8"))
+            assert elapsed < bound, (name, elapsed, bound)
+        bound = HOOK_BUDGET_SECONDS + load_allowance()
+        began = time.monotonic()
+        result = lidguard.run("status")
+        elapsed = time.monotonic() - began
+        assert result.returncode == 1 and result.stdout == "", result
+        [line] = result.stderr.strip().splitlines()
+        assert line.startswith(f"lidguard: LidGuard runtime not answering (pid {pid}): "), result.stderr
+        assert elapsed < bound, (elapsed, bound)
+        result = lidguard.run("status", "--json")
+        assert result.returncode == 1 and f"not answering (pid {pid})" in result.stderr, result
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert lidguard.wait_until(lambda: lidguard.run("status").returncode == 0)
+
+
+NEVER_READY = (
+    "import fcntl, os, sys, time\n"
+    "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+    "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+    "os.ftruncate(fd, 0)\n"
+    "os.write(fd, str(os.getpid()).encode())  # '<pid>', never '<pid> ready'\n"
+    "print('held', flush=True)\n"
+    "time.sleep(600)\n"
+)
+
+
+def test_a_runtime_that_holds_its_lock_and_never_gets_ready_costs_hooks_at_most_their_budget(
+        lidguard, load_allowance):
+    # Issue 39 item 8: the lock held with '<pid>' and no socket, for good (a runtime stuck while starting).
+    lidguard.data_dir.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", NEVER_READY, str(lidguard.data_dir / "runtime.lock")],
+                              stdout=subprocess.PIPE, env=lidguard.env)
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        for name, payload in (("prompt", PROMPT), ("tool", TOOL), ("permission", PERMISSION)):
+            bound = HOOK_BUDGET_SECONDS + load_allowance()  # this run's load, measured beside each hook
+            began = time.monotonic()
+            result = run_hook_process(lidguard, "claude", json.dumps(payload))
+            elapsed = time.monotonic() - began
+            assert (result.returncode, result.stderr) == (0, b""), (name, result)
+            assert elapsed < bound, (name, elapsed, bound)
+        assert lidguard.runtime_pids() == []  # nothing else was started beside the holder
+        bound = HOOK_BUDGET_SECONDS + load_allowance()
+        began = time.monotonic()
+        result = lidguard.run("status")
+        assert time.monotonic() - began < bound
+        [line] = result.stderr.strip().splitlines()
+        assert result.returncode == 1 and line.startswith(
+            f"lidguard: LidGuard runtime not answering (pid {holder.pid}): "), result
+        assert "is running" in line and "does not answer" in line, line
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()

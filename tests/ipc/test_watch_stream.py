@@ -342,3 +342,32 @@ def test_watch_status_starts_the_runtime_only_when_asked(lidguard):
     started.close()
     assert first is not None and first["Watch"] is True and first["Sequence"] == 1
     assert len(lidguard.runtime_pids()) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_watcher_refused_by_the_cap_says_why_and_polls_status_instead(backend):
+    # Issue 39 item 9: every watcher slot taken meant None ("runtime not running") for the tray and
+    # `status --watch`; the runtime is there and answers `status`.
+    stop = threading.Event()
+    seen: list[Any] = []
+
+    def run(paths: LidGuardPaths) -> None:
+        for status in watch_client.watch_status(paths, stop=stop, poll_seconds=0.1, reconnect_seconds=0.2):
+            seen.append(status)
+
+    async def body(runtime: Runtime, paths: LidGuardPaths) -> None:
+        runtime.status_stream.max_watchers = 1
+        holder = await anyio.to_thread.run_sync(Reader, paths.socket_file)
+        assert (await anyio.to_thread.run_sync(holder.line) or {})["Sequence"] == 1
+        thread = threading.Thread(target=run, args=(paths,), daemon=True)
+        thread.start()
+        await _until(lambda: len(seen) >= 1)
+        await _start(paths, "a")
+        await _until(lambda: seen and seen[-1] is not None and _ids(seen[-1]) == ["a"])
+        assert None not in seen, seen
+        assert all("already streams its state to 1 watchers" in status["WatchRefused"] for status in seen), seen
+        stop.set()
+        await anyio.to_thread.run_sync(thread.join, 5)
+        holder.close()
+
+    _run(backend, body)

@@ -135,3 +135,13 @@ def test_other_commands_never_import_the_toolkit():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_a_refused_watcher_shows_the_polled_state_and_says_why():
+    # Issue 39 item 9: ipc.watch polls status while the runtime refuses the stream (all slots taken).
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    refused = "The runtime already streams its state to 16 watchers; try again later."
+    view = tray_view(_status([_session(1)], WatchRefused=refused), now=now)
+    assert view.state is TrayState.PROTECTING
+    assert view.tooltip.startswith("LidGuard: protecting 1 session") and "watcher slots taken): polling" in view.tooltip
+    assert "refused" not in tray_view(_status([_session(1)]), now=now).tooltip

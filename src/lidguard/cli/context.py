@@ -30,9 +30,11 @@ class CliContext:
         except ValueError as error:
             raise CliError(str(error)) from error
 
-    def request(self, command: str, *, auto_start: bool = False, **fields: Any) -> dict[str, Any]:
+    def request(self, command: str, *, auto_start: bool = False, budget: float | None = None,
+                **fields: Any) -> dict[str, Any]:
+        """``budget``: seconds the whole request may take (``send_request``); None: each step's own bound."""
         body = {"Command": command, **{key: value for key, value in fields.items() if value is not None}}
-        return send_request(self.paths.socket_file, body, auto_start=auto_start)
+        return send_request(self.paths.socket_file, body, auto_start=auto_start, budget=budget)
 
     def recover_if_no_runtime(self) -> None:
         """REFERENCE 1.1: with no runtime alive (its lock free), restore a lid policy left by a crash."""

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..ipc.client import HELD_LOCK_WAIT_SECONDS
 from .context import CliContext
 from .fast import COMMAND_HELP, OPTION_HELP, options_of
 from .output import (
@@ -23,7 +24,18 @@ from .pause_commands import paused_line
 if TYPE_CHECKING:
     from ..platform.api import PowerSource
 
-__all__ = ["StatusView", "add_session_commands"]
+__all__ = ["STATUS_BUDGET_SECONDS", "StatusView", "add_session_commands", "not_answering_line"]
+
+# A runtime that holds its lock but never answers (never ready, stopped) is reported this soon, not after
+# the client's 30 s reply wait as "not running".
+STATUS_BUDGET_SECONDS = HELD_LOCK_WAIT_SECONDS  # a runtime starting is still waited for as long as before
+
+
+def not_answering_line(response: dict[str, Any]) -> str:
+    pid = response.get("RuntimeProcessIdentifier")
+    head = f"LidGuard runtime not answering (pid {pid})" if type(pid) is int else "LidGuard runtime not answering"
+    message = str(response.get("Message") or "")
+    return f"{head}: {message}" if message else f"{head}."
 
 
 def _status(context: CliContext, args: argparse.Namespace) -> int:
@@ -31,7 +43,9 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
         from .status_watch import run_status_watch
 
         return run_status_watch(context, json_mode=args.json)
-    response = context.request("status")
+    response = context.request("status", budget=STATUS_BUDGET_SECONDS)
+    if response.get("RuntimeNotAnswering") is True:
+        raise CliError(not_answering_line(response))
     running = bool(response.get("Succeeded"))
     if not running and not response.get("RuntimeUnavailable"):
         raise CliError(str(response.get("Message")))
@@ -70,6 +84,7 @@ class StatusView:
             "powerSource": power_source.to_json() if power_source is not None else None,
             "fakePlatform": self.fake_platform,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
+            **({"watchRefused": self.watch_refused} if self.watch_refused else {}),
             "activeSessionCount": response.get("ActiveSessionCount", 0),
             "lidSwitchState": response.get("LidSwitchState", "Unknown"),
             "visibleDisplayMonitorCount": response.get("VisibleDisplayMonitorCount", 0),
@@ -93,6 +108,12 @@ class StatusView:
     def suspend_pending(self) -> bool:
         return isinstance(self.response.get("PendingSuspend"), dict)
 
+    @property
+    def watch_refused(self) -> str:
+        """Why the runtime refused the ``watch`` stream (``ipc.watch``: polled meanwhile), else ""."""
+        refused = self.response.get("WatchRefused") if self.running else None
+        return escape_control(refused[:500]) if isinstance(refused, str) else ""
+
     def lines(self, *, terminal: bool) -> list[str]:
         """The colour table on a terminal (``status_view.py``), else the plain text scripts read."""
         from ..settings.display import format_settings_block
@@ -108,6 +129,9 @@ class StatusView:
         lid_note = _lid_held_back(response)
         if lid_note is not None:
             tail.append(f"Lid-close action held back: {lid_note}")
+        refused = self.watch_refused
+        if refused:  # status --watch: the runtime refused the stream (every watcher slot taken)
+            tail.append(f"Live updates refused: {refused} Falling back to polling status.")
         dimmed = _dimmed(response.get("DisplayDimmed"))
         if dimmed is not None:
             tail.append(f"Display dimmed (the user is away): {dimmed['dimmedTo']}/{dimmed['maxBrightness']}, "

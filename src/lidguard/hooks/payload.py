@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import select  # already loaded by socket (the hook's floor)
+import time
 
 from ..ipc.limits import MAX_PATH_CHARS, MAX_SESSION_IDENTIFIER_CHARS
 from ..ipc.protocol import nesting_depth_exceeds
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_STDIN_BYTES",
+    "STDIN_IDLE_SECONDS",
+    "STDIN_TOTAL_SECONDS",
     "PayloadError",
     "Payload",
     "bounded",
@@ -31,16 +35,63 @@ __all__ = [
 ]
 
 MAX_STDIN_BYTES = 1024 * 1024
+# An agent that keeps stdin open (issue 39): well inside the hook budget (runner.HOOK_BUDGET_SECONDS).
+STDIN_IDLE_SECONDS = 1.0
+STDIN_TOTAL_SECONDS = 2.0
 
 
 class PayloadError(ValueError):
     """Stdin that is not one JSON object (the message is one line for the hook event log)."""
 
 
-def read_stdin(stream: BinaryIO | None) -> bytes:
-    """At most ``MAX_STDIN_BYTES`` + 1 bytes (one more tells an oversized payload); b"" when closed."""
+def read_stdin(stream: BinaryIO | None, idle_seconds: float = STDIN_IDLE_SECONDS,
+               total_seconds: float = STDIN_TOTAL_SECONDS) -> bytes:
+    """At most ``MAX_STDIN_BYTES`` + 1 bytes (one more tells an oversized payload); b"" when closed.
+
+    An agent that never closes stdin never holds the hook up: the read stops at end of file, at a complete
+    JSON object with nothing more waiting, after ``idle_seconds`` without a byte, or after
+    ``total_seconds`` in all; what arrived by then is the payload. A stream without a descriptor (tests)
+    or one ``select`` cannot watch (a Windows pipe) is read to its end as before."""
     if stream is None:
         return b""
+    try:
+        descriptor = stream.fileno()
+        select.select([descriptor], [], [], 0)
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both OSError and ValueError
+        return _read_to_end(stream)
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + total_seconds
+    try:
+        while size <= MAX_STDIN_BYTES:
+            if not select.select([descriptor], [], [], 0)[0]:  # nothing waiting: done, or wait a bounded time
+                if chunks and _complete_object(chunks):
+                    break
+                wait = min(idle_seconds, deadline - time.monotonic())
+                if wait <= 0 or not select.select([descriptor], [], [], wait)[0]:
+                    break
+            chunk = os.read(descriptor, MAX_STDIN_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except (OSError, ValueError):  # closed or unreadable stdin: whatever arrived so far
+        pass
+    return b"".join(chunks)
+
+
+def _complete_object(chunks: list[bytes]) -> bool:
+    """What arrived is one whole JSON object already (an agent that writes it and keeps stdin open)."""
+    if not chunks[-1].rstrip().endswith(b"}"):
+        return False
+    try:
+        parse_payload(b"".join(chunks))
+    except PayloadError:
+        return False
+    return True
+
+
+def _read_to_end(stream: BinaryIO) -> bytes:
     chunks: list[bytes] = []
     size = 0
     try:

@@ -60,6 +60,8 @@ PROVIDERS = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "
 # window (plus the client's 0.75 s connect window); a start may launch the runtime (client: 5-30 s).
 REPLY_TIMEOUT_SECONDS = 2.0
 START_REPLY_TIMEOUT_SECONDS = 10.0
+# One request in all (connect, a held lock, the reply): a runtime launched for a start gets it again once up.
+REQUEST_BUDGET_SECONDS = 2.5
 HOOK_BUDGET_SECONDS = 2 * (0.75 + REPLY_TIMEOUT_SECONDS) + 1.0  # a decision: status + soft-lock, plus slack
 DECISION_SETTING = "ClosedLidPermissionRequestDecision"
 
@@ -94,8 +96,11 @@ class HookEnvironment:
         from ..ipc.client import send_request
 
         paths = self.paths
+        # Every request decides within REQUEST_BUDGET_SECONDS whatever the runtime does (one that holds its
+        # lock and never gets ready, or is stopped); only a blocking Stop's follow-up wait is longer.
+        budget = None if reply_timeout > START_REPLY_TIMEOUT_SECONDS else REQUEST_BUDGET_SECONDS
         return send_request(paths.socket_file_str, message, auto_start=auto_start, reply_timeout=reply_timeout,
-                            lock_file=paths.lock_file_str)
+                            lock_file=paths.lock_file_str, budget=budget)
 
     def sessions_to_bring_back(self) -> bool:
         """The runtime's journal holds something (a runtime that died left sessions behind): then any

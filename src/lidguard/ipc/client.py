@@ -52,6 +52,7 @@ CONNECT_WINDOW_SECONDS = 0.75  # only when the runtime lock is unknown (a socket
 HELD_LOCK_WAIT_SECONDS = 5.0
 AUTO_START_MAX_WAIT_SECONDS = 30.0
 STOPPING_RETRY_SECONDS = 10.0
+MINIMUM_REPLY_SECONDS = 0.05  # the reply wait left by a spent budget: a runtime that answers at once still can
 FAILURE_REUSE_SECONDS = 2.0  # a startup failure this recent (same environment) is repeated, not relaunched
 
 
@@ -108,9 +109,11 @@ def _lock_held(lock_file: str | Path | None) -> bool | None:
 
 
 def _connect(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None,
-             held_wait: float = HELD_LOCK_WAIT_SECONDS) -> tuple[ClientConnection | None, bool]:
+             held_wait: float = HELD_LOCK_WAIT_SECONDS, until: float | None = None,
+             ) -> tuple[ClientConnection | None, bool]:
     """(connection, runtime lock held). With the lock free nobody can answer: give up at once; with it
-    held, wait up to ``held_wait`` for the socket (the runtime is starting or re-creating it)."""
+    held, wait up to ``held_wait`` for the socket (the runtime is starting or re-creating it), never
+    past ``until`` (a monotonic time: the caller's budget)."""
     transport = client_transport()
     started = time.monotonic()
     while True:
@@ -119,8 +122,9 @@ def _connect(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None
         except OSError:
             pass
         held = _lock_held(_resolved(lock_file))
-        waited = time.monotonic() - started
-        if held is False or waited >= (CONNECT_WINDOW_SECONDS if held is None else held_wait):
+        now = time.monotonic()
+        if held is False or now - started >= (CONNECT_WINDOW_SECONDS if held is None else held_wait) \
+                or (until is not None and now + CONNECT_RETRY_SECONDS >= until):
             return None, bool(held)
         time.sleep(CONNECT_RETRY_SECONDS)
 
@@ -241,7 +245,11 @@ def _launch_once(lock_file: str | Path | None, timeout: float) -> str | None:
         gate.close()
 
 
-def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeout: float | None) -> dict[str, Any]:
+def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeout: float | None,
+              until: float | None = None) -> dict[str, Any]:
+    if until is not None:  # the caller's budget bounds the reply wait too (a stopped runtime never answers)
+        left = max(until - time.monotonic(), MINIMUM_REPLY_SECONDS)
+        reply_timeout = left if reply_timeout is None else min(reply_timeout, left)
     connection.verify_server()  # before anything is sent or believed
     connection.send_all(encode_message(request), reply_timeout)
     line = connection.receive_line(MAX_MESSAGE_BYTES, reply_timeout)
@@ -250,61 +258,86 @@ def _exchange(connection: ClientConnection, request: dict[str, Any], reply_timeo
     return decode_message(line)
 
 
-def _launch_in_progress(lock_file: str | Path | None) -> bool:
-    """The runtime holding the lock is still starting: it has not marked its lock ready, or a client
-    holds the launch gate."""
+def _launch_state(lock_file: str | Path | None) -> str:
+    """Why the runtime holding the lock does not answer yet: "launching" (a client holds the launch gate,
+    reading its runtime's readiness line), "starting" (it has not marked its lock ready), else ""."""
     if lock_file is None:
-        return True
+        return "starting"
     from ..platform.locking import LaunchGate, lock_holder_record
-
-    if "ready" not in lock_holder_record(lock_file).split():
-        return True
 
     gate = LaunchGate(_launch_lock(lock_file))
     if not gate.open():
-        return True
+        return "starting"
     try:
-        return gate.leader_active()
+        if gate.leader_active():
+            return "launching"
     finally:
         gate.close()
+    return "" if "ready" in lock_holder_record(lock_file).split() else "starting"
 
 
-def _connect_or_launch(socket_path: str | Path,
-                       lock_file: str | Path | _LockFileOf | None) -> tuple[ClientConnection | None, str]:
+def _connect_or_launch(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None,
+                       budget: _Budget | None = None) -> tuple[ClientConnection | None, str]:
     """Connects, launching the runtime when its lock is free (one client launches, the others wait
-    for it). A runtime that cannot start gives its own one-line reason at once."""
+    for it). A runtime that cannot start gives its own one-line reason at once. A runtime that holds
+    its lock but never gets ready is waited for only within ``budget``; a launch (this client's, or the
+    one it waits for) is waited for as before and then gives the new runtime the budget again."""
+    budget = budget if budget is not None else _Budget(None)
     deadline = time.monotonic() + AUTO_START_MAX_WAIT_SECONDS
     while True:
-        connection, held = _connect(socket_path, lock_file)
+        connection, held = _connect(socket_path, lock_file, until=budget.until)
         if connection is not None:
             return connection, ""
         lock_file = _resolved(lock_file)
         remaining = deadline - time.monotonic()
+        if budget.until is not None and time.monotonic() >= budget.until:
+            remaining = 0.0
         if remaining <= 0:
             return None, (f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
                           if held else "Failed to start the LidGuard runtime.")
         if held:
-            if _launch_in_progress(lock_file):
-                continue  # still starting on a loaded machine
+            state = _launch_state(lock_file)
+            if state == "launching":  # another client's launch: waited for on its own bound, like ours
+                budget.restart()
+            if state:
+                continue  # still starting on a loaded machine (a lock never marked ready: within the budget)
             return None, f"{_UNREACHABLE_PREFIX} (it holds {lock_file}) but does not answer on {socket_path}."
         reason = _launch_once(lock_file, remaining)
         if reason is not None:
             return None, reason or "Failed to start the LidGuard runtime."
+        budget.restart()
+
+
+def _not_answering(failure: str, lock_file: str | Path | _LockFileOf | None) -> dict[str, Any]:
+    """A runtime that holds its lock but does not answer: no "not running" (nothing else may start), with
+    the pid it wrote in its lock when there is one."""
+    response = failure_response(failure)
+    response["RuntimeNotAnswering"] = True
+    resolved = _resolved(lock_file)
+    if resolved is not None:
+        from ..platform.locking import lock_holder_record
+
+        words = lock_holder_record(resolved).split()
+        if words and words[0].isdigit():
+            response["RuntimeProcessIdentifier"] = int(words[0])
+    return response
 
 
 def _attempt(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None, request: dict[str, Any],
-             auto_start: bool, reply_timeout: float | None) -> tuple[dict[str, Any], bool]:
+             auto_start: bool, reply_timeout: float | None, budget: _Budget) -> tuple[dict[str, Any], bool]:
     """One exchange; the flag says the runtime was exiting (an auto-starting request tries again)."""
     if auto_start:
-        connection, failure = _connect_or_launch(socket_path, lock_file)
+        connection, failure = _connect_or_launch(socket_path, lock_file, budget)
     else:
-        connection, held = _connect(socket_path, lock_file)
+        connection, held = _connect(socket_path, lock_file, until=budget.until)
         failure = ("" if connection is not None else RUNTIME_NOT_RUNNING if not held else
                    f"{_UNREACHABLE_PREFIX} (it holds {_resolved(lock_file)}) but does not answer on {socket_path}.")
     if connection is None:  # alive but unreachable is no "not running": say so, do not start another
-        return failure_response(failure, runtime_unavailable=not failure.startswith(_UNREACHABLE_PREFIX)), False
+        if failure.startswith(_UNREACHABLE_PREFIX):
+            return _not_answering(failure, lock_file), False
+        return failure_response(failure, runtime_unavailable=True), False
     try:
-        reply = _exchange(connection, request, reply_timeout)
+        reply = _exchange(connection, request, reply_timeout, budget.until)
     except _NoReply:
         return failure_response("The LidGuard runtime closed the connection without answering.",
                                 runtime_unavailable=True), True
@@ -312,6 +345,9 @@ def _attempt(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None
         return failure_response(str(error)), False
     except ProtocolError as error:
         return failure_response(f"The runtime sent an unreadable response: {error}"), False
+    except TimeoutError as error:  # connected, sent, no reply in time: alive (its socket listens) but silent
+        return _not_answering(f"The LidGuard runtime accepted the connection but did not answer: {error}",
+                              lock_file), False
     except OSError as error:
         lost = failure_response(f"Lost the connection to the LidGuard runtime: {error}", runtime_unavailable=True)
         return lost, isinstance(error, (ConnectionResetError, BrokenPipeError))  # reset by an exiting runtime
@@ -321,8 +357,25 @@ def _attempt(socket_path: str | Path, lock_file: str | Path | _LockFileOf | None
     return reply, stopping and reply.get("Succeeded") is False
 
 
+class _Budget:
+    """The seconds a request may take in all (None: no bound beyond each step's own), from its start or
+    from the moment a runtime this request waited for was launched."""
+
+    __slots__ = ("seconds", "until")
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.until: float | None = None
+        self.restart()
+
+    def restart(self) -> None:
+        if self.seconds is not None:
+            self.until = time.monotonic() + self.seconds
+
+
 def send_request(socket_path: str | Path, request: dict[str, Any], *, auto_start: bool = False,
-                 reply_timeout: float | None = 30.0, lock_file: str | Path | None = None) -> dict[str, Any]:
+                 reply_timeout: float | None = 30.0, lock_file: str | Path | None = None,
+                 budget: float | None = None) -> dict[str, Any]:
     """One request, one response. A down runtime gives ``RuntimeUnavailable: true``.
 
     With ``auto_start`` (start events) a missing runtime is launched, and a runtime that is exiting
@@ -332,11 +385,19 @@ def send_request(socket_path: str | Path, request: dict[str, Any], *, auto_start
     ``lock_file`` (found from ``socket_path`` when it is this user's runtime socket): with the runtime
     lock free nothing can answer, so the answer is immediate; with it held the client waits for the
     socket (a runtime starting, or re-creating a socket file that was deleted).
+
+    ``budget`` bounds the whole request (connect waits, a lock held by a runtime that never gets ready,
+    the reply) whatever the runtime does; only a launch is waited for on its own bound, after which the
+    new runtime gets the budget again. A runtime that holds its lock but does not answer in time gives
+    ``RuntimeNotAnswering: true`` (and ``RuntimeProcessIdentifier`` from its lock), never "not running".
     """
     lock = lock_file if lock_file is not None else _LockFileOf(socket_path)
     deadline = time.monotonic() + STOPPING_RETRY_SECONDS
+    limit = _Budget(budget)
     while True:
-        reply, runtime_was_exiting = _attempt(socket_path, lock, request, auto_start, reply_timeout)
+        reply, runtime_was_exiting = _attempt(socket_path, lock, request, auto_start, reply_timeout, limit)
+        if limit.until is not None and time.monotonic() >= limit.until:
+            return reply
         if not (auto_start and runtime_was_exiting) or time.monotonic() >= deadline:
             return reply
         time.sleep(CONNECT_RETRY_SECONDS)

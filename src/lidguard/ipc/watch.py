@@ -6,11 +6,14 @@ again on every change, and with a keep-alive line when quiet. The client
 * yields every status (the ``status`` reply's fields plus ``"Watch": true`` and an increasing
   ``"Sequence"``);
 * yields ``None`` once each time the runtime becomes unreachable (not running, exited, stopped
-  answering: no line for ``KEEPALIVE_TIMEOUT_SECONDS``, a refusal such as the watcher cap), then
+  answering: no line for ``KEEPALIVE_TIMEOUT_SECONDS``, a refusal of a runtime exiting), then
   tries again every ``reconnect_seconds`` - never starting the runtime unless ``start_runtime``;
 * returns within about ``STOP_CHECK_SECONDS`` of ``stop`` being set (reads wait at most that long);
 * polls ``status`` every ``POLL_SECONDS`` instead when the runtime cannot stream (the Windows named
-  pipe serves one connection at a time; a runtime older than ``watch``), yielding only changes.
+  pipe serves one connection at a time; a runtime older than ``watch``), yielding only changes;
+* polls too when the runtime refuses the watcher (``TooManyWatchers``: all its slots taken), each reply
+  carrying ``"WatchRefused": <the runtime's reason>``, and asks for the stream again every
+  ``REFUSED_RETRY_SECONDS``.
 
 Stdlib only, like the rest of ``ipc/``.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .client import _connect, _connect_or_launch, send_request
@@ -36,10 +39,15 @@ KEEPALIVE_TIMEOUT_SECONDS = 65.0  # the runtime sends a line at least every 20 s
 POLL_SECONDS = 2.0
 CONNECT_HELD_WAIT_SECONDS = 1.0  # a runtime that holds its lock but has no socket yet: look again later
 REQUEST_TIMEOUT_SECONDS = 5.0
+REFUSED_RETRY_SECONDS = 30.0  # a refused watcher polls, and asks for the stream again this often
 
 
 class _Unsupported(Exception):
     """The runtime answered ``watch`` with "cannot stream" (named pipe, older runtime)."""
+
+
+class _Refused(Exception):
+    """The runtime refused this watcher for now (``TooManyWatchers``): it is there, so poll ``status``."""
 
 
 def watch_status(paths: LidGuardPaths, *, stop: threading.Event | None = None, reconnect_seconds: float = 5.0,
@@ -62,22 +70,32 @@ def watch_status(paths: LidGuardPaths, *, stop: threading.Event | None = None, r
 
 def _follow(paths: LidGuardPaths, stop: threading.Event, start_runtime: bool,
             poll_seconds: float) -> Iterator[dict[str, Any]]:
-    """One connection's statuses; returns when it ends (or never began)."""
-    if start_runtime:
-        connection, _failure = _connect_or_launch(paths.socket_file, paths.lock_file)
-    else:
-        connection, _held = _connect(paths.socket_file, paths.lock_file, CONNECT_HELD_WAIT_SECONDS)
-    if connection is None:
-        return
-    try:
-        yield from _stream(connection, stop)
-    except _Unsupported:
-        connection.close()
-        yield from _poll(paths, stop, poll_seconds)
-    except (OSError, UntrustedPeer, ProtocolError):
-        return
-    finally:
-        connection.close()
+    """The statuses of a reachable runtime; returns when it stops answering (or never did). A watcher the
+    runtime refuses (all its slots taken) polls ``status`` meanwhile, each reply carrying ``WatchRefused``
+    (the runtime's reason), and asks for the stream again every ``REFUSED_RETRY_SECONDS``."""
+    while not stop.is_set():
+        if start_runtime:
+            connection, _failure = _connect_or_launch(paths.socket_file, paths.lock_file)
+        else:
+            connection, _held = _connect(paths.socket_file, paths.lock_file, CONNECT_HELD_WAIT_SECONDS)
+        if connection is None:
+            return
+        try:
+            yield from _stream(connection, stop)
+            return
+        except _Unsupported:
+            connection.close()
+            yield from _poll(paths, stop, poll_seconds)
+            return
+        except _Refused as refusal:
+            connection.close()
+            until = time.monotonic() + REFUSED_RETRY_SECONDS
+            if not (yield from _poll(paths, stop, poll_seconds, str(refusal), until)):
+                return
+        except (OSError, UntrustedPeer, ProtocolError):
+            return
+        finally:
+            connection.close()
 
 
 def _stream(connection: ClientConnection, stop: threading.Event) -> Iterator[dict[str, Any]]:
@@ -105,21 +123,31 @@ def _stream(connection: ClientConnection, stop: threading.Event) -> Iterator[dic
             if message.get("WatchUnsupported") is True or str(message.get("Message", "")).startswith(
                     "Unsupported command"):
                 raise _Unsupported
+            if message.get("TooManyWatchers") is True:
+                raise _Refused(str(message.get("Message") or "The runtime refused this watcher."))
             return  # a refusal (the watcher cap, a runtime exiting)
         if message.get("KeepAlive") is True:
             continue
         yield message
 
 
-def _poll(paths: LidGuardPaths, stop: threading.Event, poll_seconds: float) -> Iterator[dict[str, Any]]:
+def _poll(paths: LidGuardPaths, stop: threading.Event, poll_seconds: float, refused: str = "",
+          until: float | None = None) -> Generator[dict[str, Any], None, bool]:
+    """Changed ``status`` replies (with ``WatchRefused`` when ``refused``); True when ``until`` came with the
+    runtime still answering, False when it stopped answering (or ``stop``)."""
     previous: dict[str, Any] | None = None
     while not stop.is_set():
         reply = send_request(paths.socket_file, {"Command": "status"}, reply_timeout=REQUEST_TIMEOUT_SECONDS,
                              lock_file=paths.lock_file)
         if reply.get("Succeeded") is not True:
-            return
+            return False
+        if refused:
+            reply["WatchRefused"] = refused
         if reply != previous:
             previous = reply
             yield reply
         if stop.wait(max(0.05, poll_seconds)):
-            return
+            return False
+        if until is not None and time.monotonic() >= until:
+            return True
+    return False

@@ -165,6 +165,8 @@ def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: s
     else:
         state = TrayState.IDLE
         tooltip = "LidGuard: idle, no session."
+    if isinstance(status.get("WatchRefused"), str):  # ipc.watch polls while the runtime refuses the stream
+        tooltip += " Live updates refused (all watcher slots taken): polling."
     return TrayView(state, tooltip, count, lines[:MAX_MENU_SESSIONS], omitted, True, paused, lid_action, mode)
 
 
