@@ -27,3 +27,17 @@ def test_the_demo_writes_its_own_settings_and_its_runtime_is_not_the_real_one(li
         assert (demo / "run").is_dir() and not (real / "run" / "runtime.sock").exists()
     finally:
         lidguard.run("stop-runtime", "--force")
+
+
+def test_a_misshapen_fake_state_is_named_with_the_shape_it_wants(lidguard: Any) -> None:
+    lidguard.state_file.write_text(json.dumps({"lid": "shut", "displays": ["eDP-1"], "temperaturesCelsius": "hot"}))
+    result = lidguard.run("status")
+    assert result.returncode == 0 and "unexpected error" not in result.stderr, result.stderr
+    assert '"displays" must be a list of objects like [{"name": "eDP-1", "internal": true}]' in result.stdout
+    assert '"lid" must be "open", "closed" or "unknown"' in result.stdout
+    assert '"temperaturesCelsius" must be a list of numbers' in result.stdout
+    lidguard.state_file.write_text("[1, 2]")
+    assert "must be one JSON object" in lidguard.run("status", check=True).stdout
+    lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)  # the runtime carries on
+    lidguard.state_file.write_text(json.dumps({"displays": "eDP-1"}))
+    assert lidguard.run("status", check=True).returncode == 0

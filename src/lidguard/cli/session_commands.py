@@ -121,6 +121,7 @@ class StatusView:
         response, report = self.response, self.report
         pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
         tail = [self.fake_platform["text"]] if self.fake_platform else []
+        tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
         paused = paused_line(response.get("Paused"))
         if paused is not None:
@@ -155,6 +156,20 @@ class StatusView:
         lines += response_block({**response, "PendingSuspend": None}, with_message=False)
         lines += tail
         return [escape_control(line) for line in lines]
+
+
+def _fake_state_problems(context: CliContext) -> list[str]:
+    """What ``LIDGUARD_FAKE_STATE`` got wrong (the fake platform only; each with the shape it wants)."""
+    from .. import switches
+
+    try:
+        platform = context.platform
+        if platform.name != "fake":
+            return []
+        problems = list(platform.machine.problems)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a platform that cannot load is reported elsewhere
+        return []
+    return [f"{switches.fake_state_file()}: {problem}" for problem in problems]
 
 
 def _fake_platform(context: CliContext, response: dict[str, Any] | None) -> dict[str, str] | None:

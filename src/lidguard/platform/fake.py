@@ -79,18 +79,31 @@ class FakeMachine:
     brightness_failure: str | None = None
     idle: bool = False
     idle_since: datetime | None = None
+    problems: list[str] = field(default_factory=list)  # what LIDGUARD_FAKE_STATE got wrong, for status
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FakeMachine:
         machine = cls()
         lid = str(data.get("lid", "open")).lower()
         machine.lid = _LID_VALUES.get(lid, LidState.UNKNOWN)
-        if "displays" in data:
+        displays = data.get("displays")
+        if isinstance(displays, list) and all(isinstance(item, dict) for item in displays):
             machine.displays = [
                 DisplayConnector(str(item.get("name", "")), bool(item.get("internal", False)))
-                for item in data["displays"]
+                for item in displays
             ]
-        machine.temperatures_celsius = [float(value) for value in data.get("temperaturesCelsius", [])]
+        elif "displays" in data:
+            machine.problems.append('"displays" must be a list of objects like [{"name": "eDP-1", "internal": true}] '
+                                    '(an empty list: no display); the default built-in display is used')
+        temperatures = data.get("temperaturesCelsius", [])
+        if isinstance(temperatures, list) and all(type(value) in (int, float) for value in temperatures):
+            machine.temperatures_celsius = [float(value) for value in temperatures]
+        else:
+            machine.problems.append('"temperaturesCelsius" must be a list of numbers like [45.5, 50]; none is used')
+        if str(data.get("lid", "open")).lower() not in _LID_VALUES:
+            machine.problems.append('"lid" must be "open", "closed" or "unknown"; it reads as unknown')
+        if "powerSource" in data and not isinstance(data["powerSource"], dict):
+            machine.problems.append('"powerSource" must be an object like {"onAc": false, "batteryPercent": 80}')
         machine.suspend_succeeds = bool(data.get("suspendSucceeds", True))
         machine.hibernate_succeeds = bool(data.get("hibernateSucceeds", True))
         machine.refuse_while_blocked = bool(data.get("refuseWhileBlocked", True))
@@ -230,13 +243,18 @@ class FakePlatform:
     @property
     def machine(self) -> FakeMachine:
         if self._state_path is not None:
+            problem = None
             try:
                 data = json.loads(self._state_path.read_text(encoding="utf-8"))
             except FileNotFoundError:
                 data = {}
-            except (OSError, ValueError):
-                data = {}
-            fresh = FakeMachine.from_json(data if isinstance(data, dict) else {})
+            except (OSError, ValueError) as error:
+                data, problem = {}, f"not readable as JSON ({error}); the default machine is used"
+            if not isinstance(data, dict):
+                data, problem = {}, 'must be one JSON object like {"lid": "closed", "displays": []}'
+            fresh = FakeMachine.from_json(data)
+            if problem is not None:
+                fresh.problems.insert(0, problem)
             fresh.lid_ac_action = self._machine.lid_ac_action
             fresh.lid_dc_action = self._machine.lid_dc_action
             self._machine = fresh
