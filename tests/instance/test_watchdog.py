@@ -124,3 +124,22 @@ def test_an_idle_runtime_launches_no_watchdog_and_a_switch_turns_it_off(watched:
     assert lidguard.wait_until(lambda: not heartbeat.exists(), 30), "owning nothing: no heartbeat"
     assert not lidguard.pids_of_this_home(WATCHDOG)
     assert not _events(lidguard, "watchdog-started")
+
+
+def test_a_killed_runtime_has_its_lid_policy_restored_by_the_watchdog_with_no_other_command(watched: Any) -> None:
+    """Issue 32 item 4: kill -9 (or OOM) and nothing calls lidguard again: the watchdog restores at once."""
+    lidguard = watched
+    lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
+    backup = lidguard.data_dir / "pending-lid-action-backup.json"
+    assert backup.exists()
+    assert lidguard.wait_until(lambda: bool(lidguard.pids_of_this_home(WATCHDOG)), 30)
+    [runtime] = lidguard.runtime_pids()
+    [watchdog] = lidguard.pids_of_this_home(WATCHDOG)
+    os.kill(runtime, signal.SIGKILL)
+    assert lidguard.wait_until(lambda: bool(_events(lidguard, "watchdog-recovered")), 60)
+    assert lidguard.wait_until(lambda: watchdog not in lidguard.pids_of_this_home(WATCHDOG), 20)
+    restored = [a for a in lidguard.actions() if a["action"] == "lid-policy-restored"]
+    assert [a["pid"] for a in restored] == [watchdog], "restored once, by the watchdog"
+    assert not backup.exists() and len(_events(lidguard, "watchdog-runtime-vanished")) == 1
+    lidguard.run("status", check=True)  # a later command finds nothing more to restore
+    assert [a["action"] for a in lidguard.actions()].count("lid-policy-restored") == 1

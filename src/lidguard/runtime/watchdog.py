@@ -15,8 +15,10 @@ and the mtime must be old on the wall clock too: a laptop that slept for an hour
 healthy runtime look hung. How it knows the runtime is gone is the OS's (``platform/runtime_link.py``):
 on POSIX the runtime holds the write end of a pipe whose read end is this process's ``--pipe-fd``
 (end of file, whatever the reason); on Windows this process holds a handle on the runtime's process
-(opened at start, guarded against a reused pid by the creation time). Then the watchdog exits (a
-crash is recovered by the next CLI call, as always). Only the runtime whose pid it wrote into its
+(opened at start, guarded against a reused pid by the creation time). When the runtime went away
+leaving a pending backup behind (kill -9, OOM: a clean exit restores and deletes them), the watchdog
+runs the same crash recovery at once (under the runtime lock, so a racing CLI call never restores
+twice), then exits. Only the runtime whose pid it wrote into its
 lock is ever ended. Stdlib only until it acts (the Windows binding loads for the process handle).
 """
 
@@ -137,6 +139,14 @@ def _recover(config: WatchdogConfig) -> None:
              succeeded=False)
 
 
+def _backups_left(config: WatchdogConfig) -> bool:
+    """Whether a pending backup (lid policy, macOS power state, brightness) outlived the runtime."""
+    from ..platform.paths import LidGuardPaths, runtime_dir_for
+
+    paths = LidGuardPaths(config.data_dir, runtime_dir_for(config.data_dir))
+    return any(os.path.lexists(path) for path in paths.pending_backup_files)
+
+
 def watch(config: WatchdogConfig, link: RuntimeLink | None = None) -> str:
     """Runs until the runtime exits or the watchdog acted once; returns what happened. ``link``: how
     the runtime is watched and ended (this OS's by default)."""
@@ -155,7 +165,15 @@ def _watch(config: WatchdogConfig, link: RuntimeLink) -> str:
     changed_at = time.monotonic()
     while True:
         if link.gone(config.poll_seconds):
-            return "runtime exited"  # a crash is recovered by the next CLI call, as without a watchdog
+            if not _backups_left(config):
+                return "runtime exited"  # a clean exit restored everything itself
+            # It died (kill -9, OOM) owning a lid policy or a dimmed display: no later lidguard command
+            # may come (the agent may have died too), so restore now, as the next CLI call would.
+            _log(config, "watchdog-runtime-vanished",
+                 f"The runtime (pid {config.runtime_pid}) ended without restoring what it changed; restoring.",
+                 succeeded=False)
+            _recover(config)
+            return "runtime vanished"
         reading = heartbeat_age(config.heartbeat_file)
         now = time.monotonic()
         if reading is None:
