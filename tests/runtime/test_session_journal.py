@@ -281,16 +281,27 @@ def test_writes_are_batched_not_one_per_request(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_session_that_comes_and_goes_within_one_batch_writes_nothing_and_one_on_file_gets_its_del():
+    """Requests that arrive while a batch is being written share the next one (group commit)."""
     harness = Harness()
 
     async def body(h: Harness) -> None:
         await h.start("kept")
         await anyio.sleep(1)
         before = _records(h)
-        await h.start("brief")
-        await h.send("mark-session-active", Provider="Claude", SessionIdentifier="brief")
-        await h.stop("brief")
-        await anyio.sleep(1)
+        replies: list[dict[str, Any]] = []
+
+        async def send(command: str) -> None:
+            replies.append(await h.send(command, Provider="Claude", SessionIdentifier="brief"))
+
+        async with anyio.create_task_group() as group:
+            await h.runtime.journal._writing.acquire()  # a write in flight: the replies wait for the next
+            for command in ("start", "mark-session-active", "stop"):
+                group.start_soon(send, command)
+                await anyio.sleep(0.01)
+            assert replies == []  # no reply before its change is written
+            assert _records(h) == before
+            h.runtime.journal._writing.release()
+        assert [reply["Succeeded"] for reply in replies] == [True, True, True]
         assert _records(h) == before  # never on file: neither its put nor its del is written
         await h.stop("kept")
         await anyio.sleep(1)
