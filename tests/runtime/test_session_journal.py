@@ -398,6 +398,41 @@ def test_a_runtime_restarted_during_the_post_stop_delay_suspends_once():
     run_mock(lambda: with_runtime(second, body))
 
 
+def test_a_kill_right_after_the_suspend_request_never_suspends_again_after_restart():
+    """Issue 39 item 13: the journal says the suspend was requested before the platform is asked, so
+    a runtime killed right after the request (the journal as it was at that moment) does not suspend
+    the machine a second time when it starts again."""
+    from lidguard_runtime_harness import closed_lid_machine
+
+    first = Harness(with_settings(PostStopSuspendDelaySeconds=10), machine=closed_lid_machine())
+    at_request: list[bytes] = []
+    suspend = first.platform.suspend.suspend
+
+    def suspend_and_note_the_journal(mode: Any) -> Any:
+        at_request.append(_journal(first).read_bytes())  # what a kill -9 right now leaves on disk
+        return suspend(mode)
+
+    first.platform.suspend.suspend = suspend_and_note_the_journal
+
+    async def stop_then_suspend(h: Harness) -> None:
+        await h.start("s1")
+        await h.stop("s1")
+        await anyio.sleep(11)
+
+    run_mock(lambda: _crash_after(first, stop_then_suspend))
+    assert first.actions().count("suspend-requested") == 1 and len(at_request) == 1
+    second = Harness(with_settings(PostStopSuspendDelaySeconds=10), machine=closed_lid_machine())
+    _write(second, at_request[0].decode())
+
+    async def body(h: Harness) -> None:
+        assert h.runtime.suspend.pending is None
+        assert h.log_entries("pending-suspend-already-requested")
+        await anyio.sleep(30)
+        assert "suspend-requested" not in h.actions()
+
+    run_mock(lambda: with_runtime(second, body))
+
+
 def test_a_restored_active_session_drops_the_journaled_pending_suspend():
     from lidguard_runtime_harness import closed_lid_machine
 

@@ -12,7 +12,8 @@ Records (one JSON object per line, ``"v": 1``):
 * ``{"v":1,"op":"put","session":{...}}`` a session as it is now (``session_to_json``);
 * ``{"v":1,"op":"del","key":[provider, provider_name, session_identifier]}`` a session left;
 * ``{"v":1,"op":"ids","ids":[...]}`` request ids already applied (replay-safe events);
-* ``{"v":1,"op":"suspend","suspend":{...}|null}`` the pending suspend (or none any more).
+* ``{"v":1,"op":"suspend","suspend":{...}|null}`` the pending suspend (or none any more); ``"requested": true``
+  once the platform is about to be asked (a restarted runtime never asks again).
 """
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ class JournalComponent(ComponentBase):
         self._journaled_state: RegistryState | None = None  # the registry the queued records describe
         self._journaled: dict[SessionKey, Session] = {}
         self._journaled_suspend: object | None = None
+        self._journaled_requested = False  # the journaled pending suspend is being requested
         # Sessions changed since the last batch was taken -> their latest state (None: ended). Serialized when
         # the batch is written, so a session that changes three times within one batch costs one record.
         self._changed: dict[SessionKey, Session | None] = {}
@@ -148,17 +149,25 @@ class JournalComponent(ComponentBase):
         """The pending suspend (issue 17): a runtime restarted during its delay or its PreSuspend
         webhook re-evaluates it instead of leaving a closed laptop awake with nothing scheduled."""
         pending = self._runtime.suspend.pending
-        if pending is self._journaled_suspend:
+        requested = pending is not None and pending.stage == "requesting"
+        if pending is self._journaled_suspend and requested == self._journaled_requested:
             return
-        self._journaled_suspend = pending
+        self._journaled_suspend, self._journaled_requested = pending, requested
         record: dict[str, Any] | None = None
         if pending is not None:
             trigger = pending.trigger
             session = trigger.trigger_session
             record = {"reason": trigger.reason, "command": trigger.command, "cancel_path": trigger.cancel_path,
                       "stop_hook_active": trigger.stop_hook_active, "deadline": pending.deadline.isoformat(),
-                      "session": key_to_json(session.key) if session is not None else None}
+                      "session": key_to_json(session.key) if session is not None else None,
+                      "requested": requested}
         self.record("suspend", {"op": "suspend", "suspend": record})
+
+    async def suspend_requesting(self) -> None:
+        """Called right before the platform is asked to suspend: the journal says so first (written to
+        the kernel), so a runtime killed right after the request never suspends again once restarted."""
+        self._journal_pending_suspend()
+        await self.sync()
 
     def _start_writer(self) -> None:
         if self._writer is None and self._runtime.running:
@@ -311,6 +320,10 @@ class JournalComponent(ComponentBase):
         """A suspend was pending when the runtime died: evaluate it again (afresh: delay, webhook,
         re-check), unless a restored session wants protection now."""
         runtime = self._runtime
+        if record.get("requested") is True:  # the platform was (about to be) asked: never a second suspend
+            runtime.log("pending-suspend-already-requested", "session-journal",
+                        "Dropped the suspend that was pending when the runtime stopped: it had been requested.")
+            return
         reason, command = record.get("reason"), record.get("command")
         if reason not in ("Completed", "SoftLocked") or not isinstance(command, str) or len(command) > 64:
             return
