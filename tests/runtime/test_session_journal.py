@@ -3,6 +3,7 @@ timeout of restored sessions, and every fault the journal file can have (it neve
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -198,6 +199,55 @@ def test_a_bad_journal_never_blocks_start_or_protection(kind: str, monkeypatch: 
         assert "new" in [r["session"]["key"][2] for r in _records(h) if r["op"] == "put"]
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_an_oversized_journal_keeps_every_readable_record():
+    """Issue 39 item 3: a journal past ``MAX_JOURNAL_BYTES`` (long paths, many appends) was set aside whole,
+    dropping every session; now what it holds is read (a damaged line skipped) and then it is set aside."""
+    harness = Harness()
+    long_folder = "/w/" + "x" * 4000
+    first = _put(_session("first"))
+    filler = _put(dataclasses.replace(_session("busy"), working_directory=long_folder))
+    count = journal_file.MAX_JOURNAL_BYTES // len(filler) + 10
+    path = _journal(harness)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(first + "{damaged\n")
+        for _ in range(count):
+            handle.write(filler)
+        handle.write(_put(_session("last")) + json.dumps({"v": 1, "op": "del", "key": ["Claude", "", "first"]}) + "\n")
+    assert path.stat().st_size > journal_file.MAX_JOURNAL_BYTES
+
+    async def body(h: Harness) -> None:
+        assert _names(h) == ["busy", "last"]
+        [session] = [s for s in h.runtime.state.sessions.values() if s.key.session_identifier == "busy"]
+        assert session.working_directory == long_folder
+        [warning] = h.log_entries("session-journal-set-aside")
+        assert not warning["Succeeded"]
+        assert list(h.paths.data_dir.glob(f"{SESSION_JOURNAL_FILE_NAME}.bad-*"))
+        await anyio.sleep(1)
+        assert _folded(h) == ["busy", "last"]  # the new journal holds them
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_long_records_are_compacted_by_size_too(monkeypatch: pytest.MonkeyPatch):
+    """Issue 39 item 3: compaction counted lines only, so sessions with long paths grew the journal to many
+    MiB (4 KiB records x ~2,000 lines) before a compaction; it now also follows the bytes appended."""
+    harness = Harness()
+    folder = "/w/" + "x" * 4000
+    sizes: list[int] = []
+
+    async def body(h: Harness) -> None:
+        await h.start("long", WorkingDirectory=folder)
+        for _ in range(1200):
+            await anyio.sleep(0.01)
+            await h.send("mark-session-active", Provider="Claude", SessionIdentifier="long")
+            sizes.append(_journal(h).stat().st_size)
+        assert _folded(h) == ["long"]
+
+    run_mock(lambda: with_runtime(harness, body))
+    assert max(sizes) <= journal_component.COMPACT_AFTER_BYTES + 3 * 5000, max(sizes)
 
 
 def test_a_symlinked_journal_is_never_written_through():

@@ -6,11 +6,10 @@ written in batches (a small append on the event loop, snapshots and large batche
 real runtimes), with one record per session for its latest state in the batch (a session that came and
 went within one batch and was never written needs none); when the file has grown past a bound it is
 compacted to one snapshot.
-A request's reply waits for the write of the batch holding its change (``sync``, issue 39): the reply
-never leaves before its change is in the kernel, so a crash of the process (kill -9) loses nothing that
-was acknowledged. Requests that arrive while a batch is being written share the next one (group
-commit). With no fsync, a power loss or a kernel crash may lose the last changes. Changes made
-outside a request (timers, watchers) go out with the next request or after ``BATCH_SECONDS``.
+A reply leaves only once the batch holding its change was written to the kernel (``sync``, issue 39): a
+kill -9 loses nothing acknowledged; requests arriving during a write share the next one (group commit).
+With no fsync, a power loss or a kernel crash may lose the last changes. Changes made outside a request
+(timers, watchers) go out with the next request or after ``BATCH_SECONDS``.
 A runtime that starts again replays the journal before it accepts requests (``replay``): sessions
 whose watched process is alive are protected again with the same identity, timestamps and pending
 work; sessions whose process is gone end as orphans (logged, no webhook); sessions with no watched
@@ -51,9 +50,10 @@ if TYPE_CHECKING:
 
     from ..app import Runtime
 
-__all__ = ["BATCH_SECONDS", "COMPACT_AFTER_LINES", "INLINE_APPEND_BYTES", "JournalComponent"]
+__all__ = ["BATCH_SECONDS", "COMPACT_AFTER_BYTES", "COMPACT_AFTER_LINES", "INLINE_APPEND_BYTES", "JournalComponent"]
 
 COMPACT_AFTER_LINES = 2048  # plus twice the registry: compaction stays rare whatever the count
+COMPACT_AFTER_BYTES = 1024 * 1024  # plus twice the last snapshot: long records (4 KiB paths) compact sooner
 INLINE_APPEND_BYTES = 64 * 1024  # appends up to this size are written on the loop; snapshots in a thread
 BATCH_SECONDS = 0.05  # changes made outside a request wait at most this long for their write
 
@@ -81,6 +81,7 @@ class JournalComponent(ComponentBase):
         self._extra_records: dict[str, dict[str, Any]] = {}  # latest record per kind (ids, suspend)
         self._wake = anyio.Event()
         self._lines = 0
+        self._bytes = self._snapshot_bytes = 0  # appended since the last snapshot; its size
         self._compact = True  # the first write is a snapshot (compaction on start)
         self._writer: anyio.CancelScope | None = None
         self._writing = anyio.Lock()  # one batch written at a time, in order
@@ -204,10 +205,8 @@ class JournalComponent(ComponentBase):
         return lines
 
     async def sync(self) -> None:
-        """Returns once every change noted so far was written to the kernel (without fsync); a reply
-        waits for it. A write in flight may hold some of them: the next batch waits for it, then takes
-        what is still noted (the changes of every request waiting meanwhile). A degraded journal is not
-        retried per request (the background writer retries it)."""
+        """Returns once every change noted so far is in the kernel (a reply waits for it): after a write in
+        flight, one batch of all still noted. A degraded journal is retried by the writer, not per request."""
         if self.degraded is not None:
             return
         if self._queue or self._changed or self._compact or self._writing.locked():
@@ -224,7 +223,8 @@ class JournalComponent(ComponentBase):
         sessions = self._runtime.state.sessions
         limit = COMPACT_AFTER_LINES + 2 * len(sessions)
         # Taken with nothing awaited since the changes were noted: nothing is lost in between.
-        if self._compact or self._lines + len(self._queue) + len(self._changed) > limit:
+        if (self._compact or self._lines + len(self._queue) + len(self._changed) > limit
+                or self._bytes > COMPACT_AFTER_BYTES + 2 * self._snapshot_bytes):
             data, count, compact = self._snapshot(), len(sessions), True
             self._changed, self._queue, self._on_file = {}, [], set(sessions)
         else:
@@ -236,6 +236,9 @@ class JournalComponent(ComponentBase):
         error = await self._write(write_snapshot if compact else append_to_journal, data)
         if error is None:
             self._lines = count if compact else self._lines + count
+            if compact:
+                self._snapshot_bytes = len(data)
+            self._bytes = 0 if compact else self._bytes + len(data)
             if self.degraded is not None:
                 self.degraded = None
                 self._runtime.log("session-journal-recovered", "session-journal",
@@ -248,6 +251,7 @@ class JournalComponent(ComponentBase):
             error = await self._write(write_snapshot, self._snapshot())
             if error is None:
                 self._compact, self._lines, self._on_file = False, len(written), set(written)
+                self._bytes = 0
                 self._runtime.log("session-journal-set-aside", "session-journal",
                                   "Set aside what was at the session journal's path and wrote a new journal.",
                                   succeeded=False)
