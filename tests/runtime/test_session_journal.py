@@ -3,6 +3,7 @@ timeout of restored sessions, and every fault the journal file can have (it neve
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -200,6 +201,55 @@ def test_a_bad_journal_never_blocks_start_or_protection(kind: str, monkeypatch: 
     run_mock(lambda: with_runtime(harness, body))
 
 
+def test_an_oversized_journal_keeps_every_readable_record():
+    """Issue 39 item 3: a journal past ``MAX_JOURNAL_BYTES`` (long paths, many appends) was set aside whole,
+    dropping every session; now what it holds is read (a damaged line skipped) and then it is set aside."""
+    harness = Harness()
+    long_folder = "/w/" + "x" * 4000
+    first = _put(_session("first"))
+    filler = _put(dataclasses.replace(_session("busy"), working_directory=long_folder))
+    count = journal_file.MAX_JOURNAL_BYTES // len(filler) + 10
+    path = _journal(harness)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(first + "{damaged\n")
+        for _ in range(count):
+            handle.write(filler)
+        handle.write(_put(_session("last")) + json.dumps({"v": 1, "op": "del", "key": ["Claude", "", "first"]}) + "\n")
+    assert path.stat().st_size > journal_file.MAX_JOURNAL_BYTES
+
+    async def body(h: Harness) -> None:
+        assert _names(h) == ["busy", "last"]
+        [session] = [s for s in h.runtime.state.sessions.values() if s.key.session_identifier == "busy"]
+        assert session.working_directory == long_folder
+        [warning] = h.log_entries("session-journal-set-aside")
+        assert not warning["Succeeded"]
+        assert list(h.paths.data_dir.glob(f"{SESSION_JOURNAL_FILE_NAME}.bad-*"))
+        await anyio.sleep(1)
+        assert _folded(h) == ["busy", "last"]  # the new journal holds them
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_long_records_are_compacted_by_size_too(monkeypatch: pytest.MonkeyPatch):
+    """Issue 39 item 3: compaction counted lines only, so sessions with long paths grew the journal to many
+    MiB (4 KiB records x ~2,000 lines) before a compaction; it now also follows the bytes appended."""
+    harness = Harness()
+    folder = "/w/" + "x" * 4000
+    sizes: list[int] = []
+
+    async def body(h: Harness) -> None:
+        await h.start("long", WorkingDirectory=folder)
+        for _ in range(1200):
+            await anyio.sleep(0.01)
+            await h.send("mark-session-active", Provider="Claude", SessionIdentifier="long")
+            sizes.append(_journal(h).stat().st_size)
+        assert _folded(h) == ["long"]
+
+    run_mock(lambda: with_runtime(harness, body))
+    assert max(sizes) <= journal_component.COMPACT_AFTER_BYTES + 3 * 5000, max(sizes)
+
+
 def test_a_symlinked_journal_is_never_written_through():
     harness = Harness()
     path = _journal(harness)
@@ -281,16 +331,27 @@ def test_writes_are_batched_not_one_per_request(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_session_that_comes_and_goes_within_one_batch_writes_nothing_and_one_on_file_gets_its_del():
+    """Requests that arrive while a batch is being written share the next one (group commit)."""
     harness = Harness()
 
     async def body(h: Harness) -> None:
         await h.start("kept")
         await anyio.sleep(1)
         before = _records(h)
-        await h.start("brief")
-        await h.send("mark-session-active", Provider="Claude", SessionIdentifier="brief")
-        await h.stop("brief")
-        await anyio.sleep(1)
+        replies: list[dict[str, Any]] = []
+
+        async def send(command: str) -> None:
+            replies.append(await h.send(command, Provider="Claude", SessionIdentifier="brief"))
+
+        async with anyio.create_task_group() as group:
+            await h.runtime.journal._writing.acquire()  # a write in flight: the replies wait for the next
+            for command in ("start", "mark-session-active", "stop"):
+                group.start_soon(send, command)
+                await anyio.sleep(0.01)
+            assert replies == []  # no reply before its change is written
+            assert _records(h) == before
+            h.runtime.journal._writing.release()
+        assert [reply["Succeeded"] for reply in replies] == [True, True, True]
         assert _records(h) == before  # never on file: neither its put nor its del is written
         await h.stop("kept")
         await anyio.sleep(1)
@@ -383,6 +444,41 @@ def test_a_runtime_restarted_during_the_post_stop_delay_suspends_once():
         assert h.actions()[:1] == ["protection-applied"]  # kept awake through the delay again
         await anyio.sleep(11)
         assert h.actions().count("suspend-requested") == 1
+
+    run_mock(lambda: with_runtime(second, body))
+
+
+def test_a_kill_right_after_the_suspend_request_never_suspends_again_after_restart():
+    """Issue 39 item 13: the journal says the suspend was requested before the platform is asked, so
+    a runtime killed right after the request (the journal as it was at that moment) does not suspend
+    the machine a second time when it starts again."""
+    from lidguard_runtime_harness import closed_lid_machine
+
+    first = Harness(with_settings(PostStopSuspendDelaySeconds=10), machine=closed_lid_machine())
+    at_request: list[bytes] = []
+    suspend = first.platform.suspend.suspend
+
+    def suspend_and_note_the_journal(mode: Any) -> Any:
+        at_request.append(_journal(first).read_bytes())  # what a kill -9 right now leaves on disk
+        return suspend(mode)
+
+    first.platform.suspend.suspend = suspend_and_note_the_journal
+
+    async def stop_then_suspend(h: Harness) -> None:
+        await h.start("s1")
+        await h.stop("s1")
+        await anyio.sleep(11)
+
+    run_mock(lambda: _crash_after(first, stop_then_suspend))
+    assert first.actions().count("suspend-requested") == 1 and len(at_request) == 1
+    second = Harness(with_settings(PostStopSuspendDelaySeconds=10), machine=closed_lid_machine())
+    _write(second, at_request[0].decode())
+
+    async def body(h: Harness) -> None:
+        assert h.runtime.suspend.pending is None
+        assert h.log_entries("pending-suspend-already-requested")
+        await anyio.sleep(30)
+        assert "suspend-requested" not in h.actions()
 
     run_mock(lambda: with_runtime(second, body))
 

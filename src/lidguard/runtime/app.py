@@ -291,6 +291,7 @@ class Runtime:
         try:
             try:
                 reply = await self._handle(message, wire_checked)
+                await self.journal.sync()  # the reply leaves once its change is written (issue 39)
             except Exception as error:
                 self.exception_log.record("request-failed", error)
                 text = f"The runtime failed to handle the request: {_printable(str(error))}"

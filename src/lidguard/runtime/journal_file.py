@@ -12,11 +12,13 @@ Records (one JSON object per line, ``"v": 1``):
 * ``{"v":1,"op":"put","session":{...}}`` a session as it is now (``session_to_json``);
 * ``{"v":1,"op":"del","key":[provider, provider_name, session_identifier]}`` a session left;
 * ``{"v":1,"op":"ids","ids":[...]}`` request ids already applied (replay-safe events);
-* ``{"v":1,"op":"suspend","suspend":{...}|null}`` the pending suspend (or none any more).
+* ``{"v":1,"op":"suspend","suspend":{...}|null}`` the pending suspend (or none any more); ``"requested": true``
+  once the platform is about to be asked (a restarted runtime never asks again).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
 import json
@@ -32,6 +34,7 @@ from .sessions import Session, SessionKey, parse_provider
 
 __all__ = [
     "MAX_JOURNAL_BYTES",
+    "MAX_RECOVERABLE_BYTES",
     "JournalRead",
     "JournalUnusable",
     "append_to_journal",
@@ -45,6 +48,8 @@ __all__ = [
 ]
 
 MAX_JOURNAL_BYTES = 32 * 1024 * 1024  # far beyond any real registry (compaction keeps it small)
+MAX_RECOVERABLE_BYTES = 16 * MAX_JOURNAL_BYTES  # a larger one is still read (then set aside); past this, not
+_KEPT_IDS = 4096  # request ids kept from one read (the runtime keeps fewer)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -156,7 +161,9 @@ def _open_regular(path: Path, flags: int) -> int:
 
 
 def read_journal(path: Path) -> JournalRead:
-    """Reads the journal; never raises. A file that cannot be used is set aside (``problem``)."""
+    """Reads the journal; never raises. A file that cannot be used is set aside (``problem``); one past
+    ``MAX_JOURNAL_BYTES`` (up to ``MAX_RECOVERABLE_BYTES``) or with damaged lines is set aside too, after
+    every readable record was kept (issue 39: an oversized journal no longer drops every session)."""
     result = JournalRead()
     try:
         fd = _open_regular(path, os.O_RDONLY)
@@ -164,43 +171,73 @@ def read_journal(path: Path) -> JournalRead:
         return result
     except OSError as error:
         return _give_up(path, result, f"the journal cannot be opened ({error.strerror or error})")
+    fold = _Fold()
     try:
         size = os.fstat(fd).st_size
-        if size > MAX_JOURNAL_BYTES:
-            return _give_up(path, result, f"the journal is larger than {MAX_JOURNAL_BYTES} bytes")
-        chunks = []
+        if size > MAX_RECOVERABLE_BYTES:
+            return _give_up(path, result, f"the journal is larger than {MAX_RECOVERABLE_BYTES} bytes")
+        oversized = size > MAX_JOURNAL_BYTES
+        pending, read = b"", 0
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
-            chunks.append(chunk)
-            size -= len(chunk)
-            if size < -MAX_JOURNAL_BYTES:  # grew while being read
+            read += len(chunk)
+            if read > size + MAX_JOURNAL_BYTES:  # grew while being read
                 return _give_up(path, result, "the journal grows while it is read")
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                fold.add(line)
     except OSError as error:
         return _give_up(path, result, f"the journal cannot be read ({error.strerror or error})")
     finally:
         os.close(fd)
-    data = b"".join(chunks)
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline; else a torn last line
-    result.torn_tail = bool(tail.strip())
-    bad = 0
-    for line in lines:
+    result.torn_tail = bool(pending.strip())  # a torn last line (a crash in the middle of a write)
+    result.records = fold.records()
+    if oversized:
+        return _give_up(path, result, f"the journal is larger than {MAX_JOURNAL_BYTES} bytes"
+                        + (f" and {fold.bad} line(s) are not records" if fold.bad else ""))
+    if fold.bad:
+        return _give_up(path, result, f"{fold.bad} journal line(s) are not records")
+    return result
+
+
+class _Fold:
+    """The records read, only the latest per session and per other kind kept (the replay folds them so:
+    memory stays the registry's size whatever the file's); request ids in order, the newest kept."""
+
+    def __init__(self) -> None:
+        self._latest: dict[str, dict[str, Any]] = {}
+        self._ids: collections.deque[dict[str, Any]] = collections.deque(maxlen=_KEPT_IDS)
+        self.bad = 0
+
+    def add(self, line: bytes) -> None:
         if not line.strip():
-            continue
+            return
         try:
             record = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
         except (ValueError, UnicodeDecodeError, RecursionError):
-            bad += 1
-            continue
+            self.bad += 1
+            return
         if not isinstance(record, dict) or record.get("v") != 1 or not isinstance(record.get("op"), str):
-            bad += 1
-            continue
-        result.records.append(record)
-    if bad:
-        return _give_up(path, result, f"{bad} journal line(s) are not records")
-    return result
+            self.bad += 1
+            return
+        op = record["op"]
+        if op in ("id", "ids"):
+            self._ids.append(record)
+            return
+        if op in ("put", "del"):
+            key = record.get("session") if op == "put" else record
+            key = key.get("key") if isinstance(key, dict) else None
+            slot = "session:" + json.dumps(key) if isinstance(key, list) else f"bad:{len(self._latest)}"
+        else:
+            slot = "kind:" + op
+        self._latest.pop(slot, None)  # re-inserted: the dict keeps the order of the latest records
+        self._latest[slot] = record
+
+    def records(self) -> list[dict[str, Any]]:
+        return [*self._latest.values(), *self._ids]
 
 
 def _no_constant(name: str) -> Any:

@@ -249,6 +249,7 @@ class SuspendComponent(ComponentBase):
         trigger, mode = pending.trigger, pending.mode
         with anyio.CancelScope(shield=True):
             await runtime.protection.reconcile()
+            await runtime.journal.suspend_requesting()  # journaled before the request (issue 39)
             if self.pending is not pending or runtime.state.protection_wanted or self.held_back():
                 return  # a start, activity or pause canceled it while protection was released
             try:
