@@ -15,7 +15,6 @@ import pytest
 from lidguard.runtime.components.transcripts import POLL_SECONDS, read_tail
 
 
-
 def test_read_tail_refuses_a_fifo_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "transcript.jsonl"
     os.mkfifo(fifo)
