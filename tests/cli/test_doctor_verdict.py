@@ -35,3 +35,19 @@ def test_doctor_json_capabilities_are_objects(lidguard):
     assert power == {"name": "power", "available": True, "state": "available", "reason": "fake platform"}
     assert all(set(item) == {"name", "available", "state", "reason"} and isinstance(item["available"], bool)
                for item in report["capabilities"])
+
+
+def test_doctor_and_hook_status_agree_right_after_hook_install(lidguard):
+    """Issue 32.5: doctor checked every provider against the 30 s default while the Stop hook is written with
+    the computed timeout, so it said "needs update" right after a correct hook-install."""
+    for folder in (".claude", ".codex", ".gemini", ".qwen", ".copilot"):
+        (lidguard.home / folder).mkdir()
+    lidguard.data_dir.mkdir(parents=True, exist_ok=True)
+    (lidguard.data_dir / "settings.json").write_text(json.dumps({"PostStopSuspendDelaySeconds": 40}))
+    lidguard.run("hook-install", "--provider", "all", check=True)
+    report = lidguard.json("doctor")
+    statuses = {item["provider"]: item["status"] for item in report["hooks"]}
+    hook_status = {block["provider"]: block["status"] for block in lidguard.json("hook-status")["providers"]}
+    assert statuses == hook_status
+    assert set(statuses.values()) == {"Installed"}, statuses
+    assert "needs update" not in lidguard.run("doctor").stdout

@@ -291,3 +291,23 @@ def test_doctor_reports_a_corrupt_settings_file_and_carries_on(lidguard):
     report = lidguard.json("doctor")["settings"]
     assert report["file"] == str(path) and report["exists"] and str(path) in report["error"]
     assert path.read_text() == "{ corrupt"
+
+
+def test_changing_the_stop_delays_refreshes_the_installed_stop_hooks_only(lidguard):
+    """Issue 32.5: `lidguard settings` changing the post-stop delay or the reply window rewrites the Stop hooks
+    of every agent whose hooks are installed (new timeout), and leaves agents without lidguard hooks alone."""
+    for folder in (".claude", ".codex", ".gemini"):
+        (lidguard.home / folder).mkdir()
+    lidguard.run("hook-install", "--provider", "claude", check=True)
+    lidguard.run("hook-install", "--provider", "codex", check=True)
+    result = lidguard.run("settings", "--post-stop-suspend-delay-seconds", "40",
+                          "--closed-lid-stop-follow-up-delay-seconds", "60", check=True)
+    assert "Stop hooks refreshed (timeout 420 seconds): Claude, Codex" in result.stdout, result.stdout
+    blocks = {block["provider"]: block["status"] for block in lidguard.json("hook-status")["providers"]}
+    assert blocks["Claude"] == "Installed" and blocks["Codex"] == "Installed", blocks
+    assert blocks["Gemini"] == "NotInstalled"
+    assert not (lidguard.home / ".gemini" / "settings.json").exists()
+    claude = json.loads((lidguard.home / ".claude" / "settings.json").read_text())
+    assert claude["hooks"]["Stop"][0]["hooks"][0]["timeout"] == 40 + 60 + 300 + 20
+    unchanged = lidguard.run("settings", "--suspend-mode", "hibernate", check=True)
+    assert "Stop hooks refreshed" not in unchanged.stdout

@@ -22,13 +22,13 @@ from .followup_server import FollowUpServer
 
 ON = {"ClosedLidStopFollowUpWebhookUrl": "https://notify.example/api/webhooks/lidguard/s",
       "ClosedLidStopFollowUpDelaySeconds": 120, "PostStopSuspendDelaySeconds": 10}
-WAIT = 10 + 120 + 300 - 15  # the installed timeout (seed 000) less the hook's give-up margin
+WAIT = 10 + 120 + 300 + 5  # the installed timeout (seed 000 + 20 s of margins) less the hook's 15 s give-up margin
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
     ({}, WAIT),
     ({"ClosedLidStopFollowUpWebhookUrl": "http://127.0.0.1:8080/x"}, WAIT),
-    ({"ClosedLidStopFollowUpDelaySeconds": 20, "PostStopSuspendDelaySeconds": 3600}, 3600 + 20 + 285),
+    ({"ClosedLidStopFollowUpDelaySeconds": 20, "PostStopSuspendDelaySeconds": 3600}, 3600 + 20 + 305),
     ({"ClosedLidStopFollowUpWebhookUrl": ""}, None),
     ({"ClosedLidStopFollowUpWebhookUrl": "ftp://notify.example/x"}, None),
     ({"ClosedLidStopFollowUpWebhookUrl": "/relative/path"}, None),

@@ -12,6 +12,7 @@ import pytest
 from lidguard.hooks.followup import follow_up_wait_seconds
 from lidguard.hooks.stop_timeout import (
     HOOK_GIVE_UP_MARGIN_SECONDS,
+    RUNTIME_ANSWER_MARGIN_SECONDS,
     runtime_answer_after_seconds,
     stop_hook_timeout_seconds,
     stop_hook_wait_seconds,
@@ -28,7 +29,8 @@ def test_the_hook_waits_less_than_the_installed_timeout_for_the_same_settings_fi
     path = tmp_path / "settings.json"
     path.write_text(json.dumps(settings))
     installed = common.stop_hook_timeout_seconds(path)
-    assert installed == delay + window + 300  # seed 000
+    # issue 32.6: the margins come out of the installed timeout, never out of the extended window
+    assert installed == delay + window + 300 + HOOK_GIVE_UP_MARGIN_SECONDS + RUNTIME_ANSWER_MARGIN_SECONDS
     wait = follow_up_wait_seconds(settings)
     assert wait is not None and wait == installed - HOOK_GIVE_UP_MARGIN_SECONDS
     assert runtime_answer_after_seconds(wait) < wait < installed
@@ -40,3 +42,12 @@ def test_the_formula_is_monotonic_and_never_zero():
             timeout = stop_hook_timeout_seconds(delay, window)
             assert 1 <= stop_hook_wait_seconds(delay, window) < timeout
     assert runtime_answer_after_seconds(1) == 0.0
+
+
+@pytest.mark.parametrize(("delay", "window"), [(10, 120), (0, 0), (3600, 3600), (600, 20)])
+def test_the_hook_and_the_runtime_stay_for_the_whole_extended_reply_window(delay, window):
+    """Issue 32.6: the runtime answers the hook no earlier than delay + window + 5 min (was 20 s before)."""
+    extended_window = delay + window + 300
+    wait = stop_hook_wait_seconds(delay, window)
+    assert runtime_answer_after_seconds(wait) >= extended_window
+    assert runtime_answer_after_seconds(wait) < wait < stop_hook_timeout_seconds(delay, window)

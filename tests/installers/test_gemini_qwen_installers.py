@@ -146,5 +146,5 @@ def test_hook_install_all_includes_gemini_and_qwen_through_the_cli(lidguard) -> 
     assert "  Status: Installed" in status and "  Command: " in status and "gemini-hook" in status
     assert "Current folder trust:" in status
     status = lidguard.run("hook-status", "--provider", "qwen", check=True).stdout
-    assert "  Status: Installed" in status and "Stop hook timeout: 430 seconds" in status
+    assert "  Status: Installed" in status and "Stop hook timeout: 450 seconds" in status
     assert "Changed: True" in lidguard.run("hook-remove", "--provider", "qwen-code", check=True).stdout

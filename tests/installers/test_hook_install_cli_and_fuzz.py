@@ -103,7 +103,7 @@ def test_hook_install_all_status_and_remove_through_the_cli(lidguard) -> None:  
     assert result.stdout.count("Changed: True") == 2
     assert lidguard.run("hook-install", "--provider", "all", check=True).stdout.count("Changed: False") == 2
     status = lidguard.run("hook-status", "--provider", "codex", check=True).stdout
-    assert "Hook installation:" in status and "  Status: Installed" in status and "Stop hook timeout: 430" in status
+    assert "Hook installation:" in status and "  Status: Installed" in status and "Stop hook timeout: 450" in status
     result = lidguard.run("hook-uninstall", "--provider", "claude", check=True)
     assert "Changed: True" in result.stdout
     settings_file = lidguard.home / ".claude" / "settings.json"

@@ -69,17 +69,17 @@ def capability_objects(capabilities: dict[str, str]) -> list[dict[str, Any]]:
     return result
 
 
-def _hooks() -> list[dict[str, Any]]:
-    """Each agent whose configuration folder exists: hook status and whether each installed command runs."""
-    from ..installers import PROVIDERS, InstallError, available_providers, command_checks
-    from ..installers.common import DEFAULT_HOOK_TIMEOUT_SECONDS
+def _hooks(settings_file: Path) -> list[dict[str, Any]]:
+    """Each agent whose configuration folder exists: hook status (the same computation as hook-status,
+    issue 32.5) and whether each installed command runs."""
+    from ..installers import PROVIDERS, InstallError, available_providers, command_checks, provider_status
 
     present, _ = available_providers()
     result: list[dict[str, Any]] = []
     for key in present:
         provider = PROVIDERS[key]
         try:
-            lines = provider.status(None, DEFAULT_HOOK_TIMEOUT_SECONDS)
+            _, lines = provider_status(key, None, settings_file)
         except InstallError as error:
             result.append({"provider": provider.display, "status": "Unknown", "config": "",
                            "problem": str(error)})
@@ -145,7 +145,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
     response = context.request("status")
     power_source, power_source_text = _power_source(platform)
     capabilities = capability_objects(platform.describe_capabilities())
-    hooks = _hooks()
+    hooks = _hooks(paths.settings_file)
     settings = _settings(context)
     return {
         "version": __version__,

@@ -108,10 +108,15 @@ def changed_lines(before: Settings, after: Settings) -> list[str]:
 
 def _save_and_sync(context: CliContext, settings: Settings, lines: list[str],
                    problems: list[str] | None = None, *, before: Settings | None = None) -> int:
+    from ..installers.common import stop_hook_timeout_seconds
+    from ..installers.refresh import refresh_stop_hooks
+
+    previous_timeout = stop_hook_timeout_seconds(context.paths.settings_file)
     _save(context.paths.settings_file, settings)
     block = format_settings_block(settings) if before is None else changed_lines(before, settings)
+    # Issue 32.5: a new Stop hook timeout rewrites the installed Stop hooks (the settings lock is held).
     lines = [f"Settings file: {context.paths.settings_file}", *problem_lines(problems or [], saved=True),
-             *block, *lines]
+             *block, *lines, *refresh_stop_hooks(context.paths.settings_file, previous_timeout)]
     response = context.request("settings", HasSettings=True, Settings=settings.to_file_json())
     if response.get("Succeeded"):
         lines.append("Runtime settings updated.")

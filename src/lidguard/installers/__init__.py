@@ -20,7 +20,7 @@ from .common import (
 )
 
 __all__ = ["PROVIDERS", "InstallError", "InstallResult", "Provider", "available_providers", "command_checks",
-           "did_you_mean", "parse_provider_word", "parse_provider_words", "status_block"]
+           "did_you_mean", "parse_provider_word", "parse_provider_words", "provider_status", "status_block"]
 
 
 @dataclass(frozen=True)
@@ -115,10 +115,16 @@ def _config_of(lines: list[str]) -> Path | None:
     return next((Path(line[len("Config: "):]) for line in lines if line.startswith("Config: ")), None)
 
 
+def provider_status(key: str, config: Path | None, settings_file: Path) -> tuple[int, list[str]]:
+    """The one status computation doctor and hook-status share (issue 32.5): the Stop hook timeout from
+    the settings file, then the provider's status lines against it."""
+    timeout = stop_hook_timeout_seconds(settings_file)
+    return timeout, PROVIDERS[key].status(config, timeout)
+
+
 def status_block(key: str, config: Path | None, settings_file: Path, data_dir: Path) -> list[str]:
     provider = PROVIDERS[key]
-    timeout = stop_hook_timeout_seconds(settings_file)
-    lines = provider.status(config, timeout)
+    timeout, lines = provider_status(key, config, settings_file)
     status = lines[0].split(": ", 1)[1]
     argv = hook_argv()
     head = [f"Provider: {provider.display}", lines[0], f"Installed: {status == 'Installed'}", *lines[1:3],

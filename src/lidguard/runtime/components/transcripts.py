@@ -68,14 +68,16 @@ class TranscriptSignal:
 
 # -- pure detection -------------------------------------------------------------------------------------
 def read_tail(path: Path, limit: int = TAIL_BYTES) -> list[dict[str, Any]]:
-    """The JSON object records among the last ``limit`` bytes (a cut first line is dropped)."""
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        start = max(0, size - limit)
-        handle.seek(start)
-        data = handle.read(limit)
-    lines = data.split(b"\n")
-    if start > 0:
+    """The JSON object records among the last ``limit`` bytes (a cut first line is dropped).
+
+    Opened non-blocking, regular files only (issue 39.5: a FIFO blocked open() and froze the runtime);
+    ``OSError`` (``UnusableFileError``) for anything else."""
+    from ...fileio_open import read_regular_file
+
+    data = read_regular_file(path, limit=limit + 1, tail=True)
+    cut = len(data) > limit
+    lines = data[-limit:].split(b"\n")
+    if cut:
         lines = lines[1:]
     records = []
     for line in lines[-TAIL_LINES:]:
