@@ -22,10 +22,12 @@ def test_install_keeps_the_mode_and_one_backup_per_file(lidguard):
     settings.chmod(0o644)
     lidguard.run("hook-install", "--provider", "claude", check=True)
     assert mode(settings) == 0o644
-    for delay in ("20", "30", "40"):  # each changes the Stop hook timeout: three more rewrites
+    for delay in ("20", "30", "40"):  # each changes the Stop hook timeout: settings rewrites the hooks (32.5)
+        before = settings.read_text()
         lidguard.run("settings", "--post-stop-suspend-delay-seconds", delay, check=True)
+        assert settings.read_text() != before
         result = lidguard.run("hook-install", "--provider", "claude", check=True)
-        assert "Changed: True" in result.stdout
+        assert "Changed: False" in result.stdout
     assert mode(settings) == 0o644
     assert backups_of(settings) == ["settings.json.lidguard.bak"]
     backup = settings.with_name("settings.json.lidguard.bak")

@@ -80,6 +80,7 @@ class ProtectionComponent(ComponentBase):
                 finally:
                     if self._coordinator.lid_held_back != held_back:
                         runtime.status_changed()
+        return None  # not reached: a shielded scope swallows nothing (mypy cannot know)
 
     async def _converge_rounds(self) -> Exception | None:
         runtime = self._runtime
