@@ -233,3 +233,22 @@ def block_json(lines: list[str]) -> dict[str, Any]:
 
 def print_json(value: Any, stream: TextIO | None = None) -> None:
     (stream or sys.stdout).write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def ask_yes_no(question: str, *, assume_yes: bool, default: bool, command: str) -> bool:
+    """One question on stdin (``--yes`` answers yes, shown); input that ended is a one-line error
+    naming ``lidguard <command> --yes``."""
+    import sys
+
+    hint = "[Y/n]" if default else "[y/N]"
+    if assume_yes:
+        print(f"{question} {hint} yes (--yes)")
+        return True
+    sys.stdout.write(f"{question} {hint} ")
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        print()
+        raise CliError(f"No answer (input ended); run `lidguard {command} --yes` to accept every step.")
+    answer = line.strip().lower()
+    return default if not answer else answer in ("y", "yes")

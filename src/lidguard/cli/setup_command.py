@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from .context import CliContext
-from .output import CliError, escape_control
+from .output import CliError, ask_yes_no, escape_control
 
 __all__ = ["add_setup_command"]
 
@@ -19,16 +19,7 @@ AGENT_EXECUTABLES = {"claude": "claude", "codex": "codex", "copilot": "copilot",
 
 
 def _ask(question: str, assume_yes: bool) -> bool:
-    if assume_yes:
-        print(f"{question} [Y/n] yes (--yes)")
-        return True
-    sys.stdout.write(f"{question} [Y/n] ")
-    sys.stdout.flush()
-    line = sys.stdin.readline()
-    if not line:
-        print()
-        raise CliError("No answer (input ended); run `lidguard setup --yes` to accept every step.")
-    return line.strip().lower() in ("", "y", "yes")
+    return ask_yes_no(question, assume_yes=assume_yes, default=True, command="setup")
 
 
 def _found_agents(only: list[str] | None) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .context import CliContext
-from .output import CliError, escape_control
+from .output import CliError, ask_yes_no, escape_control
 
 __all__ = ["add_uninstall_command"]
 
@@ -34,15 +34,7 @@ class _Report:
 
 
 def _ask(question: str, assume_yes: bool) -> bool:
-    if assume_yes:
-        return True
-    sys.stdout.write(f"{question} [y/N] ")
-    sys.stdout.flush()
-    line = sys.stdin.readline()
-    if not line:
-        print()
-        raise CliError("No answer (input ended); run `lidguard uninstall --yes` to remove everything.")
-    return line.strip().lower() in ("y", "yes")
+    return ask_yes_no(question, assume_yes=assume_yes, default=False, command="uninstall")
 
 
 def _stop_runtime(context: CliContext, report: _Report) -> None:
