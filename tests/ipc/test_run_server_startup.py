@@ -19,6 +19,8 @@ def test_run_server_starts_on_an_invalid_settings_file(lidguard, start_runtime):
 
 
 def test_run_server_starts_with_a_pending_lid_backup_and_restores_it(lidguard, start_runtime):
+    # The watchdog would restore the backup after the kill, racing the copy written back below (32.4).
+    lidguard.env["LIDGUARD_WATCHDOG"] = "off"
     lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
     backup = lidguard.data_dir / "pending-lid-action-backup.json"
     assert backup.exists()
