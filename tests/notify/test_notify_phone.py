@@ -143,7 +143,10 @@ def test_login_and_dashboard_fit_a_phone(phone: Any, notify_server: ServerProces
     screenshot(phone, "dashboard")
     geometry = layout(phone)
     assert geometry["pageWidth"] <= 390, geometry  # the long webhook URL wraps
-    for selector in ("#subscribe-button", "#unsubscribe-button", "#logout-button"):
+    # One subscription button shows at a time (this browser is not subscribed: "Turn on").
+    assert phone.is_hidden("#unsubscribe-button")
+    phone.wait_for_selector("#theme-toggle")
+    for selector in ("#subscribe-button", "#theme-toggle", "#logout-button"):
         size = phone.evaluate(f"(() => {{ const r = document.querySelector('{selector}').getBoundingClientRect();"
                               " return [r.width, r.height]; })()")
         assert min(size) >= THUMB_PX, (selector, size)

@@ -34,6 +34,7 @@ from lidguard.notify.events import WebhookError, provider_title, validate_webhoo
 from lidguard.notify.pages import environment
 from lidguard.notify.static import APP_JS, SERVICE_WORKER_JS
 from lidguard.notify.store import EXTEND_CAP_SECONDS, Store, iso, parse_iso
+from lidguard.notify.style import APP_CSS, THEME_JS
 
 __all__ = ["MAX_REPLY_CHARS", "create_app"]
 
@@ -41,9 +42,10 @@ EXTEND_CAP = timedelta(seconds=EXTEND_CAP_SECONDS)
 ACTIONS = ("reply", "extend", "cancel")
 LOG = logging.getLogger("lidguard.notify")
 T = TypeVar("T")
+DASHBOARD_EVENTS = 8  # the dashboard's "Recent" cards (the events page lists 100)
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
-    "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+    "Content-Security-Policy": "default-src 'self'; style-src 'self'; frame-ancestors 'none'",
 }
 
 
@@ -161,6 +163,12 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
     async def app_js(request: Request) -> Response:
         return Response(APP_JS, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
+    async def theme_js(request: Request) -> Response:
+        return Response(THEME_JS, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+    async def app_css(request: Request) -> Response:
+        return Response(APP_CSS, media_type="text/css", headers={"Cache-Control": "no-cache"})
+
     # JSON API (Bearer or cookie + CSRF header) -----------------------------------------------------
     async def subscriptions(request: Request) -> Response:
         if (refused := api_refusal(request)) is not None:
@@ -266,7 +274,8 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
             return to_login(request)
         counts = await db(store().counts)
         follow_ups = await db(store().pending_follow_ups)
-        return page("dashboard.html", request, nonce, counts=counts, follow_ups=follow_ups,
+        events = await db(store().latest_events, DASHBOARD_EVENTS)
+        return page("dashboard.html", request, nonce, counts=counts, follow_ups=follow_ups, events=events,
                     webhook_url=config.webhook_url())
 
     async def events_page(request: Request) -> Response:
@@ -288,7 +297,8 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
                     raise BadRequest(400, "The form expired; reload the page and try again.")
                 code, state = await act(follow_up_id, request.path_params["action"], form)
                 if code == 200:
-                    return RedirectResponse(f"/follow-ups/{follow_up_id}", status_code=303)
+                    back = "/" if form.get("back") == "dashboard" else f"/follow-ups/{follow_up_id}"
+                    return RedirectResponse(back, status_code=303)
                 message, status = state["error"], code
             except BadRequest as error:
                 if error.status == 404:
@@ -314,6 +324,7 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         Route("/follow-ups/{follow_up_id}", follow_up_page, methods=["GET"]),
         Route("/follow-ups/{follow_up_id}/{action}", follow_up_page, methods=["POST"]),
         Route("/service-worker.js", service_worker), Route("/static/app.js", app_js),
+        Route("/static/theme.js", theme_js), Route("/static/app.css", app_css),
     ]
     return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
 

@@ -35,6 +35,68 @@ APP_JS = r"""'use strict';
     };
     tick(); setInterval(tick, 1000); setInterval(refresh, 3000);
   }
+  // The dashboard cards: a countdown each, times as "3 min ago", a "more" for clamped messages.
+  function left(deadline) { return Math.round((new Date(deadline) - Date.now()) / 1000); }
+  function spoken(seconds) {
+    if (seconds <= 0) { return 'deadline passed'; }
+    const m = Math.floor(seconds / 60), s = seconds % 60;
+    return (m ? m + ' min ' + String(s).padStart(2, '0') + ' s' : s + ' s') + ' left';
+  }
+  function ago(moment) {
+    const seconds = Math.round((Date.now() - moment) / 1000);
+    if (seconds < 45) { return 'just now'; }
+    if (seconds < 3600) { return Math.round(seconds / 60) + ' min ago'; }
+    if (seconds < 86400) { return Math.round(seconds / 3600) + ' h ago'; }
+    return moment.toLocaleDateString();
+  }
+  function cards() {
+    const countdowns = document.querySelectorAll('.countdown[data-deadline]');
+    const relatives = document.querySelectorAll('time.relative[datetime]');
+    const tick = () => {
+      for (const node of countdowns) { node.textContent = spoken(left(node.dataset.deadline)); }
+      for (const node of relatives) {
+        const moment = new Date(node.getAttribute('datetime'));
+        if (!isNaN(moment)) { node.textContent = ago(moment); node.title = moment.toLocaleString(); }
+      }
+    };
+    if (countdowns.length || relatives.length) { tick(); setInterval(tick, 1000); }
+    for (const button of document.querySelectorAll('button.more[data-target]')) {
+      const target = document.getElementById(button.dataset.target);
+      if (!target || target.scrollHeight <= target.clientHeight + 1) { continue; }
+      button.hidden = false;
+      button.addEventListener('click', () => {
+        const open = target.classList.toggle('open');
+        button.textContent = open ? 'less' : 'more';
+      });
+    }
+  }
+  function growing(area) {
+    const fit = () => { area.style.height = 'auto'; area.style.height = area.scrollHeight + 2 + 'px'; };
+    area.addEventListener('input', fit); fit();
+  }
+  function themeToggle() {
+    const button = document.getElementById('theme-toggle');
+    if (!button) { return; }
+    const root = document.documentElement;
+    const current = () => root.dataset.theme ||
+      (window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light');
+    const label = () => { button.textContent = current() === 'dark' ? 'Light' : 'Dark'; };
+    button.hidden = false; label();
+    button.addEventListener('click', () => {
+      root.dataset.theme = current() === 'dark' ? 'light' : 'dark';
+      try { localStorage.setItem('lidguard-theme', root.dataset.theme); } catch (error) { /* not kept */ }
+      label();
+    });
+  }
+  async function subscriptionLine(on, off) {
+    // One line, one button: which one depends on whether this browser already gets notifications.
+    if (!('serviceWorker' in navigator) || !('PushManager' in window)) { return; }
+    try {
+      const reg = await navigator.serviceWorker.getRegistration('/');
+      const subscribed = reg && await reg.pushManager.getSubscription();
+      on.hidden = Boolean(subscribed); off.hidden = !subscribed;
+    } catch (error) { /* keep the default: the subscribe button */ }
+  }
   function base64UrlToBytes(text) {
     const padded = (text + '='.repeat((4 - text.length % 4) % 4)).replace(/-/g, '+').replace(/_/g, '/');
     return Uint8Array.from(atob(padded), c => c.charCodeAt(0));
@@ -63,6 +125,8 @@ APP_JS = r"""'use strict';
         headers: {'Content-Type': 'application/json', 'X-CSRF-Token': csrf()},
         body: JSON.stringify(subscription.toJSON())});
       status.textContent = response.ok ? 'This browser is subscribed.' : 'The server refused: ' + response.status;
+      if (response.ok) { subscriptionLine(document.getElementById('subscribe-button'),
+                                          document.getElementById('unsubscribe-button')); }
     } catch (error) { status.textContent = 'Subscribing failed: ' + error.message; }
   }
   async function unsubscribe(status) {
@@ -75,17 +139,23 @@ APP_JS = r"""'use strict';
         body: JSON.stringify({endpoint: subscription.endpoint})});
       await subscription.unsubscribe();
       status.textContent = 'This browser is unsubscribed.';
+      subscriptionLine(document.getElementById('subscribe-button'), document.getElementById('unsubscribe-button'));
     } catch (error) { status.textContent = 'Unsubscribing failed: ' + error.message; }
   }
   document.addEventListener('DOMContentLoaded', () => {
     localize(document);
     liveDeadline();
+    cards();
+    themeToggle();
+    const area = document.getElementById('reply-text');
+    if (area) { growing(area); }
     const status = document.getElementById('push-status');
     const on = document.getElementById('subscribe-button');
     const off = document.getElementById('unsubscribe-button');
     if (on && status) { on.addEventListener('click', () => subscribe(status)); }
     if (off && status) { off.addEventListener('click', () => unsubscribe(status)); }
     if ('serviceWorker' in navigator && status) { registration().catch(() => {}); }
+    if (on && off) { subscriptionLine(on, off); }
   });
 })();
 """
