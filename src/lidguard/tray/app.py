@@ -25,9 +25,8 @@ from .actions import TrayActions
 from .model import TrayState, menu_entries, tray_view
 from .updates import status_updates
 
-__all__ = ["TrayApp", "TrayUnavailable", "open_indicator"]
+__all__ = ["TrayApp", "TrayExtraMissing", "TrayUnavailable", "open_indicator"]
 
-EXTRA_MISSING = "the tray needs the tray extra: pip install 'lidguard[tray]' ({detail})"
 ICON_SIZES = (22, 32, 64)
 
 
@@ -35,8 +34,14 @@ class TrayUnavailable(Exception):
     """One readable sentence: the extra is missing or there is no display."""
 
 
+class TrayExtraMissing(TrayUnavailable):
+    """A package of the tray extra cannot be imported; the message names this installation's command."""
+
+
 def _missing(error: ImportError) -> TrayUnavailable:
-    return TrayUnavailable(EXTRA_MISSING.format(detail=f"cannot import {error.name or error}"))
+    from ..shared.extras import missing_message
+
+    return TrayExtraMissing(missing_message("tray", "lidguard tray", [error.name or str(error)]))
 
 
 def open_indicator(os_name: str, on_action: Any, *, images: list[Any], title: str, entries: Any) -> Any:
