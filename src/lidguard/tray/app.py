@@ -1,13 +1,14 @@
 """``lidguard tray``: the indicator process (extra ``lidguard[tray]``).
 
 Two indicators behind one small interface (``update(title=, images=, entries=)``, ``run(setup)``,
-``stop()``): ``sni.SniIndicator`` (StatusNotifierItem + dbusmenu over D-Bus, pure Python) on Linux
-when a StatusNotifierWatcher is on the session bus, else ``pystray_indicator.PystrayIndicator``
-(Windows, macOS, Linux XEmbed). ``LIDGUARD_TRAY_BACKEND=sni|pystray`` forces one.
+``stop()``): ``sni.SniIndicator`` (StatusNotifierItem + dbusmenu over D-Bus, pure Python) on Linux when
+a StatusNotifierWatcher is on the session bus, else ``pystray_indicator.PystrayIndicator`` (Windows,
+macOS, Linux XEmbed). ``LIDGUARD_TRAY_BACKEND=sni|pystray`` forces one.
 
-The indicator's loop runs on the main thread; one thread reads ``updates.status_updates`` (the
-runtime's stream) and redraws; a 1 s tick refreshes the countdown while a suspend is pending and
-retries a redraw that failed. Menu entries run ``actions.TrayActions`` on their own thread. Quit,
+The indicator's loop runs on the main thread; one thread reads ``updates.status_updates`` (the runtime's
+stream) and redraws; a 1 s tick refreshes the countdown while a suspend is pending and retries a redraw
+that failed, and looks again at the runtime's lock while it is held without answers (a runtime on its
+way out: idle once it is gone). Menu entries run ``actions.TrayActions`` on their own thread. Quit,
 SIGTERM and SIGINT stop the loop; the process then exits 0.
 """
 
@@ -181,7 +182,10 @@ class TrayApp:
 
     def _tick(self) -> None:
         while not self.stop_event.wait(1.0):
-            if self.view.state is TrayState.SUSPEND_PENDING or self._shown is None:
+            # No reply while the lock is held: the runtime may be on its way out (the stream ends before its
+            # lock is released), so look at the lock again until it is free - then it is idle, not an error.
+            unanswered = self.status is None and self.view.state is TrayState.ERROR
+            if self.view.state is TrayState.SUSPEND_PENDING or self._shown is None or unanswered:
                 self.show(self.status)
 
     def _setup(self) -> None:
