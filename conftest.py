@@ -30,6 +30,7 @@ LONGEST_FIRST = (
     "tests/agents/test_agent_background_task.py",
     "tests/hooks/test_hook_fuzz.py",
     "tests/hooks/test_hook_processes.py",
+    "tests/cli/test_newcomer_walk.py",  # installs from the checkout: ~90 s
 )
 
 

@@ -155,3 +155,23 @@ def test_from_the_package_index_the_line_names_lidguard(tmp_path: Path, lidguard
     result = _run(venv, "lidguard", "mcp-server", env=lidguard.env)
     _one_line(result, "lidguard: ", "install them with: " + shlex.join(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "lidguard[mcp]"]))
+
+
+def test_the_remove_line_for_each_way_of_installing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lidguard uninstall``'s last line: the command that removes the program as it was installed."""
+    from lidguard.shared.extras import remove_command
+
+    plain = str(tmp_path / "usr")
+    assert remove_command(prefix=plain, base_prefix=plain) == "pip uninstall lidguard"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("PIPX_BIN_DIR", raising=False)
+    own = tmp_path / "data" / "lidguard" / "venv"  # install.sh's
+    assert remove_command(prefix=str(own), base_prefix=plain) == \
+        f"rm -r {own} {tmp_path}/.local/bin/lidguard {tmp_path}/.local/bin/lidguard-notify"
+    other = tmp_path / "work" / ".venv"
+    assert remove_command(prefix=str(other), base_prefix=plain) == f"{other}/bin/python -m pip uninstall lidguard"
+    pipx = tmp_path / "pipx" / "venvs" / "lidguard"
+    pipx.mkdir(parents=True)
+    (pipx / "pipx_metadata.json").write_text("{}")
+    assert remove_command(prefix=str(pipx), base_prefix=plain) == "pipx uninstall lidguard"

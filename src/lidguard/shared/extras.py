@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -24,7 +25,8 @@ from urllib.parse import unquote, urlsplit
 
 from ..platform.host import host_os_name
 
-__all__ = ["EXTRAS", "ExtraMissing", "install_command", "missing_modules", "missing_message", "require"]
+__all__ = ["EXTRAS", "ExtraMissing", "install_command", "missing_message", "missing_modules", "remove_command",
+           "require"]
 
 _TRAY = ("PIL", "jeepney", "Xlib") if host_os_name() == "linux" else ("PIL", "pystray")
 # The import names of each extra's packages (pyproject.toml [project.optional-dependencies]).
@@ -91,6 +93,29 @@ def install_command(extra: str, *, prefix: str | None = None, base_prefix: str |
         python = Path(prefix, "Scripts" if windows else "bin", "python.exe" if windows else "python")
         return shlex.join([str(python), "-m", "pip", "install", *requirement])
     return shlex.join(["pip", "install", *requirement])
+
+
+def remove_command(*, prefix: str | None = None, base_prefix: str | None = None) -> str:
+    """The command that removes the program itself (``lidguard uninstall``'s last line): ``pipx uninstall``;
+    for install.sh's own venv (``$XDG_DATA_HOME/lidguard/venv``) removing it and the links to it; another
+    venv's own pip; else pip."""
+    prefix = sys.prefix if prefix is None else prefix
+    base_prefix = sys.base_prefix if base_prefix is None else base_prefix
+    if Path(prefix, "pipx_metadata.json").is_file():
+        return shlex.join(["pipx", "uninstall", Path(prefix).name])
+    if prefix == base_prefix:
+        return "pip uninstall lidguard"
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    data = os.environ.get("XDG_DATA_HOME", "").strip()
+    data = data if os.path.isabs(data) else os.path.join(home, ".local", "share")
+    own_venv = os.path.join(data, "lidguard", "venv")  # install.sh's
+    if host_os_name() != "windows" and os.path.realpath(prefix) == os.path.realpath(own_venv):
+        bin_dir = os.environ.get("PIPX_BIN_DIR") or os.path.join(home, ".local", "bin")
+        links = (os.path.join(bin_dir, name) for name in ("lidguard", "lidguard-notify"))
+        return shlex.join(["rm", "-r", prefix, *links])
+    windows = host_os_name() == "windows"
+    python = Path(prefix, "Scripts" if windows else "bin", "python.exe" if windows else "python")
+    return shlex.join([str(python), "-m", "pip", "uninstall", "lidguard"])
 
 
 def missing_message(extra: str, what: str, missing: list[str]) -> str:
