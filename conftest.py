@@ -30,6 +30,7 @@ LONGEST_FIRST = (
     "tests/agents/test_agent_background_task.py",
     "tests/hooks/test_hook_fuzz.py",
     "tests/hooks/test_hook_processes.py",
+    "tests/cli/test_newcomer_walk.py",  # installs from the checkout: ~90 s
 )
 
 
@@ -215,7 +216,9 @@ def make_fresh_venv(root: Path, source: Path | None = None) -> FreshVenv:
     purelib = subprocess.run([str(venv.python), "-I", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                              check=True, capture_output=True, text=True, timeout=60).stdout.strip()
     source = source or Path(lidguard.__file__).resolve().parent.parent
-    dependencies = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+    # Also every site-packages folder of this run (a venv made with --system-site-packages has two).
+    dependencies = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib"),
+                                  *(entry for entry in sys.path if entry.endswith(("site-packages", "dist-packages")))])
     Path(purelib, "lidguard-under-test.pth").write_text("\n".join([str(source), *dependencies]) + "\n")
     venv.console_script.write_text(f"#!{venv.python}\nimport sys\nfrom lidguard.cli import main\n"
                                    "if __name__ == '__main__':\n"

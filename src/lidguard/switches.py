@@ -143,6 +143,12 @@ def platform_name(environ: Mapping[str, str] | None = None) -> str:
     return raw_value("LIDGUARD_PLATFORM", environ).lower()
 
 
+def demo_mode(environ: Mapping[str, str] | None = None) -> bool:
+    """The README's demo: the fake platform outside the tests (its own ``LidGuard-demo`` data folder; it never
+    touches what real use reads, agent configs included)."""
+    return platform_name(environ).strip() == "fake" and not in_test_mode(environ)
+
+
 def _path_or_none(name: str, environ: Mapping[str, str] | None) -> str | None:
     return raw_value(name, environ) or None
 

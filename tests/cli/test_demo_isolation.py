@@ -41,3 +41,31 @@ def test_a_misshapen_fake_state_is_named_with_the_shape_it_wants(lidguard: Any) 
     lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)  # the runtime carries on
     lidguard.state_file.write_text(json.dumps({"displays": "eDP-1"}))
     assert lidguard.run("status", check=True).returncode == 0
+
+
+def test_the_demo_never_refreshes_the_real_agent_hooks(lidguard: Any) -> None:
+    """README's demo (`LIDGUARD_PLATFORM=fake lidguard settings --post-stop-suspend-delay-seconds 0`, outside
+    the tests) changes the demo's settings only: the Stop hooks the real agents run read the real settings,
+    so their timeout stays what the real settings make it (issue 33; the refresh is issue 32.5)."""
+    (lidguard.home / ".claude").mkdir()
+    lidguard.run("hook-install", "--provider", "claude", check=True)  # as a real install wrote them
+    claude = lidguard.home / ".claude" / "settings.json"
+    before = claude.read_bytes()
+    demo = {**lidguard.env, "LIDGUARD_TEST_MODE": "0", "LIDGUARD_WATCHDOG": "off"}
+    import subprocess
+    import sys
+
+    try:
+        result = subprocess.run([sys.executable, "-m", "lidguard", "settings", "--post-stop-suspend-delay-seconds",
+                                 "0"], env=demo, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result
+        assert "Stop hooks refreshed" not in result.stdout, result.stdout
+        assert "the demo's settings never change the real agents' Stop hooks" in result.stdout, result.stdout
+        assert claude.read_bytes() == before
+    finally:
+        subprocess.run([sys.executable, "-m", "lidguard", "stop-runtime", "--force"], env=demo,
+                       capture_output=True, timeout=60)
+    # The same change in the real data folder does refresh them (issue 32.5).
+    assert "Stop hooks refreshed" in lidguard.run("settings", "--post-stop-suspend-delay-seconds", "0",
+                                                  check=True).stdout
+    assert claude.read_bytes() != before

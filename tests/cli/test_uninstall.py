@@ -47,7 +47,7 @@ def test_uninstall_removes_everything_outside_the_install_and_keeps_the_users_ow
     assert "Removed: the Claude hooks" in result.stdout and "Removed: the Codex hooks" in result.stdout
     assert "Removed: the Gemini hooks" in result.stdout and "MCP entry" in result.stdout
     assert "autostart" in result.stdout.lower() and "systemd" in result.stdout
-    assert "pipx uninstall lidguard" in result.stdout
+    assert "Now remove the program: " in result.stdout and "uninstall lidguard" in result.stdout
     leftovers = [path for path in _every_file(home) if path.name.endswith(".lidguard-lock")
                  or _names_lidguard(path) or (path.suffix == ".bak" and "lidguard" in path.read_text(errors="replace"))]
     leftovers = [path for path in leftovers if lidguard.data_dir not in path.parents]

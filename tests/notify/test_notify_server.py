@@ -297,7 +297,8 @@ def test_serve_errors_are_one_line(tmp_path: Path, monkeypatch: Any) -> None:
                             text=True, env=env, timeout=30)
     assert result.returncode == 1 and result.stderr.count("\n") == 1
     import lidguard.notify as notify
+    import lidguard.shared.extras as extras
 
-    monkeypatch.setattr(notify.importlib.util, "find_spec", lambda name: None if name == "pywebpush" else object())
-    with pytest.raises(notify.NotifyExtraMissing, match=r"lidguard\[notify\].*missing: pywebpush"):
+    monkeypatch.setattr(extras.importlib.util, "find_spec", lambda name: None if name == "pywebpush" else object())
+    with pytest.raises(notify.NotifyExtraMissing, match=r"missing: pywebpush\); install them with: .*\[notify\]"):
         notify.require_extra()

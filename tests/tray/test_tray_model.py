@@ -28,11 +28,14 @@ def _menu(view):
 
 
 CASES = [
-    ("no runtime", None, {}, TrayState.IDLE, "idle"),
+    ("no runtime", None, {}, TrayState.IDLE, "idle, no session (the runtime is not running; it starts"),
+    ("runtime gone", {"Succeeded": False, "RuntimeUnavailable": True, "Message": "not running"}, {}, TrayState.IDLE,
+     "the runtime is not running"),
     ("runtime, 0 sessions", _status(), {}, TrayState.IDLE, "idle, no session"),
     ("2 sessions", _status([_session(1), _session(2)]), {}, TrayState.PROTECTING, "protecting 2 sessions."),
-    ("lid protected", _status([_session(1)], Settings={"ChangeLidAction": True, "SuspendMode": "Sleep"}), {},
-     TrayState.LID_PROTECTED, "protecting 1 session; closing the lid keeps it awake"),
+    ("protecting through a lid close", _status([_session(1)], Settings={"ChangeLidAction": True,
+                                                                        "SuspendMode": "Sleep"}), {},
+     TrayState.PROTECTING_THROUGH_LID_CLOSE, "protecting 1 session; closing the lid keeps it awake"),
     ("pending", _status(PendingSuspend={"Mode": "Hibernate", "Reason": "Completed", "Stage": "delay",
                                         "DeadlineUtc": (NOW + timedelta(seconds=95)).strftime("%Y-%m-%dT%H:%M:%SZ")}),
      {}, TrayState.SUSPEND_PENDING, "Hibernate in 1:35"),
@@ -145,3 +148,44 @@ def test_a_refused_watcher_shows_the_polled_state_and_says_why():
     assert view.state is TrayState.PROTECTING
     assert view.tooltip.startswith("LidGuard: protecting 1 session") and "watcher slots taken): polling" in view.tooltip
     assert "refused" not in tray_view(_status([_session(1)]), now=now).tooltip
+
+
+def test_idle_without_a_runtime_is_not_the_error_and_no_state_reads_as_a_closed_lid():
+    """Issue 33.8: 10 minutes after the last session the runtime has exited - the normal state, not an error."""
+    idle = tray_view(None, now=NOW)
+    assert idle.state is TrayState.IDLE and "error" not in idle.tooltip.lower()
+    assert [entry.label for entry in menu_entries(idle) if entry.key == "session"] == ["No session"]
+    assert _menu(idle)["sleep-now"].enabled
+    for state in TrayState:
+        assert "closed" not in state.value and "lid-protected" not in state.value
+    lid = tray_view(_status([_session(1)], Settings={"ChangeLidAction": True, "SuspendMode": "Sleep"}), now=NOW)
+    assert "closed" not in lid.tooltip.lower()
+
+
+def test_idle_error_and_working_icons_differ():
+    pytest.importorskip("PIL")
+    from lidguard.tray.icons import draw_icon
+
+    drawn = {state: draw_icon(state, "dark", 32).tobytes() for state in TrayState}
+    assert len(set(drawn.values())) == len(TrayState)
+
+
+def _labels(sessions):
+    view = tray_view(_status(sessions), now=NOW)
+    return [entry.label for entry in menu_entries(view) if entry.key == "session"]
+
+
+def test_two_sessions_in_one_folder_are_told_apart_by_their_id():
+    same = {"WorkingDirectory": "/home/me/app"}
+    labels = _labels([_session(1, SessionIdentifier="0f3a9c2e-1111-4aaa-8bbb-000000000001", **same),
+                      _session(2, SessionIdentifier="7b12d4e0-2222-4ccc-8ddd-000000000002", **same),
+                      _session(3)])
+    assert labels[0].startswith("Claude - /home/me/app [0f3a9c2e] - active since ")
+    assert labels[1].startswith("Claude - /home/me/app [7b12d4e0] - active since ")
+    assert labels[2].startswith("Claude - /home/me/project-3 - active")  # alone in its folder: no id
+    # Ids alike in their first 8 characters: the prefix grows until they differ.
+    labels = _labels([_session(1, SessionIdentifier="rollout-2026-12-01-aaaa", **same),
+                      _session(2, SessionIdentifier="rollout-2026-12-01-bbbb", **same)])
+    assert "[rollout-2026-12-01-a]" in labels[0] and "[rollout-2026-12-01-b]" in labels[1]
+    # Another provider in the same folder is already told apart by its name.
+    assert "[" not in "".join(_labels([_session(1, **same), _session(2, Provider="Codex", **same)]))

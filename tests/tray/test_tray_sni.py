@@ -183,6 +183,8 @@ def test_status_notifier_item_follows_the_runtime_and_its_menu_acts(lidguard, se
         assert menu["Change lid action"][1]["toggle-state"] == 0
         sessions = [label for label, _number, values in item.labels() if label.startswith("Claude - ")]
         assert len(sessions) == 2 and "active since" in sessions[0]
+        # Both in this test's folder: told apart by their session id (issue 33.8).
+        assert sorted(label.split(" [")[1].split("]")[0] for label in sessions) == ["one", "two"], sessions
         item.click("Pause for 30 min")
         _wait(lambda: lidguard.json("status").get("paused"), 30, "the runtime to be paused")
         _shows(item, TrayState.PAUSED, "paused until")
@@ -193,7 +195,7 @@ def test_status_notifier_item_follows_the_runtime_and_its_menu_acts(lidguard, se
         _wait(lambda: lidguard.json("status").get("paused") is None, 30, "the runtime to resume")
         item.click("Change lid action")
         _wait(lambda: lidguard.json("status")["settings"]["changeLidAction"] is True, 30, "the lid action on")
-        _shows(item, TrayState.LID_PROTECTED, "closing the lid keeps it awake")
+        _shows(item, TrayState.PROTECTING_THROUGH_LID_CLOSE, "closing the lid keeps it awake")
         assert item.layout()["Change lid action"][1]["toggle-state"] == 1
         # Garbage from the bus gets error replies; the item keeps answering.
         from jeepney import DBusAddress, MessageType, new_method_call
@@ -217,6 +219,9 @@ def test_status_notifier_item_follows_the_runtime_and_its_menu_acts(lidguard, se
         watcher.close()
         watcher = Watcher(session_bus)
         _wait(lambda: watcher.registered, 30, "the item to register with the new watcher")
+        # The runtime exits (as it does when idle): the normal idle state, not the error (issue 33.8).
+        lidguard.run("stop-runtime", "--force", check=True)
+        _shows(item, TrayState.IDLE, "the runtime is not running")
         item.click("Quit tray")
         assert tray.wait(30) == 0
     except AssertionError as error:

@@ -228,6 +228,9 @@ def test_tray_follows_the_runtime_and_pauses_it(lidguard, display, tmp_path):
         restart_panel()
         _shows(connection, TrayState.SUSPEND_PENDING, "Sleep in ", shots, "5-new-panel")
         assert _docked(connection)
+        # The runtime exits (as it does 10 minutes after the last session): idle, not the error (issue 33.8).
+        lidguard.run("stop-runtime", "--force", check=True)
+        _shows(connection, TrayState.IDLE, "the runtime is not running", shots, "6-not-running")
         assert tray.poll() is None
         tray.send_signal(signal.SIGTERM)
         assert tray.wait(30) == 0, tray.stderr.read() if tray.stderr else ""

@@ -147,7 +147,7 @@ def _provider_name_for_install(value: str | None) -> str:
 
 def add_mcp_commands(subparsers: Any) -> None:
     sub = subparsers.add_parser("mcp-server", help="Run the LidGuard MCP server on stdio (settings and sessions).",
-                                description="stdio MCP server `lidguard` (needs `pip install 'lidguard[mcp]'`); "
+                                description="stdio MCP server `lidguard` (needs the mcp extra, lidguard[mcp]); "
                                             "logs go to stderr.")
     sub.set_defaults(handler=_mcp_server)
     sub = subparsers.add_parser(

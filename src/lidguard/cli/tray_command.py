@@ -40,16 +40,24 @@ def _tray(context: CliContext, args: argparse.Namespace) -> int:
         return _autostart(bool(args.install_autostart), args.os)
     if args.os is not None:
         raise CliError("--os goes with --install-autostart or --remove-autostart.")
+    from ..shared.extras import ExtraMissing, require
+
+    try:
+        require("tray", "lidguard tray")
+    except ExtraMissing as error:
+        raise CliError(str(error)) from error
     from ..platform.desktop import display_problem
     from ..platform.host import host_os_name
 
     problem = display_problem(host_os_name())
     if problem is not None:
         raise CliError(f"Cannot show the tray: {problem}.")
-    from ..tray.app import TrayApp, TrayUnavailable
+    from ..tray.app import TrayApp, TrayExtraMissing, TrayUnavailable
 
     try:
         app = TrayApp(context.paths, host_os_name(), panel=args.panel)
+    except TrayExtraMissing as error:
+        raise CliError(str(error)) from error
     except TrayUnavailable as error:
         raise CliError(f"Cannot show the tray: {error}.") from error
     except Exception as error:  # the backend could not create its icon (no tray host, display gone)
@@ -60,11 +68,31 @@ def _tray(context: CliContext, args: argparse.Namespace) -> int:
         raise CliError(f"Tray stopped: {error}.") from error
 
 
+DESCRIPTION = ("Shows the runtime's state in the system tray (menu bar) with a menu to pause, resume, sleep and "
+               "toggle settings. Needs the tray extra (lidguard[tray]){installed}.")
+
+
+def _description() -> str:
+    """The help's last sentence: installed, or the install command for this installation (pipx, a venv's
+    pip, pip). Worked out only when the help is shown: it reads the package metadata."""
+    from ..shared.extras import install_command, missing_modules
+
+    if not missing_modules("tray"):
+        return DESCRIPTION.format(installed=", installed here")
+    return DESCRIPTION.format(installed=f": {install_command('tray')}")
+
+
 def add_tray_command(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "tray", help="Show a tray / menu-bar indicator (needs pip install 'lidguard[tray]').",
-        description="Shows the runtime's state in the system tray (menu bar) with a menu to pause, resume, "
-                    "sleep and toggle settings. Needs the tray extra: pip install 'lidguard[tray]'.")
+        "tray", help="Show a tray / menu-bar indicator (needs the tray extra, lidguard[tray]).",
+        description=DESCRIPTION.format(installed=""))
+    plain_help = parser.format_help
+
+    def format_help() -> str:  # `tray --help` and `lidguard help tray`
+        parser.description = _description()
+        return plain_help()
+
+    setattr(parser, "format_help", format_help)  # noqa: B010 - this one parser's help only
     parser.add_argument("--panel", choices=("dark", "light"), default="dark",
                         help="draw the icon for a dark (default) or light panel")
     parser.add_argument("--install-autostart", action="store_true",

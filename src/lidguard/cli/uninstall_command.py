@@ -209,7 +209,9 @@ def _uninstall(context: CliContext, args: argparse.Namespace) -> int:
     elif not args.purge:
         print(escape_control(f"Kept the data folder {context.paths.data_dir} (settings, logs); "
                              "`lidguard uninstall --purge` removes it and notify's config folder."))
-    print("Now remove the program: `pipx uninstall lidguard` (or `pip uninstall lidguard` in its venv).")
+    from ..shared.extras import remove_command
+
+    print(escape_control(f"Now remove the program: {remove_command()}"))
     return 0
 
 

@@ -3,7 +3,8 @@
 ``lidguard settings`` changing PostStopSuspendDelaySeconds or ClosedLidStopFollowUpDelaySeconds changes the
 Stop hook timeout (``hooks.stop_timeout``); each agent whose lidguard hooks are installed gets them
 rewritten under its config locks, the agents without lidguard hooks are left alone. Never raises: what
-could not be refreshed is one line naming the command that does it.
+could not be refreshed is one line naming the command that does it. The demo (the fake platform outside
+the tests, ``switches.demo_mode``) never refreshes them: its settings are not the ones the hooks read.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def refresh_stop_hooks(settings_file: Path, previous_timeout: int) -> list[str]:
     timeout = stop_hook_timeout_seconds(settings_file)
     if timeout == previous_timeout:
         return []
+    from ..switches import demo_mode
+
+    if demo_mode():  # the hooks real agents run read the real settings, never the demo's
+        return ["Agent hooks left alone: the demo's settings never change the real agents' Stop hooks "
+                "(LIDGUARD_PLATFORM=fake keeps its own data folder)."]
     present, _ = available_providers()
     refreshed: list[str] = []
     lines: list[str] = []

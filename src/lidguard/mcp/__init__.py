@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import importlib.util
 
-__all__ = ["MCP_EXTRA_HINT", "McpSdkMissing", "require_sdk"]
+from ..shared.extras import ExtraMissing, missing_message
 
-MCP_EXTRA_HINT = "The MCP server needs the optional mcp package: pip install 'lidguard[mcp]'"
+__all__ = ["McpSdkMissing", "require_sdk"]
 
 
-class McpSdkMissing(ImportError):
+class McpSdkMissing(ExtraMissing):
     """The ``mcp`` SDK is not installed (or is a major version lidguard does not speak)."""
 
 
@@ -27,4 +27,4 @@ def require_sdk() -> None:
     except (ImportError, ValueError):
         found = None
     if not found:
-        raise McpSdkMissing(MCP_EXTRA_HINT + " (version 2.3 or newer).")
+        raise McpSdkMissing(missing_message("mcp", "The MCP server", ["mcp 2.3 or newer"]))

@@ -13,20 +13,14 @@ fields), ``app`` (Starlette routes), ``pages``/``static`` (templates, JS).
 
 from __future__ import annotations
 
-import importlib.util
+from ..shared.extras import ExtraMissing, require
 
-__all__ = ["NOTIFY_EXTRA_HINT", "NotifyExtraMissing", "require_extra"]
+__all__ = ["NotifyExtraMissing", "require_extra"]
 
-NOTIFY_EXTRA_HINT = "lidguard-notify needs the optional notify packages: pip install 'lidguard[notify]'"
-_MODULES = ("starlette", "uvicorn", "jinja2", "pywebpush", "py_vapid")
-
-
-class NotifyExtraMissing(ImportError):
-    """A package of the ``notify`` extra is not installed."""
+NotifyExtraMissing = ExtraMissing  # a package of the ``notify`` extra is not installed
 
 
 def require_extra() -> None:
-    """Raises ``NotifyExtraMissing`` naming the missing packages, without importing them."""
-    missing = [name for name in _MODULES if importlib.util.find_spec(name) is None]
-    if missing:
-        raise NotifyExtraMissing(f"{NOTIFY_EXTRA_HINT} (missing: {', '.join(missing)}).")
+    """Raises ``NotifyExtraMissing`` naming the missing packages and this installation's install command,
+    without importing them."""
+    require("notify", "lidguard-notify")

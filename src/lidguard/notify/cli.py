@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lidguard.notify import NotifyExtraMissing, require_extra
 from lidguard.notify.config import ConfigError, NotifyConfig, default_config_path, init_config, load_config
+from lidguard.shared.extras import missing_message
 from lidguard.switches import SwitchError
 
 __all__ = ["main"]
@@ -78,6 +79,7 @@ def _config_path(value: str) -> Path:
 
 
 def _init(args: argparse.Namespace) -> int:
+    require_extra()  # the VAPID keys need cryptography; a server that cannot run needs no config either
     path = _config_path(args.config)
     config = init_config(path, args.public_base_url, subject=args.subject, database_path=args.database,
                          force=args.force)
@@ -195,6 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _init(args) if args.command == "init" else _serve(args)
     except (UsageError, ConfigError, NotifyExtraMissing, SwitchError, OSError) as error:
         print(f"lidguard-notify: {error}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as error:  # a package the check above does not know (a dependency's own)
+        print(f"lidguard-notify: {missing_message('notify', 'lidguard-notify', [error.name or str(error)])}",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -175,9 +175,9 @@ def _folder_name() -> str:
     """``LidGuard``, or ``LidGuard-demo`` for the fake platform outside the tests: the demo's runtime,
     settings, logs and journal never share a file (or the socket) with real use, so a real agent's hook
     is never answered by a runtime that protects nothing, and the demo never changes the real settings."""
-    from ..switches import in_test_mode, platform_name
+    from ..switches import demo_mode
 
-    return DEMO_FOLDER_NAME if platform_name().strip() == "fake" and not in_test_mode() else "LidGuard"
+    return DEMO_FOLDER_NAME if demo_mode() else "LidGuard"
 
 
 def _data_dir() -> str:

@@ -1,13 +1,14 @@
 """``lidguard tray``: the indicator process (extra ``lidguard[tray]``).
 
 Two indicators behind one small interface (``update(title=, images=, entries=)``, ``run(setup)``,
-``stop()``): ``sni.SniIndicator`` (StatusNotifierItem + dbusmenu over D-Bus, pure Python) on Linux
-when a StatusNotifierWatcher is on the session bus, else ``pystray_indicator.PystrayIndicator``
-(Windows, macOS, Linux XEmbed). ``LIDGUARD_TRAY_BACKEND=sni|pystray`` forces one.
+``stop()``): ``sni.SniIndicator`` (StatusNotifierItem + dbusmenu over D-Bus, pure Python) on Linux when
+a StatusNotifierWatcher is on the session bus, else ``pystray_indicator.PystrayIndicator`` (Windows,
+macOS, Linux XEmbed). ``LIDGUARD_TRAY_BACKEND=sni|pystray`` forces one.
 
-The indicator's loop runs on the main thread; one thread reads ``updates.status_updates`` (the
-runtime's stream) and redraws; a 1 s tick refreshes the countdown while a suspend is pending and
-retries a redraw that failed. Menu entries run ``actions.TrayActions`` on their own thread. Quit,
+The indicator's loop runs on the main thread; one thread reads ``updates.status_updates`` (the runtime's
+stream) and redraws; a 1 s tick refreshes the countdown while a suspend is pending and retries a redraw
+that failed, and looks again at the runtime's lock while it is held without answers (a runtime on its
+way out: idle once it is gone). Menu entries run ``actions.TrayActions`` on their own thread. Quit,
 SIGTERM and SIGINT stop the loop; the process then exits 0.
 """
 
@@ -25,9 +26,8 @@ from .actions import TrayActions
 from .model import TrayState, menu_entries, tray_view
 from .updates import status_updates
 
-__all__ = ["TrayApp", "TrayUnavailable", "open_indicator"]
+__all__ = ["TrayApp", "TrayExtraMissing", "TrayUnavailable", "open_indicator"]
 
-EXTRA_MISSING = "the tray needs the tray extra: pip install 'lidguard[tray]' ({detail})"
 ICON_SIZES = (22, 32, 64)
 
 
@@ -35,8 +35,14 @@ class TrayUnavailable(Exception):
     """One readable sentence: the extra is missing or there is no display."""
 
 
+class TrayExtraMissing(TrayUnavailable):
+    """A package of the tray extra cannot be imported; the message names this installation's command."""
+
+
 def _missing(error: ImportError) -> TrayUnavailable:
-    return TrayUnavailable(EXTRA_MISSING.format(detail=f"cannot import {error.name or error}"))
+    from ..shared.extras import missing_message
+
+    return TrayExtraMissing(missing_message("tray", "lidguard tray", [error.name or str(error)]))
 
 
 def open_indicator(os_name: str, on_action: Any, *, images: list[Any], title: str, entries: Any) -> Any:
@@ -176,7 +182,10 @@ class TrayApp:
 
     def _tick(self) -> None:
         while not self.stop_event.wait(1.0):
-            if self.view.state is TrayState.SUSPEND_PENDING or self._shown is None:
+            # No reply while the lock is held: the runtime may be on its way out (the stream ends before its
+            # lock is released), so look at the lock again until it is free - then it is idle, not an error.
+            unanswered = self.status is None and self.view.state is TrayState.ERROR
+            if self.view.state is TrayState.SUSPEND_PENDING or self._shown is None or unanswered:
                 self.show(self.status)
 
     def _setup(self) -> None:

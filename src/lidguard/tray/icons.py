@@ -1,10 +1,12 @@
 """The indicator drawn at runtime with Pillow (no shipped bitmaps), for light and dark panels.
 
 Each state has its own colour (``STATE_COLOURS``) and its own mark inside a round badge, so the state
-reads at a glance and does not rest on colour alone: idle is an empty ring, protecting a filled disc,
-lid-protected a disc with a bar (a closed lid), a pending suspend a moon, paused two bars, held back
-a disc with a low battery, error a cross. The ring's outline follows the panel: dark on a light panel,
-light on a dark one. Pillow is imported here only, and only ``lidguard tray`` imports this module.
+reads at a glance and does not rest on colour alone: idle is an empty ring with a small grey dot (no
+cross: a runtime that is not running is the normal idle state), protecting a filled disc with a dot,
+protecting through a lid close the same dot inside a ring (a guard around it; nothing that looks like a
+closed lid), a pending suspend a moon, paused two bars, held back a disc with a low battery, error a
+cross. The ring's outline follows the panel: dark on a light panel, light on a dark one. Pillow is
+imported here only, and only ``lidguard tray`` imports this module.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ __all__ = ["STATE_COLOURS", "draw_icon"]
 STATE_COLOURS: dict[TrayState, tuple[int, int, int]] = {
     TrayState.IDLE: (128, 128, 128),
     TrayState.PROTECTING: (46, 160, 67),
-    TrayState.LID_PROTECTED: (31, 111, 235),
+    TrayState.PROTECTING_THROUGH_LID_CLOSE: (31, 111, 235),
     TrayState.SUSPEND_PENDING: (230, 140, 20),
     TrayState.PAUSED: (150, 60, 230),
     TrayState.HELD_BACK: (110, 70, 20),
@@ -51,9 +53,9 @@ def draw_icon(state: TrayState, panel: str = "dark", size: int = 64) -> Any:
     unit = r // 5
     if state is TrayState.PROTECTING:
         draw.ellipse((c - unit, c - unit, c + unit, c + unit), fill=mark)
-    elif state is TrayState.LID_PROTECTED:
-        draw.rectangle((c - 3 * unit, c - unit // 2 - unit, c + 3 * unit, c - unit // 2), fill=mark)
-        draw.rectangle((c - 3 * unit, c + unit // 2, c + 3 * unit, c + unit // 2 + unit), fill=mark)
+    elif state is TrayState.PROTECTING_THROUGH_LID_CLOSE:
+        draw.ellipse((c - unit, c - unit, c + unit, c + unit), fill=mark)
+        draw.ellipse((c - 3 * unit, c - 3 * unit, c + 3 * unit, c + 3 * unit), outline=mark, width=unit // 2 + 1)
     elif state is TrayState.SUSPEND_PENDING:
         draw.ellipse((c - 3 * unit, c - 3 * unit, c + 3 * unit, c + 3 * unit), fill=mark)
         draw.ellipse((c - unit, c - 4 * unit, c + 4 * unit, c + 2 * unit), fill=colour)

@@ -25,9 +25,10 @@ _MAX_TEXT = 60  # one menu line's folder or name, shortened in the middle past t
 
 
 class TrayState(enum.Enum):
-    IDLE = "idle"  # runtime up (or simply not needed), no session
+    IDLE = "idle"  # no session: the runtime up with nothing to do, or not running (it exits when idle)
     PROTECTING = "protecting"  # sessions keep the machine awake
-    LID_PROTECTED = "lid-protected"  # ... and closing the lid does not suspend (ChangeLidAction)
+    # ... and closing the lid will not suspend it either (ChangeLidAction): says nothing of the lid's position
+    PROTECTING_THROUGH_LID_CLOSE = "protecting-through-lid-close"
     SUSPEND_PENDING = "suspend-pending"  # the post-stop countdown runs
     PAUSED = "paused"
     HELD_BACK = "held-back"  # sessions want protection, something holds it back (battery floor, ...)
@@ -40,6 +41,7 @@ class SessionLine:
     folder: str
     state: str  # "active" / "waiting for the user" / "running tools"
     since: str  # local time the session started, HH:MM
+    session_id: str = ""  # the session identifier, shown (a prefix) when another line has the same folder
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ def _session_line(session: Any) -> SessionLine | None:
     else:
         state = "active"
     return SessionLine(provider=_short(provider, 30), folder=_short(str(session.get("WorkingDirectory", ""))),
-                       state=state, since=_clock(session.get("StartedAt")))
+                       state=state, since=_clock(session.get("StartedAt")),
+                       session_id=_short(str(session.get("SessionIdentifier") or ""), 200))
 
 
 def _toggles(settings: dict[str, Any]) -> tuple[bool | None, str | None]:
@@ -127,9 +130,9 @@ def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: s
             tooltip = f"LidGuard runtime error: {_short(str(message or 'no answer'), 120)}."
         elif runtime_running:
             tooltip = "LidGuard runtime is running but does not answer."
-        else:
-            return TrayView(TrayState.IDLE, "LidGuard: idle (the runtime starts with the first session).",
-                            0, (), 0, False, False, lid_action, mode)
+        else:  # the normal state some minutes after the last session: not an error
+            return TrayView(TrayState.IDLE, "LidGuard: idle, no session (the runtime is not running; it starts "
+                            "with the first agent session).", 0, (), 0, False, False, lid_action, mode)
         return TrayView(TrayState.ERROR, tooltip, 0, (), 0, False, False, lid_action, mode)
     raw_sessions: list[Any] = status["Sessions"] if isinstance(status.get("Sessions"), list) else []
     lines = tuple(line for line in map(_session_line, raw_sessions) if line is not None)
@@ -159,7 +162,7 @@ def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: s
         state = TrayState.HELD_BACK
         tooltip = f"LidGuard: protection held back ({_short(held[0], 120)}); {_sessions_word(count)}."
     elif count:
-        state = TrayState.LID_PROTECTED if lid_action else TrayState.PROTECTING
+        state = TrayState.PROTECTING_THROUGH_LID_CLOSE if lid_action else TrayState.PROTECTING
         tooltip = f"LidGuard: protecting {_sessions_word(count)}"
         tooltip += "; closing the lid keeps it awake." if lid_action else "."
     else:
@@ -170,6 +173,24 @@ def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: s
     return TrayView(state, tooltip, count, lines[:MAX_MENU_SESSIONS], omitted, True, paused, lid_action, mode)
 
 
+def _id_tags(lines: tuple[SessionLine, ...]) -> list[str]:
+    """`` [ab12cd34]`` after the folder of each session that shares its provider and folder with another
+    line: the shortest prefix of its id (8 characters at least) that tells the group apart; "" for the rest."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, line in enumerate(lines):
+        groups.setdefault((line.provider, line.folder), []).append(index)
+    tags = [""] * len(lines)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        ids = [lines[index].session_id for index in members]
+        longest = max(len(identifier) for identifier in ids)
+        width = next((size for size in range(8, longest + 1) if len({i[:size] for i in ids}) == len(ids)), longest)
+        for index, identifier in zip(members, ids, strict=True):
+            tags[index] = f" [{_short(identifier[:width], 40)}]" if identifier else ""
+    return tags
+
+
 def menu_entries(view: TrayView) -> tuple[MenuEntry, ...]:
     """The menu for a view. The click (default) pauses for 30 min, or resumes when paused."""
     entries: list[MenuEntry] = []
@@ -177,8 +198,9 @@ def menu_entries(view: TrayView) -> tuple[MenuEntry, ...]:
         entries.append(MenuEntry("session", "Runtime not reachable", enabled=False))
     elif not view.sessions:
         entries.append(MenuEntry("session", "No session", enabled=False))
-    for line in view.sessions:
-        entries.append(MenuEntry("session", f"{line.provider} - {line.folder} - {line.state} since {line.since}",
+    tags = _id_tags(view.sessions)
+    for line, tag in zip(view.sessions, tags, strict=True):
+        entries.append(MenuEntry("session", f"{line.provider} - {line.folder}{tag} - {line.state} since {line.since}",
                                  enabled=False))
     if view.sessions_omitted:
         entries.append(MenuEntry("session", f"... and {view.sessions_omitted} more", enabled=False))
