@@ -228,3 +228,28 @@ def test_without_the_sudoers_rule_start_keeps_awake_says_why_and_the_next_start_
     stop(mac, "s2")
     stop(mac)
     assert mac.wait_until(lambda: not caffeinate_pids(mac) and mac.tools.machine()["sleep_disabled"] == 0)
+
+
+def test_a_permission_request_hook_never_waits_for_a_slow_system_profiler(mac):
+    """Issue 32.10: with the lid closed and system_profiler taking 8 s, a PermissionRequest hook's
+    status question (the closed-lid decision) is answered within the hook's 2.5 s request budget: the
+    runtime reads the lid (ioreg) and serves the displays it has, refreshing them off the request."""
+    import subprocess
+    import sys
+    import time
+
+    mac.tools.set_machine(clamshell="closed", displays="apple-silicon-none", system_profiler_seconds=8)
+    start(mac)
+    wait_protected(mac)
+    # The reply snapshot is re-read once older than 2 s: let it age (the scenario itself, not a wait for work).
+    aged_at = time.monotonic() + 2.5
+    mac.wait_until(lambda: time.monotonic() >= aged_at, timeout=10)
+    payload = {"session_id": "s1", "cwd": "/w/app", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+               "transcript_path": "", "permission_mode": "default"}
+    result = subprocess.run([sys.executable, "-m", "lidguard", "claude-hook"], env=mac.env,
+                            input=json.dumps(payload), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    log = (mac.data_dir / "claude-hook-events.log").read_text()
+    status_lines = [line for line in log.splitlines() if "runtime-result" in line and "command=status" in line]
+    assert status_lines and "succeeded=true" in status_lines[-1], log
+    assert "did not answer" not in status_lines[-1], log
