@@ -253,3 +253,30 @@ def test_a_permission_request_hook_never_waits_for_a_slow_system_profiler(mac):
     status_lines = [line for line in log.splitlines() if "runtime-result" in line and "command=status" in line]
     assert status_lines and "succeeded=true" in status_lines[-1], log
     assert "did not answer" not in status_lines[-1], log
+
+
+@pytest.mark.parametrize("mode", ["sleep", "hibernate"])
+def test_without_the_sudoers_rule_a_closed_lid_stop_sleeps_and_hibernate_says_why_not(mac, mode):
+    """No rule (issue 34.4): the lid policy is held back (keep-awake only) and the post-stop suspend
+    still runs - `pmset sleepnow` needs no root; Hibernate's `hibernatemode 25` is refused by sudo, and
+    the suspend-history entry says so with the install command; nothing was changed."""
+    mac.tools.set_machine(sudo="password", clamshell="closed", displays="apple-silicon-none", hibernatemode=3)
+    mac.run("settings", "--post-stop-suspend-delay-seconds", "1", check=True)
+    mac.run("settings", "--suspend-mode", mode, check=True)
+    start(mac)
+    assert mac.wait_until(lambda: len(caffeinate_pids(mac)) == 1)
+    stop(mac)
+    assert mac.wait_until(lambda: len(mac.json("suspend-history")["entries"]) >= 1)
+    [entry] = mac.json("suspend-history")["entries"]
+    machine = mac.tools.machine()
+    assert (machine["hibernatemode"], machine["sleep_disabled"]) == (3, 0)
+    assert [call for call in privileged(mac) if "-n" not in call] == []  # never a password prompt
+    if mode == "sleep":
+        assert entry["Succeeded"] is True and machine.get("sleeps") == 1
+        assert privileged(mac) == [DISABLE]
+    else:
+        assert entry["Succeeded"] is False and ["pmset", "sleepnow"] not in mac.tools.commands("pmset")
+        assert "sudo: a password is required" in entry["Message"]
+        assert "lidguard macos-permission install" in entry["Message"]
+        assert privileged(mac) == [DISABLE, ["sudo", "-n", "pmset", "-a", "hibernatemode", "25"]]
+    assert not (mac.data_dir / "pending-macos-power-state-backup.json").exists()
