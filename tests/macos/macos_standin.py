@@ -24,7 +24,8 @@ DEFAULT_STATE = {
     "sleep_disabled": 0,
     "hibernatemode": 3,
     "power": "ac",                  # pmset -g batt: ac | battery | desktop
-    "sudo": "ok",                   # ok | password (no sudoers rule: sudo -n refuses)
+    "sudo": "ok",                   # ok | password (no sudoers rule: sudo -n refuses; without -n the user
+                                    # types the password, unless "sudo_terminal": "none")
     "sleepnow_exit": 0,
     "powermetrics": "intel",        # intel | apple-silicon | unsupported
     "cpu_temperature": 61.25,
@@ -88,6 +89,10 @@ def caffeinate(argv: list[str]) -> None:
         time.sleep(0.05)
 
 
+# pmset(1): "pmset must be run as root in order to modify any settings" (reads need no root).
+PMSET_NEEDS_ROOT = "pmset must be run as root in order to modify any settings"
+
+
 def pmset(argv: list[str]) -> None:
     state = load_state()
     if argv[:2] == ["-g", "batt"]:
@@ -108,7 +113,7 @@ def pmset(argv: list[str]) -> None:
         print("Sleeping now...")
     elif len(argv) == 3 and argv[0] == "-a" and argv[1] in ("disablesleep", "hibernatemode"):
         if os.environ.get("LIDGUARD_STANDIN_SUDO") != "1" and not state.get("root"):
-            _fail("Unable to set the power management setting: must be run as root")
+            _fail(PMSET_NEEDS_ROOT)
         key = "sleep_disabled" if argv[1] == "disablesleep" else "hibernatemode"
         state[key] = int(argv[2])
         save_state(state)
@@ -116,21 +121,38 @@ def pmset(argv: list[str]) -> None:
         _fail(f"pmset stand-in: unexpected arguments {argv}", 2)
 
 
-def _sudoers_allows(tool: str) -> bool:
-    """As real sudo -n: an installed NOPASSWD rule naming the tool lets it run without a password."""
+def _sudoers_allows(command: list[str]) -> bool:
+    """As real sudo: an installed NOPASSWD rule lets a command run without a password when one of its
+    commands is that exact command line (a rule command without arguments allows any arguments)."""
     path = os.environ.get("LIDGUARD_MACOS_SUDOERS_PATH")
     try:
         text = Path(path).read_text() if path else ""
     except OSError:
         return False
-    return "NOPASSWD:" in text and tool in text
+    for line in text.splitlines():
+        if line.lstrip().startswith("#") or "NOPASSWD:" not in line:
+            continue
+        for allowed in line.split("NOPASSWD:", 1)[1].split(","):
+            words = allowed.split()
+            if words == command or words == command[:1]:
+                return True
+    return False
+
+
+# sudo(8)'s own words, without a rule: with -n it never asks; without -n and no terminal it cannot ask.
+SUDO_PASSWORD_REQUIRED = "sudo: a password is required"
+SUDO_NO_TERMINAL = ("sudo: a terminal is required to read the password; either use the -S option to read "
+                    "from standard input or configure an askpass helper")
 
 
 def sudo(argv: list[str]) -> None:
     state = load_state()
     arguments = [word for word in argv if word != "-n"]
-    if state["sudo"] != "ok" and "-n" in argv and not _sudoers_allows(arguments[0]):
-        _fail("sudo: a password is required")
+    if state["sudo"] != "ok" and not _sudoers_allows(arguments):
+        if "-n" in argv:
+            _fail(SUDO_PASSWORD_REQUIRED)
+        if state.get("sudo_terminal") == "none":  # else: the user at the terminal types the password
+            _fail(SUDO_NO_TERMINAL)
     os.environ["LIDGUARD_STANDIN_SUDO"] = "1"
     os.execv(arguments[0], arguments)
 
@@ -149,7 +171,10 @@ def ioreg(argv: list[str]) -> None:
 
 
 def system_profiler(argv: list[str]) -> None:
-    print(_fixture(f"displays-{load_state()['displays']}.json"), end="")
+    state = load_state()
+    if state.get("system_profiler_seconds"):  # a slow system_profiler (issue 32.10): answers after that long
+        time.sleep(float(state["system_profiler_seconds"]))
+    print(_fixture(f"displays-{state['displays']}.json"), end="")
 
 
 def powermetrics(argv: list[str]) -> None:

@@ -228,3 +228,55 @@ def test_without_the_sudoers_rule_start_keeps_awake_says_why_and_the_next_start_
     stop(mac, "s2")
     stop(mac)
     assert mac.wait_until(lambda: not caffeinate_pids(mac) and mac.tools.machine()["sleep_disabled"] == 0)
+
+
+def test_a_permission_request_hook_never_waits_for_a_slow_system_profiler(mac):
+    """Issue 32.10: with the lid closed and system_profiler taking 8 s, a PermissionRequest hook's
+    status question (the closed-lid decision) is answered within the hook's 2.5 s request budget: the
+    runtime reads the lid (ioreg) and serves the displays it has, refreshing them off the request."""
+    import subprocess
+    import sys
+    import time
+
+    mac.tools.set_machine(clamshell="closed", displays="apple-silicon-none", system_profiler_seconds=8)
+    start(mac)
+    wait_protected(mac)
+    # The reply snapshot is re-read once older than 2 s: let it age (the scenario itself, not a wait for work).
+    aged_at = time.monotonic() + 2.5
+    mac.wait_until(lambda: time.monotonic() >= aged_at, timeout=10)
+    payload = {"session_id": "s1", "cwd": "/w/app", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+               "transcript_path": "", "permission_mode": "default"}
+    result = subprocess.run([sys.executable, "-m", "lidguard", "claude-hook"], env=mac.env,
+                            input=json.dumps(payload), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    log = (mac.data_dir / "claude-hook-events.log").read_text()
+    status_lines = [line for line in log.splitlines() if "runtime-result" in line and "command=status" in line]
+    assert status_lines and "succeeded=true" in status_lines[-1], log
+    assert "did not answer" not in status_lines[-1], log
+
+
+@pytest.mark.parametrize("mode", ["sleep", "hibernate"])
+def test_without_the_sudoers_rule_a_closed_lid_stop_sleeps_and_hibernate_says_why_not(mac, mode):
+    """No rule (issue 34.4): the lid policy is held back (keep-awake only) and the post-stop suspend
+    still runs - `pmset sleepnow` needs no root; Hibernate's `hibernatemode 25` is refused by sudo, and
+    the suspend-history entry says so with the install command; nothing was changed."""
+    mac.tools.set_machine(sudo="password", clamshell="closed", displays="apple-silicon-none", hibernatemode=3)
+    mac.run("settings", "--post-stop-suspend-delay-seconds", "1", check=True)
+    mac.run("settings", "--suspend-mode", mode, check=True)
+    start(mac)
+    assert mac.wait_until(lambda: len(caffeinate_pids(mac)) == 1)
+    stop(mac)
+    assert mac.wait_until(lambda: len(mac.json("suspend-history")["entries"]) >= 1)
+    [entry] = mac.json("suspend-history")["entries"]
+    machine = mac.tools.machine()
+    assert (machine["hibernatemode"], machine["sleep_disabled"]) == (3, 0)
+    assert [call for call in privileged(mac) if "-n" not in call] == []  # never a password prompt
+    if mode == "sleep":
+        assert entry["Succeeded"] is True and machine.get("sleeps") == 1
+        assert privileged(mac) == [DISABLE]
+    else:
+        assert entry["Succeeded"] is False and ["pmset", "sleepnow"] not in mac.tools.commands("pmset")
+        assert "sudo: a password is required" in entry["Message"]
+        assert "lidguard macos-permission install" in entry["Message"]
+        assert privileged(mac) == [DISABLE, ["sudo", "-n", "pmset", "-a", "hibernatemode", "25"]]
+    assert not (mac.data_dir / "pending-macos-power-state-backup.json").exists()

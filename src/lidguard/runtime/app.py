@@ -100,7 +100,8 @@ class Runtime:
         self.offload = platform.name != "fake" if offload_platform_calls is None else offload_platform_calls
         self.machine = MachineView(platform, self.call_platform,
                                    max_age_seconds=SNAPSHOT_MAX_AGE_SECONDS if self.offload else 0.0,
-                                   on_error=self.exception_log.record, instant=not self.offload)
+                                   on_error=self.exception_log.record, instant=not self.offload,
+                                   spawn=self._spawn_job)
         self.protection = ProtectionComponent(self)
         self.webhooks = WebhookComponent(self, webhook_transport)
         self.suspend = SuspendComponent(self)
@@ -160,6 +161,13 @@ class Runtime:
 
         self._task_group.start_soon(runner)
         return scope
+
+    def _spawn_job(self, job: Callable[[], Awaitable[None]]) -> bool:
+        """``spawn`` for a job that needs no scope; False (nothing started) while the runtime does not run."""
+        if self._task_group is None:
+            return False
+        self.spawn(lambda scope: job())
+        return True
 
     def log(self, event_name: str, command: str, message: str, *, succeeded: bool = True,
             session: Any = None, stop: policy.Stop | None = None, key: SessionKey | None = None,
@@ -273,7 +281,7 @@ class Runtime:
         """Reads the machine afresh when the event may schedule a suspend, applies the event under the
         gate (unless ``guard``, checked under the gate, says no), then reconciles protection."""
         if suspend_policy.may_trigger_suspend(event):
-            await self.machine.fresh()
+            await self.machine.for_decision()
         async with self.gate:
             if guard is not None and not guard():
                 return None

@@ -126,7 +126,7 @@ async def _stop_and_wait(runtime: Runtime, event: policy.Stop, request: RuntimeR
     scheduled runs its reply wait, and carries ``FollowUpReply`` when the user replied. A hook that
     goes away meanwhile changes nothing: the wait goes on and the unread reply is dropped."""
     waiter = FollowUpWaiter(event.key, request.last_assistant_message, request.input_prompt_preview)
-    await runtime.machine.fresh()  # a stop may schedule a suspend (``run_event`` does the same)
+    await runtime.machine.for_decision()  # a stop may schedule a suspend (``run_event`` does the same)
     async with runtime.gate:
         follow_up.expect(waiter)
         try:
