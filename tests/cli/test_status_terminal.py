@@ -32,12 +32,14 @@ def status_on_a_terminal(lidguard, **env: str) -> str:
 def test_status_on_a_terminal_has_colour_and_a_table_and_no_color_is_respected(lidguard):
     lidguard.run("start", "--provider", "claude", "--session", "s1", "--cwd", "/work/app", check=True)
     coloured = status_on_a_terminal(lidguard, TERM="xterm", NO_COLOR="")
-    assert coloured.startswith("\x1b[1mLidGuard runtime\x1b[0m \x1b[32mrunning\x1b[0m    sessions: 1")
-    header, row = coloured.splitlines()[1:3]
+    ready, runtime_line = coloured.splitlines()[:2]
+    assert "Safe to close the lid: not yet - " in ready  # first: the answer (here: the fake platform)
+    assert runtime_line.startswith("\x1b[1mLidGuard runtime\x1b[0m \x1b[32mrunning\x1b[0m    sessions: 1")
+    header, row = coloured.splitlines()[2:4]
     assert header.split() == ["\x1b[2m", "SESSION", "PROCESS", "STATE", "SOURCE", "STARTED", "ACTIVE", "FOLDER\x1b[0m"]
     assert row.startswith("  Claude:s1  -        \x1b[32mworking\x1b[0m") and row.endswith("/work/app")
     plain = status_on_a_terminal(lidguard, TERM="xterm", NO_COLOR="1")
-    assert "\x1b[" not in plain and plain.splitlines()[1].split()[0] == "SESSION"
+    assert "\x1b[" not in plain and plain.splitlines()[2].split()[0] == "SESSION"
     assert "  Claude:s1  -        working  hook    " in plain
 
 
@@ -45,7 +47,8 @@ def test_piped_status_stays_plain(lidguard):
     lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
     piped = lidguard.run("status", check=True).stdout
     assert "\x1b[" not in piped and "SESSION" not in piped
-    assert piped.splitlines()[0] == "LidGuard runtime is running."
+    assert piped.splitlines()[0].startswith("Safe to close the lid: not yet - this runtime is the fake platform")
+    assert piped.splitlines()[1] == "LidGuard runtime is running."
     assert any(line.startswith("- Claude:s1 process=none") and " source=hook" in line for line in piped.splitlines())
     assert json.loads(lidguard.run("status", "--json", check=True).stdout)["sessions"][0]["source"] == "hook"
 

@@ -95,7 +95,8 @@ def test_status_watch_follows_sessions_a_killed_runtime_and_ends_on_ctrl_c(lidgu
         assert lidguard.runtime_pids() == []  # watching never starts the runtime
         lidguard.run("start", "--provider", "claude", "--session", "s1", "--cwd", "/work/app", check=True)
         shown = view.wait_for(lambda s: _session_rows(s) == ["Claude:s1"])
-        assert shown.startswith("LidGuard runtime running    sessions: 1") and "/work/app" in shown
+        assert shown.splitlines()[0].startswith("Safe to close the lid: ")
+        assert shown.splitlines()[1].startswith("LidGuard runtime running    sessions: 1") and "/work/app" in shown
         lidguard.run("start", "--provider", "claude", "--session", "s2", check=True)
         view.wait_for(lambda s: _session_rows(s) == ["Claude:s1", "Claude:s2"])
         lidguard.run("remove-session", "--provider", "claude", "--session", "s1", check=True)
@@ -118,15 +119,16 @@ def test_the_suspend_countdown_ticks_between_updates_and_sigterm_ends_it(lidguar
     lidguard.run("settings", "--post-stop-suspend-delay-seconds", "600", check=True)
     lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
     lidguard.run("stop", "--provider", "claude", "--session", "s1", check=True)
-    view = Terminal(lidguard, rows=6)  # fewer rows than the view (status lists only changed settings)
+    view = Terminal(lidguard, rows=7)  # fewer rows than the view (status lists only changed settings)
     try:
         countdown = re.compile(r"\(in (\d+) s\)")
         first = view.wait_for(lambda s: countdown.search(s) is not None)
         seconds = int(countdown.search(first).group(1))  # type: ignore[union-attr]
         later = view.wait_for(lambda s: (m := countdown.search(s)) is not None and int(m.group(1)) <= seconds - 2)
         assert "Suspend scheduled:" in later
-        shown = later.splitlines()  # cut to the terminal's 6 rows: nothing scrolls away
-        assert len(shown) == 6 and shown[0].startswith("LidGuard runtime running")
+        shown = later.splitlines()  # cut to the terminal's 7 rows: nothing scrolls away
+        assert len(shown) == 7 and shown[0].startswith("Safe to close the lid: ")
+        assert shown[1].startswith("LidGuard runtime running")
         assert shown[-3].startswith("... ") and "more lines" in shown[-3]
         assert shown[-1].startswith("Updated ") and shown[-1].endswith("Ctrl-C ends.")
         view.process.send_signal(signal.SIGTERM)
@@ -159,8 +161,9 @@ def test_piped_status_watch_writes_one_plain_block_per_update_and_json_lines(lid
     plain = _piped(lidguard)
     as_json = _piped(lidguard, "--json")
     try:
-        blocks = _read_until(plain.stdout, lambda b: len(b) >= 1, separator="\n\n")
-        assert blocks[0].startswith("LidGuard runtime is running.") and "\x1b[" not in blocks[0]
+        blocks = _read_until(plain.stdout, lambda b: len(b[0].splitlines()) >= 2, separator="\n\n")
+        assert blocks[0].splitlines()[0].startswith("Safe to close the lid: ")
+        assert blocks[0].splitlines()[1] == "LidGuard runtime is running." and "\x1b[" not in blocks[0]
         first = json.loads(as_json.stdout.readline())  # type: ignore[union-attr]
         assert first["runtimeRunning"] is True and [s["sessionIdentifier"] for s in first["sessions"]] == ["s1"]
         lidguard.run("start", "--provider", "claude", "--session", "s2", check=True)
@@ -209,7 +212,7 @@ def test_with_every_watcher_slot_taken_status_watch_says_why_and_polls(lidguard)
     as_json = _piped(lidguard, "--json")
     try:
         text = "\n\n".join(_read_until(plain.stdout, lambda b: "Settings file:" in "".join(b), separator="\n\n"))
-        assert text.startswith("LidGuard runtime is running."), text
+        assert text.splitlines()[1] == "LidGuard runtime is running.", text
         assert f"Live updates refused: The runtime already streams its state to {MAX_WATCHERS} watchers" \
             in text and "polling" in text, text
         assert WAITING_LINE not in text

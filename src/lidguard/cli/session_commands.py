@@ -76,11 +76,15 @@ class StatusView:
             if self.running else self.report.settings
         self.power_source = _power_source(context)
         self.fake_platform = _fake_platform(context, self.response if self.running else None)
+        from ..shared.readiness import readiness
+
+        self.readiness = readiness(self.response if self.running else None, self.power_source)
 
     def json(self) -> dict[str, Any]:
         response, running, power_source = self.response, self.running, self.power_source
         return {
             "runtimeRunning": running,
+            "readiness": self.readiness.to_json(),  # "Safe to close the lid?" (issue 38.3)
             "powerSource": power_source.to_json() if power_source is not None else None,
             "fakePlatform": self.fake_platform,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
@@ -151,8 +155,13 @@ class StatusView:
         if terminal:
             from .status_view import colour_wanted, terminal_status_lines
 
-            return terminal_status_lines(self.running, response, tail, colour=colour_wanted())
-        lines = ["LidGuard runtime is running." if self.running else "LidGuard runtime is not running."]
+            colour = colour_wanted()
+            answer = escape_control(self.readiness.text)
+            if colour:  # green when it is safe, yellow while it is not yet
+                answer = f"\x1b[{'32' if self.readiness.safe else '33'}m{answer}\x1b[0m"
+            return [answer, *terminal_status_lines(self.running, response, tail, colour=colour)]
+        lines = [self.readiness.text]
+        lines.append("LidGuard runtime is running." if self.running else "LidGuard runtime is not running.")
         lines += response_block({**response, "PendingSuspend": None}, with_message=False)
         lines += tail
         return [escape_control(line) for line in lines]
