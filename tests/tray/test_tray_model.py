@@ -189,3 +189,14 @@ def test_two_sessions_in_one_folder_are_told_apart_by_their_id():
     assert "[rollout-2026-12-01-a]" in labels[0] and "[rollout-2026-12-01-b]" in labels[1]
     # Another provider in the same folder is already told apart by its name.
     assert "[" not in "".join(_labels([_session(1, **same), _session(2, Provider="Codex", **same)]))
+
+
+def test_the_hover_text_answers_safe_to_close_the_lid() -> None:
+    """Issue 38.3: the tray says the same answer as `lidguard status`'s first line."""
+    protected = tray_view(_status([_session(1)]), now=NOW)
+    assert protected.title.splitlines()[-1] == protected.readiness
+    assert protected.readiness.startswith("Safe to close the lid: ")
+    idle = tray_view(None, now=NOW)
+    assert idle.readiness == "Safe to close the lid: not yet - lidguard is not running, so no agent is protected"
+    wedged = tray_view(None, now=NOW, runtime_running=True)
+    assert "not answering" in wedged.readiness

@@ -32,6 +32,7 @@ from lidguard.notify.config import NotifyConfig
 from lidguard.notify.dispatcher import Dispatcher
 from lidguard.notify.events import WebhookError, provider_title, validate_webhook
 from lidguard.notify.pages import environment
+from lidguard.notify.readiness_line import local_readiness
 from lidguard.notify.static import APP_JS, SERVICE_WORKER_JS
 from lidguard.notify.store import EXTEND_CAP_SECONDS, Store, iso, parse_iso
 from lidguard.notify.style import APP_CSS, THEME_JS
@@ -275,8 +276,9 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         counts = await db(store().counts)
         follow_ups = await db(store().pending_follow_ups)
         events = await db(store().latest_events, DASHBOARD_EVENTS)
+        ready = await anyio.to_thread.run_sync(local_readiness)
         return page("dashboard.html", request, nonce, counts=counts, follow_ups=follow_ups, events=events,
-                    webhook_url=config.webhook_url())
+                    webhook_url=config.webhook_url(), ready=ready)
 
     async def events_page(request: Request) -> Response:
         nonce = auth.session(request.cookies)

@@ -41,6 +41,8 @@ LOGIN = """{% extends "base.html" %}{% block title %}Sign in - LidGuard notifica
 # The dashboard at a cafe table, laptop in the bag: what waits for an answer first, each a card with a live
 # countdown and the three answers; then what happened lately; the subscription as one line.
 DASHBOARD = """{% extends "base.html" %}{% block content %}<h1>LidGuard</h1>
+{% if ready %}<p class="card readiness {{ 'ok' if ready.safe else 'not-yet' }}" id="readiness">{{
+ ready.text }}</p>{% endif %}
 <section aria-labelledby="waiting-heading"><h2 id="waiting-heading">Waiting for you</h2>
 {% for item in follow_ups %}<article class="card follow-up-card" id="card-{{ item.Id }}">
 <h3>{{ agent_title(item.Provider, item.ProviderName) }} finished - reply to continue</h3>

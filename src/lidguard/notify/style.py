@@ -75,6 +75,7 @@ color:var(--accent)}
 .status{font-weight:700}.sent{border-color:var(--ok)}.sent .status-line{color:var(--ok);font-weight:700}
 .line{display:flex;align-items:center;gap:.5rem 1rem;flex-wrap:wrap}.line p{margin:0;flex:1 1 12rem}
 .empty{color:var(--muted)}
+.readiness{font-weight:700;border-left:.4rem solid var(--warn)}.readiness.ok{border-left-color:var(--ok)}
 .table{overflow-x:auto}table{border-collapse:collapse;width:100%}
 td,th{border-bottom:1px solid var(--border);padding:.4rem;text-align:left;vertical-align:top;font-size:.9rem;
 overflow-wrap:normal}th{color:var(--muted)}

@@ -88,7 +88,8 @@ def readiness(status: dict[str, Any] | None, power: Any = None) -> Readiness:
     held = _first_text(status.get("ProtectionHeldBack"))
     if held is not None:
         return _not_yet("held-back", held)
-    settings = status.get("Settings") if isinstance(status.get("Settings"), dict) else {}
+    raw_settings = status.get("Settings")
+    settings: dict[str, Any] = raw_settings if isinstance(raw_settings, dict) else {}
     if settings.get("ChangeLidAction") is False:
         return _not_yet("lid-not-blocked", "closing the lid still sleeps (ChangeLidAction is off: "
                                            "`lidguard settings --change-lid-action true`)")

@@ -107,7 +107,7 @@ class TrayActions:
         rows = "".join(f"<li>{html.escape(entry.label)}</li>" for entry in menu_entries(view)
                        if entry.key == "session")
         page = (f"<!doctype html><meta charset=utf-8><title>LidGuard status</title>"
-                f"<h1>LidGuard</h1><p>{html.escape(view.tooltip)}</p><ul>{rows}</ul>")
+                f"<h1>LidGuard</h1><p>{html.escape(view.title)}</p><ul>{rows}</ul>")
         path = self.paths.data_dir / STATUS_PAGE_NAME
         write_atomic(path, page)
         return path

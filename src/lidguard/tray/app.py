@@ -110,7 +110,7 @@ class TrayApp:
         self._generation = 0  # statuses shown from the stream
         self._stopping = False
         self.indicator = open_indicator(os_name, self.on_action, images=self._images(self.view.state),
-                                        title=self.view.tooltip, entries=menu_entries(self.view))
+                                        title=self.view.title, entries=menu_entries(self.view))
 
     def _images(self, state: TrayState) -> list[Any]:
         from .icons import draw_icon
@@ -161,12 +161,12 @@ class TrayApp:
             last = self._shown or (None, "")
             try:
                 images = self._images(view.state) if view.state != last[0] else None
-                self.indicator.update(title=view.tooltip, images=images, entries=menu_entries(view))
+                self.indicator.update(title=view.title, images=images, entries=menu_entries(view))
             except Exception as error:  # the toolkit failed this once: redrawn on the next tick
                 self._shown = None
                 sys.stderr.write(f"lidguard tray: warning: redraw failed: {type(error).__name__}: {error}\n")
                 return
-            self._shown = (view.state, view.tooltip)
+            self._shown = (view.state, view.title)
 
     # -- threads -----------------------------------------------------------------------------------
     def _follow(self) -> None:

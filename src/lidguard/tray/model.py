@@ -55,6 +55,12 @@ class TrayView:
     paused: bool
     change_lid_action: bool | None  # None: unknown (no runtime)
     suspend_mode: str | None  # "Sleep" / "Hibernate" / None
+    readiness: str = ""  # "Safe to close the lid: yes - ..." / "... not yet - ..." (shared/readiness.py)
+
+    @property
+    def title(self) -> str:
+        """What the indicator shows on hover: the state, then the lid answer on its own line."""
+        return f"{self.tooltip}\n{self.readiness}" if self.readiness else self.tooltip
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,19 @@ def _sessions_word(count: int) -> str:
 
 def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: str | None = None,
               runtime_running: bool = False, stored_settings: dict[str, Any] | None = None) -> TrayView:
+    """The view of ``_state_view`` with the "Safe to close the lid?" answer of the same reply."""
+    from dataclasses import replace
+
+    from ..shared.readiness import readiness
+
+    view = _state_view(status, now=now, settings_error=settings_error, runtime_running=runtime_running,
+                       stored_settings=stored_settings)
+    answer = readiness(status if view.reachable else ({"RuntimeNotAnswering": True} if runtime_running else None))
+    return replace(view, readiness=answer.text)
+
+
+def _state_view(status: dict[str, Any] | None, *, now: datetime, settings_error: str | None = None,
+                runtime_running: bool = False, stored_settings: dict[str, Any] | None = None) -> TrayView:
     """What the indicator shows for a status reply. ``None``: no reply; then ``runtime_running`` (its
     lock is held) tells an error (running but not answering) from the normal idle state (the runtime
     exits when it has nothing to do). ``stored_settings`` (the file) fills the toggles without a reply."""
