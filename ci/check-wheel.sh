@@ -49,6 +49,17 @@ python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q "$repaired"
 "$work/venv/bin/python" ci/wheel_smoke.py linux
 
+# The same wheel under pipx on the distribution's own Python (Debian 12: 3.11, EXTERNALLY-MANAGED), the way
+# a user installs a release from an index. ci/check-debian-install.sh installs pipx when it is missing; the
+# wheel is cp311, so another distribution Python (or no pipx) skips this step, saying so.
+if [ -x /usr/bin/pipx ] && /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+    PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx-bin" PIPX_MAN_DIR="$work/pipx-man" \
+        /usr/bin/pipx install --python /usr/bin/python3 "$repaired" >"$work/pipx.log" 2>&1 || { cat "$work/pipx.log"; exit 1; }
+    "$work/pipx/venvs/lidguard/bin/python" ci/wheel_smoke.py linux | sed 's/^/pipx on Debian python: /'
+else
+    echo "pipx on the distribution Python: skipped (no /usr/bin/pipx with a Python 3.11 here)"
+fi
+
 LIDGUARD_NO_EXTENSIONS=1 python3 -m build --wheel --outdir "$work/pure" . >"$work/pure.log" 2>&1 \
     || { tail -40 "$work/pure.log"; exit 1; }
 pure=$(ls "$work"/pure/lidguard-*.whl)

@@ -142,9 +142,11 @@ fi
 
 # One after the other: both build from this source tree (egg-info, build/), which must not race.
 packaging() {
-    bash ci/check-wheel.sh
+    # The Debian install check first: it installs pipx, which the wheel check then uses for the built wheel.
     echo "== debian-install =="
     debian_install
+    echo "== wheel =="
+    bash ci/check-wheel.sh
 }
 start_background packaging packaging
 start_background pure-axis pure_axis
