@@ -103,7 +103,8 @@ UNSAFE = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(UNSAFE))
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.root_only) if case == "other-owner" else case
+                                  for case in sorted(UNSAFE)])
 def test_an_unsafe_runtime_folder_is_never_used(isolated_home, case):
     make, expected = UNSAFE[case]
     runtime_dir = isolated_home / "data" / "LidGuard" / "run"
@@ -124,6 +125,7 @@ def test_an_unsafe_runtime_folder_is_never_used(isolated_home, case):
         CliContext()
 
 
+@pytest.mark.root_only
 def test_another_users_data_folder_is_refused(isolated_home):
     if os.getuid() != 0:
         pytest.skip("needs root to chown a folder to another user")
