@@ -59,7 +59,8 @@ def test_the_lanes_partition_the_suite(tmp_path):
 
 def test_ci_runs_both_lanes_with_those_selections():
     script = (ROOT / "ci" / "test.sh").read_text()
-    assert '-m user_lane' in script and '"not user_lane"' in script
+    assert "start_background user-lane user_lane user_lane" in script  # the user lane's -m expression
+    assert 'root_lane="not user_lane"' in script and '-m "$root_lane"' in script
     assert "LIDGUARD_EXPECT_UNPRIVILEGED=1" in script and "conftest.USER_LANE_DIRS" in script
     assert all((ROOT / folder).is_dir() for folder in _user_lane_dirs())
 
