@@ -61,7 +61,8 @@ def test_ci_runs_both_lanes_with_those_selections():
     script = (ROOT / "ci" / "test.sh").read_text()
     assert "start_background user-lane user_lane user_lane" in script  # the user lane's -m expression
     assert 'root_lane="not user_lane"' in script and '-m "$root_lane"' in script
-    assert "LIDGUARD_EXPECT_UNPRIVILEGED=1" in script and "conftest.USER_LANE_DIRS" in script
+    assert "ci/test-user.sh --run" in script and "conftest.USER_LANE_DIRS" in script
+    assert "LIDGUARD_EXPECT_UNPRIVILEGED=1" in (ROOT / "ci" / "test-user.sh").read_text()
     assert all((ROOT / folder).is_dir() for folder in _user_lane_dirs())
 
 
