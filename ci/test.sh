@@ -51,12 +51,16 @@ if [ "${CI:-}" = "true" ]; then
 fi
 # The user lane (issue 34.4): run as root, the tests of conftest.USER_LANE_DIRS marked user_lane run as the
 # unprivileged user lidguard-test (ci/test-user.sh creates it) beside the root lane, which runs the rest
-# (-m "not user_lane"): every test once. Half the workers each. Not root: one lane, as this user.
+# (-m "not user_lane"): every test once. Half the workers each (LIDGUARD_USER_LANE_WORKERS: the user
+# lane's share of them). Not root: one lane, as this user.
 root_lane=""
 if [ "$(id -u)" -eq 0 ]; then
     bash ci/test-user.sh
     mapfile -t user_dirs < <(python3 -c 'import conftest; print("\n".join(conftest.USER_LANE_DIRS))')
-    user_workers=$(( workers / 2 > 0 ? workers / 2 : 1 ))
+    user_workers="${LIDGUARD_USER_LANE_WORKERS:-$(( workers / 2 > 0 ? workers / 2 : 1 ))}"
+    case "$user_workers" in
+        ''|*[!0-9]*|0) echo "ci/test.sh: LIDGUARD_USER_LANE_WORKERS must be a positive number" >&2; exit 2 ;;
+    esac
     workers=$(( workers - user_workers > 0 ? workers - user_workers : 1 ))
     root_lane="not user_lane"
 fi
@@ -110,7 +114,7 @@ user_lane() {
     local status=0
     LIDGUARD_REQUIRE_EXTENSIONS=1 bash ci/test-user.sh --run "$(python3 -c 'import sys; print(sys.executable)')" \
         -m pytest "${user_dirs[@]}" -m "$1" -n "$user_workers" --dist loadgroup --benchmark-disable -q \
-        -p no:cacheprovider || status=$?
+        -p no:cacheprovider --durations=10 || status=$?
     if [ "$status" -eq 5 ]; then echo "ci/test.sh: the user lane collected no tests" >&2; return 1; fi
     return "$status"
 }
