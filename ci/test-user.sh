@@ -46,8 +46,9 @@ as_user() {
 }
 probe() {
     # The lane's interpreter imports lidguard (the editable install: this checkout) and pytest.
-    as_user "$PYTHON" -c 'import sys, lidguard, pytest, xdist
-sys.exit(0 if lidguard.__file__.startswith(sys.argv[1]) else 3)' "$PWD/src/" >/dev/null 2>&1
+    as_user "$PYTHON" -c 'import os, sys, lidguard, pytest, xdist
+source = os.path.realpath(os.path.join(sys.argv[1], "src")) + os.sep
+sys.exit(0 if os.path.realpath(lidguard.__file__).startswith(source) else 3)' "$PWD" >/dev/null 2>&1
 }
 
 if [ "$mode" = "--check" ]; then
