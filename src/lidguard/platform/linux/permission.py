@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ...fileio import write_atomic
-from ..api import Unsupported
+from ..api import PERMISSION_NEEDS_ROOT, Unsupported
 from ._binding import (
     LOGIND_DESTINATION,
     LOGIND_MANAGER_INTERFACE,
@@ -175,7 +175,7 @@ def describe_rule_state(path: Path, user: str, *, allow_sudo: bool = True) -> st
     try:
         content = _read_rule(path, allow_sudo=allow_sudo)
     except NeedsRoot as error:
-        return f"cannot be checked without root ({error}; `sudo lidguard linux-permission status` shows it)"
+        return f"{PERMISSION_NEEDS_ROOT} ({error}; `sudo lidguard linux-permission status` shows it)"
     except OSError as error:
         return f"unable to inspect ({error})"
     if content is None:
