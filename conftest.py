@@ -33,6 +33,25 @@ LONGEST_FIRST = (
     "tests/cli/test_newcomer_walk.py",  # installs from the checkout: ~90 s
 )
 
+# The platform and CLI tests whose behaviour depends on who runs them (issue 34.4): ci/test.sh runs these
+# folders as the unprivileged user `lidguard-test` (ci/test-user.sh), the rest of the suite as root. Each
+# test of them not marked ``root_only`` gets the ``user_lane`` mark: the user lane selects ``user_lane``,
+# the root lane ``not user_lane``, so every test runs exactly once (tests/project/test_test_lanes.py).
+USER_LANE_DIRS = ("tests/cli", "tests/instance", "tests/linux", "tests/macos", "tests/windows", "tests/hooks",
+                  "tests/installers", "tests/settings", "tests/agents", "tests/faults", "tests/processes")
+
+
+def in_user_lane(nodeid: str, is_root_only: bool) -> bool:
+    return not is_root_only and any(nodeid.startswith(folder + "/") for folder in USER_LANE_DIRS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The user lane's guard: set by ci/test.sh for the user lane, so that lane can never run as root again
+    # without anyone noticing (its tests would pass, proving nothing about a normal user).
+    if os.environ.get("LIDGUARD_EXPECT_UNPRIVILEGED") == "1" and os.geteuid() == 0:
+        pytest.exit("LIDGUARD_EXPECT_UNPRIVILEGED=1 but the tests run as root (the user lane must not)",
+                    returncode=4)
+
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns xdist_group marks into work units
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -46,6 +65,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     items.sort(key=rank)
     for item in items:
+        if in_user_lane(item.nodeid, item.get_closest_marker("root_only") is not None):
+            item.add_marker(pytest.mark.user_lane)
         if item.get_closest_marker("xdist_group") is not None:
             continue
         info = getattr(item, "_fixtureinfo", None)

@@ -49,6 +49,21 @@ env -u PYTHONDONTWRITEBYTECODE python3 -m pytest --collect-only -q -p no:cachepr
 if [ "${CI:-}" = "true" ]; then
     export LIDGUARD_REQUIRE_DBUS=1
 fi
+# The user lane (issue 34.4): run as root, the tests of conftest.USER_LANE_DIRS marked user_lane run as the
+# unprivileged user lidguard-test (ci/test-user.sh creates it) beside the root lane, which runs the rest
+# (-m "not user_lane"): every test once. Half the workers each (LIDGUARD_USER_LANE_WORKERS: the user
+# lane's share of them). Not root: one lane, as this user.
+root_lane=""
+if [ "$(id -u)" -eq 0 ]; then
+    bash ci/test-user.sh
+    mapfile -t user_dirs < <(python3 -c 'import conftest; print("\n".join(conftest.USER_LANE_DIRS))')
+    user_workers="${LIDGUARD_USER_LANE_WORKERS:-$(( workers / 2 > 0 ? workers / 2 : 1 ))}"
+    case "$user_workers" in
+        ''|*[!0-9]*|0) echo "ci/test.sh: LIDGUARD_USER_LANE_WORKERS must be a positive number" >&2; exit 2 ;;
+    esac
+    workers=$(( workers - user_workers > 0 ? workers - user_workers : 1 ))
+    root_lane="not user_lane"
+fi
 
 logs="$(mktemp -d)"
 # On an early exit: stop the background steps not waited for yet (each is its own process group).
@@ -93,6 +108,16 @@ run_pytest() {
     return "$status"
 }
 parallel=(-n "$workers" --dist loadgroup --benchmark-disable -q -p no:cacheprovider)
+# $1: the tests' -m expression ("user_lane", or "not slow and user_lane"). The user reads the caches root
+# wrote above (.pyc, assertion rewriting) and writes none: no cache provider, PYTHONDONTWRITEBYTECODE.
+user_lane() {
+    local status=0
+    LIDGUARD_REQUIRE_EXTENSIONS=1 bash ci/test-user.sh --run "$(python3 -c 'import sys; print(sys.executable)')" \
+        -m pytest "${user_dirs[@]}" -m "$1" -n "$user_workers" --dist loadgroup --benchmark-disable -q \
+        -p no:cacheprovider --durations=10 || status=$?
+    if [ "$status" -eq 5 ]; then echo "ci/test.sh: the user lane collected no tests" >&2; return 1; fi
+    return "$status"
+}
 
 lint() {
     python3 -m ruff check src tests benchmarks ci conftest.py setup.py
@@ -133,9 +158,12 @@ debian_install() {
 
 start_background lint lint
 if [ "$mode" = "quick" ]; then
-    echo "== tests without the real-agent end-to-end runs ($workers workers) =="
+    [ -n "$root_lane" ] && start_background user-lane user_lane "not slow and user_lane"
+    echo "== tests without the real-agent end-to-end runs ($workers workers${root_lane:+, the root lane}) =="
     status=0
-    LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests -m "not slow" "${parallel[@]}" || status=$?
+    LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests -m "not slow${root_lane:+ and $root_lane}" "${parallel[@]}" \
+        || status=$?
+    [ -n "$root_lane" ] && { wait_background user-lane || status=$?; }
     wait_background lint || status=$?
     exit "$status"
 fi
@@ -150,9 +178,12 @@ packaging() {
 }
 start_background packaging packaging
 start_background pure-axis pure_axis
-echo "== test suite (native modules required, $workers workers) =="
+[ -n "$root_lane" ] && start_background user-lane user_lane user_lane
+echo "== test suite (native modules required, $workers workers${root_lane:+, the root lane}) =="
 status=0
-LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests benchmarks "${parallel[@]}" --durations=15 || status=$?
+LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests benchmarks ${root_lane:+-m "$root_lane"} "${parallel[@]}" \
+    --durations=15 || status=$?
+[ -n "$root_lane" ] && { echo "(the user lane: $user_workers workers as lidguard-test)"; wait_background user-lane || status=$?; }
 # Every step reports before the exit: one run shows every failure.
 for step in lint pure-axis packaging; do
     [ "$step" = "pure-axis" ] && echo "(pure-Python axis: LIDGUARD_NO_EXTENSIONS=1)"

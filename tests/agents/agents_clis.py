@@ -31,6 +31,20 @@ PINNED = {
 NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR")
                or Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "lidguard-test-npm")
 BIN_DIR = NPM_DIR / "node_modules" / ".bin"
+
+
+def _copilot_cache_dir() -> Path:
+    """Copilot unpacks its program (~235 MB) into its XDG cache on its first run: beside the npm folder,
+    shared by every test, when this user may write there; else (ci/test.sh's user lane reads root's npm
+    folder) under the HOME this run started with."""
+    shared = NPM_DIR / "copilot-xdg-cache"
+    if os.access(shared if shared.exists() else NPM_DIR, os.W_OK):
+        return shared
+    home = Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
+    return home / ".cache" / "lidguard-copilot-xdg-cache"
+
+
+COPILOT_CACHE_DIR = _copilot_cache_dir()
 INSTALL_HINT = "run: bash ci/install-agent-clis.sh"
 # The npm wrappers of Codex and Copilot are ES modules that need a recent node (Copilot's loader uses
 # import.meta.resolve); Debian 12's nodejs 18 is the oldest this was meant for.

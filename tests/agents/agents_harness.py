@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents_clis import BIN_DIR, NPM_DIR, PINNED, agent_cli, require_tmux
+from agents_clis import BIN_DIR, COPILOT_CACHE_DIR, PINNED, agent_cli, require_tmux
 from fake_model import FakeModel
 
 HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
@@ -215,8 +215,8 @@ trust_level = "trusted"
             "COPILOT_PROVIDER_WIRE_API": "completions", "COPILOT_PROVIDER_API_KEY": "sk-fake-local",
             "COPILOT_MODEL": "gpt-4.1",
             # Its first run unpacks ~235 MB of its own program under XDG_CACHE_HOME/copilot/pkg/<version>:
-            # shared beside the npm folder instead of once per throw-away HOME.
-            "XDG_CACHE_HOME": str(NPM_DIR / "copilot-xdg-cache"),
+            # shared (beside the npm folder when writable) instead of once per throw-away HOME.
+            "XDG_CACHE_HOME": str(COPILOT_CACHE_DIR),
         })
         copilot_home = self.home / ".copilot"
         copilot_home.mkdir(exist_ok=True)

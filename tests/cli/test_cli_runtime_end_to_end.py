@@ -133,6 +133,7 @@ def test_malformed_oversized_and_unknown_requests_get_errors_and_the_runtime_sur
     assert lidguard.json("status")["activeSessionCount"] == 1
 
 
+@pytest.mark.root_only
 def test_socket_and_folder_are_private_and_other_users_are_refused(lidguard):
     lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
     assert oct(lidguard.socket.stat().st_mode & 0o777) == "0o600"

@@ -225,6 +225,7 @@ def _mount_tmpfs(where: Path, size: str) -> bool:
     return result.returncode == 0
 
 
+@pytest.mark.root_only
 def test_a_real_full_tmpfs_never_vetoes_protection(lidguard):
     data_home = lidguard.home / "data"
     data_home.mkdir(exist_ok=True)

@@ -12,7 +12,7 @@ import pytest
 
 from lidguard.cli.context import CliContext
 from lidguard.cli.output import CliError
-from lidguard.platform.locking import InstanceLock
+from lidguard.platform.locking import InstanceLock, _restore_own_mode
 from lidguard.platform.paths import (
     MAX_SOCKET_PATH_BYTES,
     RuntimeDirError,
@@ -103,7 +103,8 @@ UNSAFE = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(UNSAFE))
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.root_only) if case == "other-owner" else case
+                                  for case in sorted(UNSAFE)])
 def test_an_unsafe_runtime_folder_is_never_used(isolated_home, case):
     make, expected = UNSAFE[case]
     runtime_dir = isolated_home / "data" / "LidGuard" / "run"
@@ -124,6 +125,7 @@ def test_an_unsafe_runtime_folder_is_never_used(isolated_home, case):
         CliContext()
 
 
+@pytest.mark.root_only
 def test_another_users_data_folder_is_refused(isolated_home):
     if os.getuid() != 0:
         pytest.skip("needs root to chown a folder to another user")
@@ -155,6 +157,24 @@ def test_a_symlinked_lock_file_is_not_followed(isolated_home):
     with pytest.raises(OSError):
         InstanceLock(paths.lock_file).try_acquire()
     assert victim.read_text() == "keep"
+
+
+def test_a_mode_000_lock_file_of_ones_own_is_taken_back(isolated_home, monkeypatch):
+    """A user's own lock file they may not open (a stray chmod 000) is set back to 0600 and taken, as root
+    would take it anyway; the user lane (ci/test.sh) runs this as a normal user, where it counts."""
+    paths = resolve_paths()
+    paths.data_dir.mkdir(parents=True)
+    paths.lock_file.write_text("")
+    paths.lock_file.chmod(0)
+    lock = InstanceLock(paths.lock_file)
+    assert lock.try_acquire()
+    lock.release()
+    assert oct(paths.lock_file.stat().st_mode & 0o777) == "0o600"
+    paths.lock_file.chmod(0)
+    real_uid = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: real_uid + 1)  # "another user's file": left as it is
+    assert _restore_own_mode(paths.lock_file) is False
+    assert paths.lock_file.stat().st_mode & 0o777 == 0
 
 
 def test_recovery_never_runs_while_the_lock_is_held(isolated_home, monkeypatch):

@@ -31,7 +31,7 @@ def test_a_long_data_folder_gets_its_socket_folder_under_home_not_tmp(isolated_h
         assert oct(os.lstat(folder).st_mode & 0o777) == "0o700"
 
 
-@pytest.mark.parametrize("case", ["foreign", "loose"])
+@pytest.mark.parametrize("case", [pytest.param("foreign", marks=pytest.mark.root_only), "loose"])
 def test_a_precreated_foreign_or_loose_short_folder_is_refused(isolated_home, monkeypatch, case):
     monkeypatch.setenv("XDG_DATA_HOME", str(_long(isolated_home)))
     squatted = isolated_home / ".lidguard-run"

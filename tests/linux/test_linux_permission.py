@@ -150,6 +150,28 @@ def test_uninspectable_rule_is_reported(rule_path: Path, unreachable_system_bus:
     assert "logind CanSuspend: unavailable (" in out
 
 
+def test_a_rule_folder_closed_to_the_user_cannot_be_checked_without_root(
+    rule_path: Path, unreachable_system_bus: str, sudo_calls: Path
+) -> None:
+    """Debian's /etc/polkit-1/rules.d is 0700 polkitd: a normal user cannot tell whether the rule is
+    there. status (sudo -n refused) and doctor (never sudo) say so instead of a bare EACCES."""
+    if os.geteuid() == 0:
+        pytest.skip("root enters every folder; ci/test.sh's user lane runs this as lidguard-test")
+    rule_path.parent.mkdir(mode=0o700)
+    rule_path.write_text(render_rule("someone"))
+    rule_path.parent.chmod(0)
+    try:
+        code, out, _ = run("status")
+        doctor_line = permission.describe_permission()
+    finally:
+        rule_path.parent.chmod(0o700)
+    assert code == 0
+    assert "Polkit rule: cannot be checked without root (Permission denied; sudo -n cat: " in out
+    assert doctor_line.startswith(f"polkit rule {rule_path}: cannot be checked without root "
+                                  f"({rule_path.parent} is closed to ")
+    assert sudo_guard_calls(sudo_calls) == [f"-n cat {rule_path}"], "status asks sudo (no prompt), doctor never"
+
+
 @pytest.fixture
 def fake_sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``sudo`` that runs its arguments unprivileged and logs them (the non-root install path)."""

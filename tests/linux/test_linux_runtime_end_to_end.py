@@ -270,6 +270,13 @@ def test_linux_permission_commands_through_the_cli(linux_lidguard, tmp_path):
     rule = tmp_path / "rules.d" / "49-lidguard.rules"
     rule.parent.mkdir()
     lg.env["LIDGUARD_POLKIT_RULE_PATH"] = str(rule)
+    sudo_log = tmp_path / "sudo-calls.txt"
+    if os.geteuid() != 0:  # a normal user installs and removes through `sudo sh -c`: a sudo that just runs it
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "sudo").write_text(f'#!/bin/sh\necho "$1 $2 $4" >> "{sudo_log}"\nexec "$@"\n')
+        (bin_dir / "sudo").chmod(0o755)
+        lg.env["PATH"] = f"{bin_dir}{os.pathsep}{lg.env['PATH']}"
     status = lg.run("linux-permission", "status", check=True).stdout
     assert "Polkit rule: not installed" in status
     assert "logind CanSuspend: yes" in status
@@ -282,5 +289,7 @@ def test_linux_permission_commands_through_the_cli(linux_lidguard, tmp_path):
     assert not lidguard_inhibitors(lg.logind), "check acquires and releases, never keeps"
     assert "Removed LidGuard polkit rule" in lg.run("linux-permission", "remove", check=True).stdout
     assert not rule.exists()
+    expected_sudo = [] if os.geteuid() == 0 else ["sh -c lidguard-rule-install", "sh -c lidguard-rule-remove"]
+    assert (sudo_log.read_text().splitlines() if sudo_log.exists() else []) == expected_sudo
     bad = lg.run("linux-permission", "explode")
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1

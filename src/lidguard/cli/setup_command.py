@@ -76,13 +76,13 @@ def _install_hooks(context: CliContext, agents: list[tuple[str, str]], assume_ye
 
 
 def _offer_permission(context: CliContext, assume_yes: bool) -> None:
-    from ..platform.api import Unsupported
+    from ..platform.api import PERMISSION_NEEDS_ROOT, Unsupported
 
     try:
         text = context.platform.permission.describe()
     except Unsupported:
         return
-    if "not installed" not in text:
+    if "not installed" not in text and PERMISSION_NEEDS_ROOT not in text:  # the install (sudo) finds out
         return
     command = f"{context.platform.name}-permission"
     print(escape_control(f"Power permission: {text}"))

@@ -153,13 +153,13 @@ def _remove_service(context: CliContext, report: _Report) -> None:
 
 
 def _remove_permission(context: CliContext, assume_yes: bool, report: _Report) -> None:
-    from ..platform.api import Unsupported
+    from ..platform.api import PERMISSION_NEEDS_ROOT, Unsupported
 
     try:
         text = context.platform.permission.describe()
     except Unsupported:
         return
-    if ": installed for" not in text:
+    if ": installed for" not in text and PERMISSION_NEEDS_ROOT not in text:  # the remove (sudo) finds out
         return
     command = f"lidguard {context.platform.name}-permission remove"
     password = "" if os.geteuid() == 0 else " (sudo asks for your password for this step only)"

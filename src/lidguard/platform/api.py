@@ -43,6 +43,7 @@ __all__ = [
     "LidState",
     "LidStateReader",
     "NativeModuleStatus",
+    "PERMISSION_NEEDS_ROOT",
     "PERMISSION_SUBCOMMANDS",
     "PermissionManager",
     "Platform",
@@ -69,6 +70,9 @@ __all__ = [
 CAPABILITIES = ("power", "lid_policy", "lid", "display", "suspend", "thermal", "process", "sound", "permission",
                 "brightness")
 PERMISSION_SUBCOMMANDS = ("status", "check", "install", "remove")
+# In a permission description: the rule's folder is closed to this user (Debian's polkit rules.d is 0700),
+# so whether it is installed is unknown; setup and uninstall then offer the sudo path anyway.
+PERMISSION_NEEDS_ROOT = "cannot be checked without root"
 
 
 class LidState(enum.StrEnum):

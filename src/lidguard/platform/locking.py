@@ -58,7 +58,12 @@ class InstanceLock:
         os.makedirs(os.path.dirname(os.fspath(self.path)) or ".", 0o700, exist_ok=True)
         # O_NOFOLLOW: a symlink planted at the lock's name is refused (ELOOP), never followed.
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(self.path, flags, 0o600)
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except PermissionError:
+            if not _restore_own_mode(self.path):
+                raise
+            fd = os.open(self.path, flags, 0o600)
         try:
             if sys.platform == "win32":
                 _windows_locking(fd, "LK_NBLCK")
@@ -105,6 +110,22 @@ class InstanceLock:
         except OSError:
             pass
         os.close(fd)
+
+
+def _restore_own_mode(path: str | Path) -> bool:
+    """A lock file of this user's own that this user may not open (mode 000: a backup tool, a stray
+    chmod) goes back to 0600 - root would open it anyway, and the lock is only ever ours, in our 0700
+    folder. True when the mode was restored; anything else (another owner, not a regular file) is left
+    for the caller's error. A holder keeps its lock: the mode changes, the file stays the same."""
+    geteuid = getattr(os, "geteuid", None)
+    try:
+        info = os.lstat(path)
+        if geteuid is None or not stat.S_ISREG(info.st_mode) or info.st_uid != geteuid():
+            return False
+        os.chmod(path, 0o600)
+    except OSError:
+        return False
+    return True
 
 
 def _windows_locking(fd: int, mode: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ...fileio import write_atomic
-from ..api import Unsupported
+from ..api import PERMISSION_NEEDS_ROOT, Unsupported
 from ._binding import (
     LOGIND_DESTINATION,
     LOGIND_MANAGER_INTERFACE,
@@ -138,15 +138,23 @@ def _is_managed(content: str) -> bool:
     return all(marker in content for marker in MANAGED_MARKERS)
 
 
+class NeedsRoot(OSError):
+    """The rule's folder or file is closed to this user: Debian's /etc/polkit-1/rules.d is 0700 polkitd,
+    so a normal user cannot even tell whether the rule is there; only root (or sudo) can."""
+
+
 def _read_rule(path: Path, *, allow_sudo: bool = True) -> str | None:
-    """The rule text, None when absent; unreadable -> ``sudo -n cat`` -> OSError with the reason."""
+    """The rule text, None when absent; unreadable -> ``sudo -n cat`` -> OSError with the reason
+    (``NeedsRoot`` when only root could read it)."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except PermissionError as error:
         if not allow_sudo:
-            raise
+            if _running_as_root():
+                raise
+            raise NeedsRoot(f"{path.parent} is closed to {resolve_target_user()}") from error
         try:
             completed = subprocess.run(
                 ["sudo", "-n", "cat", "--", str(path)],
@@ -158,13 +166,16 @@ def _read_rule(path: Path, *, allow_sudo: bool = True) -> str | None:
         except (OSError, subprocess.TimeoutExpired) as sudo_error:
             raise OSError(f"{error.strerror}; sudo -n cat failed: {sudo_error}") from error
         if completed.returncode != 0:
-            raise OSError(f"{error.strerror}; sudo -n cat: {completed.stderr.strip()}") from error
+            message = f"{error.strerror}; sudo -n cat: {completed.stderr.strip()}"
+            raise (OSError if _running_as_root() else NeedsRoot)(message) from error
         return completed.stdout
 
 
 def describe_rule_state(path: Path, user: str, *, allow_sudo: bool = True) -> str:
     try:
         content = _read_rule(path, allow_sudo=allow_sudo)
+    except NeedsRoot as error:
+        return f"{PERMISSION_NEEDS_ROOT} ({error}; `sudo lidguard linux-permission status` shows it)"
     except OSError as error:
         return f"unable to inspect ({error})"
     if content is None:
