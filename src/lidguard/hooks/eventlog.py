@@ -118,11 +118,10 @@ class HookEventLog:
         from pathlib import Path
 
         from ..fileio import write_atomic  # tempfile: only when the file is trimmed
+        from ..fileio_open import read_regular_file  # a FIFO swapped in meanwhile never blocks the hook
 
         assert self.path is not None
-        with open(self.path, "rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - TRIM_AT_BYTES // 2))
-            tail = handle.read()
+        tail = read_regular_file(self.path, limit=TRIM_AT_BYTES // 2, follow_symlinks=False, tail=True)
         lines = [line for line in tail.split(b"\n")[1:] if line.strip()]  # the first may be cut
         write_atomic(Path(self.path), b"".join(line + b"\n" for line in lines[-KEEP_LINES:]))
 
