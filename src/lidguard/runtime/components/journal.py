@@ -245,11 +245,11 @@ class JournalComponent(ComponentBase):
         self.failures += 1
         self._compact = True  # the file misses these records: the next write is a whole snapshot
         if isinstance(error, JournalUnusable) and set_aside(self.path) is not None:
-            written = self._runtime.state.sessions
-            error = await self._write(write_snapshot, self._snapshot())
+            written, snapshot = self._runtime.state.sessions, self._snapshot()
+            error = await self._write(write_snapshot, snapshot)
             if error is None:
                 self._compact, self._lines, self._on_file = False, len(written), set(written)
-                self._bytes = 0
+                self._bytes, self._snapshot_bytes = 0, len(snapshot)
                 self._runtime.log("session-journal-set-aside", "session-journal",
                                   "Set aside what was at the session journal's path and wrote a new journal.",
                                   succeeded=False)
