@@ -72,3 +72,18 @@ def test_the_reader_splits_records_only_at_a_newline(tmp_path):
     path = tmp_path / "claude-hook-events.log"  # a log written before the escape (or by hand)
     path.write_text("T1 kind=received session=a\u2028T2 kind=forged\x85T3 kind=forged\x0cT4\nT5 kind=received\n")
     assert [line.split(" ")[0] for line in latest_lines(path, 10)] == ["T1", "T5"]
+
+
+def test_a_json_lines_log_neither_splits_nor_carries_raw_separators(tmp_path):
+    """The runtime's JSON-lines logs (session-execution.log, ...) were written with C1, U+2028 and bidi
+    characters raw and read with splitlines(): a session id holding ``\\u2028{...}\\u2028`` became a
+    record of its own."""
+    from lidguard.fileio import json_line, read_json_lines
+
+    forged = '{"EventName":"forged","Succeeded":true}'
+    entry = {"EventName": "session-started", "SessionIdentifier": f"s\u2028{forged}\u2028\x85{forged}\x1b[2J\u202e"}
+    path = tmp_path / "session-execution.log"
+    path.write_bytes(json_line(entry) * 3)
+    raw = path.read_bytes()
+    assert not [char for char in raw.decode()[:-1] if char != "\n" and not char.isprintable()]
+    assert read_json_lines(path) == [entry] * 3

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import set_aside
+from ..shared.log_text import escape_json_text
 from .sessions import Session, SessionKey, parse_provider
 
 __all__ = [
@@ -134,7 +135,7 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # json.d
 
 def record_line(record: dict[str, Any]) -> bytes:
     """One journal line: ``{"v":1, ...}`` as UTF-8 JSON (a lone surrogate as its ``\\u`` escape)."""
-    return (_ENCODER.encode({"v": 1, **record}) + "\n").encode("utf-8", "backslashreplace")
+    return (escape_json_text(_ENCODER.encode({"v": 1, **record})) + "\n").encode("utf-8", "backslashreplace")
 
 
 def session_line(session: Session) -> bytes:

@@ -10,15 +10,19 @@ and ``cat`` of a log never runs an escape sequence from a payload.
 
 from __future__ import annotations
 
-__all__ = ["escape_text"]
+__all__ = ["escape_json_text", "escape_text"]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _ESCAPED_RANGES = ((0x200E, 0x200F), (0x2028, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
 
 
+def _is_escaped(code: int) -> bool:
+    return code <= 0x1F or 0x7F <= code <= 0x9F or any(low <= code <= high for low, high in _ESCAPED_RANGES)
+
+
 def _escaped(char: str) -> str:
     code = ord(char)
-    if not (code <= 0x1F or 0x7F <= code <= 0x9F or any(low <= code <= high for low, high in _ESCAPED_RANGES)):
+    if not _is_escaped(code):
         return char
     return _NAMED.get(char) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
 
@@ -28,3 +32,13 @@ def escape_text(text: str) -> str:
     if text.isprintable():  # every escaped character is non-printable: the common case costs one scan
         return text
     return "".join(char if char.isprintable() else _escaped(char) for char in text)
+
+
+def escape_json_text(encoded: str) -> str:
+    """JSON text encoded with ``ensure_ascii=False`` with the same characters written as ``\\uXXXX``
+    escapes (the encoder escapes C0 only: C1, U+2028, bidi controls stayed raw). Still the same JSON value;
+    outside strings the encoder writes ASCII only, so every such character is inside a string."""
+    if encoded.isprintable():
+        return encoded
+    return "".join(f"\\u{ord(char):04x}" if not char.isprintable() and _is_escaped(ord(char)) else char
+                   for char in encoded)
