@@ -27,6 +27,7 @@ from .fileio_open import (
     read_json_object,
     read_regular_file,
 )
+from .shared.log_text import escape_json_text
 
 __all__ = [
     "LOG_READ_LIMIT_BYTES",
@@ -110,7 +111,7 @@ def read_json_lines(path: Path) -> list[dict[str, Any]]:
         return []
     text = data.decode("utf-8", errors="replace")
     entries = []
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): U+2028, NEL, VT, FF, FS/GS/RS would cut a record
         line = line.strip()
         if not line:
             continue
@@ -128,8 +129,9 @@ _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), defa
 
 
 def json_line(entry: dict[str, Any]) -> bytes:
-    """One compact JSON line as UTF-8; text that UTF-8 cannot hold (a lone surrogate) is escaped."""
-    text = _LINE_ENCODER.encode(entry)
+    """One compact JSON line as UTF-8; control and separator characters (C1, U+2028, bidi: ``cat`` of a
+    log runs none) and text that UTF-8 cannot hold (a lone surrogate) are ``\\u`` escapes."""
+    text = escape_json_text(_LINE_ENCODER.encode(entry))
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 

@@ -65,7 +65,7 @@ def test_mcp_refuses_user_only_settings_and_leaves_the_file_unchanged(lidguard: 
     assert stored["WebhookPreviews"] is False
     assert stored["SessionTimeoutMinutes"] == 12  # the default again
     reset = out["reset"]
-    assert reset["updatedStoredSettings"]["closedLidStopFollowUpWebhookUrl"] == USER_URL
+    assert reset["updatedStoredSettings"]["closedLidStopFollowUpWebhookUrl"] == "set"  # kept, never shown
     assert not {"preSuspendWebhookUrl", "postSessionEndWebhookUrl", "closedLidStopFollowUpWebhookUrl",
                 "webhookPreviews"} & set(reset["appliedChanges"])
     assert "user-only" in reset["summary"].lower()

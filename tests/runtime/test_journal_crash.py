@@ -58,7 +58,7 @@ def _restart(lidguard) -> None:
     lidguard.run("start", "--provider", "custom", "--session", "probe", check=True, timeout=60)
 
 
-def _burst(lidguard, trial: int, expected: set[str], in_flight: list[str]) -> None:
+def _burst(lidguard, trial: int, expected: set[str], in_flight: list[str], acked: list[int]) -> None:
     """start t-j, stop the oldest: each acknowledged reply updates ``expected``; ends at the first lost
     reply, whose session is left in ``in_flight``."""
     names: list[str] = []
@@ -70,6 +70,7 @@ def _burst(lidguard, trial: int, expected: set[str], in_flight: list[str]) -> No
             if reply is None:
                 return
             assert reply["Succeeded"], reply
+            acked[0] += 1
             expected.add(name)
             names.append(name)
         else:
@@ -79,6 +80,7 @@ def _burst(lidguard, trial: int, expected: set[str], in_flight: list[str]) -> No
             if reply is None:
                 return
             assert reply["Succeeded"], reply
+            acked[0] += 1
             expected.discard(name)
 
 
@@ -88,12 +90,14 @@ def test_no_acknowledged_change_is_lost_to_a_kill_9(lidguard):
     _restart(lidguard)
     lost: list[str] = []
     resurrected: list[str] = []
+    checked = 0  # sessions whose acknowledged state was compared after a restart
+    acked = [0]  # acknowledged starts and stops
     for trial in range(TRIALS):
         pids = lidguard.runtime_pids()
         assert len(pids) == 1, pids
         acknowledged = {"probe"}
         in_flight: list[str] = []
-        worker = threading.Thread(target=_burst, args=(lidguard, trial, acknowledged, in_flight))
+        worker = threading.Thread(target=_burst, args=(lidguard, trial, acknowledged, in_flight, acked))
         worker.start()
         time.sleep(rng.uniform(0.005, 0.15))
         os.kill(pids[0], signal.SIGKILL)
@@ -102,6 +106,7 @@ def test_no_acknowledged_change_is_lost_to_a_kill_9(lidguard):
         assert lidguard.wait_until(lambda: not lidguard.runtime_pids(), timeout=30)
         _restart(lidguard)
         live = _live(lidguard)
+        checked += len(acknowledged | live)
         # The request in flight at the kill may have landed either way: its session may differ.
         lost += sorted(acknowledged - live - set(in_flight))
         resurrected += sorted(live - acknowledged - set(in_flight))
@@ -109,4 +114,7 @@ def test_no_acknowledged_change_is_lost_to_a_kill_9(lidguard):
         for name in sorted(live - {"probe"}):
             reply = _request(lidguard.socket, {"Command": "stop", "IsProviderSessionEnd": True, **_session(name)})
             assert reply is not None and reply["Succeeded"], reply
+    print(f"journal crash: {TRIALS} kill -9 trials, {acked[0]} acknowledged starts/stops, {checked} sessions "
+          "checked after the restarts, "
+          f"{len(lost)} acknowledged lost, {len(resurrected)} stopped sessions resurrected")
     assert (lost, resurrected) == ([], []), f"lost {len(lost)}, resurrected {len(resurrected)} over {TRIALS} trials"

@@ -70,13 +70,20 @@ def _count(value: str | None) -> int:
 
 
 def _event_json(line: str) -> dict[str, str]:
-    """``<UTC time> key=value ...`` (values hold no spaces) as ``{"time": ..., "key": "value", ...}``."""
+    """``<UTC time> key=value ...`` as ``{"time": ..., "key": "value", ...}``. Values hold no ``=`` (the log
+    writes it ``\\x3d``), so a word without one continues the value before it (a folder with a space);
+    a key seen twice keeps its first value: nothing later in a record overrides what came first."""
     time, _, rest = line.strip().partition(" ")
     entry = {"time": time}
+    key = ""
     for part in rest.split(" "):
-        key, separator, value = part.partition("=")
-        if separator and key:
-            entry[key] = value
+        name, separator, value = part.partition("=")
+        if separator and name:
+            key = name if name not in entry else ""
+            if key:
+                entry[key] = value
+        elif key:
+            entry[key] += " " + part
     return entry
 
 

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..providers import provider_display, session_label
+from ..shared.log_text import escape_text
 from ..shared.session_json import parse_reply_utc, session_json
 
 if TYPE_CHECKING:
@@ -32,24 +33,10 @@ class CliError(Exception):
     """A failure shown as one line on stderr with exit code 1."""
 
 
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# Besides C0/C1 controls and DEL: bidirectional marks/overrides/isolates, line and paragraph
-# separators, lone surrogates (all non-printable; other non-printable text such as ZWJ stays).
-_ESCAPED_RANGES = ((0x200E, 0x200F), (0x2028, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
-
-
-def _escaped(char: str) -> str:
-    code = ord(char)
-    if not (code <= 0x1F or 0x7F <= code <= 0x9F or any(low <= code <= high for low, high in _ESCAPED_RANGES)):
-        return char
-    return _NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
-
-
 def escape_control(text: str) -> str:
-    """One printable line: control characters (newlines, ESC, ...) shown as ``\\n``, ``\\x1b``, ..."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else _escaped(char) for char in text)
+    """One printable line: control characters (newlines, ESC, ...) shown as ``\\n``, ``\\x1b``, ...
+    (``shared.log_text.escape_text``, the same escape the logs are written with)."""
+    return escape_text(text)
 
 
 def format_local(value: str | None) -> str:

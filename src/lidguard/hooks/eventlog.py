@@ -4,8 +4,11 @@ One text line per record::
 
     <UTC time> kind=<received|runtime-result|message> event=<name> session=<id> workingDirectory=<cwd> <k=v ...>
 
-Empty values are written ``<empty>``, CR/LF/TAB become spaces, every value is bounded. A line is
-appended with one ``write`` on an ``O_APPEND`` descriptor (concurrent hooks never interleave), file
+Empty values are written ``<empty>``, every control and separator character is escaped
+(``shared.log_text.escape_text``: a payload can neither end a record - U+2028, NEL, VT, FF, FS/GS/RS
+included - nor put ESC/BEL/C1 bytes into the file) and ``=`` in a value is ``\\x3d`` (a value never
+looks like a ``key=``), every value is bounded; readers split at ``\n`` only. A line is appended
+with one ``write`` on an ``O_APPEND`` descriptor (concurrent hooks never interleave), file
 0600. Unlike the original tool the file is bounded: once it grows past :data:`TRIM_AT_BYTES` it is
 rewritten atomically with its latest :data:`KEEP_LINES` lines (the session log's keep-and-trim rule,
 by size because a hook process cannot afford to count lines). Writing never raises.
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import os
 import time
+
+from ..shared.log_text import escape_text
 
 TYPE_CHECKING = False  # the hook path imports neither typing nor pathlib (~5 ms)
 if TYPE_CHECKING:
@@ -35,7 +40,6 @@ KEEP_LINES = 1000
 TRIM_AT_BYTES = 1024 * 1024
 MAX_VALUE_CHARS = 500
 EMPTY = "<empty>"
-_SPACES = str.maketrans({"\r": " ", "\n": " ", "\t": " "})
 
 
 def hook_log_path(data_dir: Path, provider: str) -> Path:
@@ -50,10 +54,11 @@ def hook_log_file(data_dir: str, provider: str) -> str:
 def _value(value: str) -> str:
     if not value:
         return EMPTY
-    value = value.translate(_SPACES)
     if len(value) > MAX_VALUE_CHARS:
         value = value[:MAX_VALUE_CHARS] + "..."
-    return value
+    if "=" in value:  # every "=" of a line then ends a key: a value cannot pose as a later key
+        value = value.replace("=", "\\x3d")
+    return escape_text(value)
 
 
 def _utc_now() -> str:
@@ -113,11 +118,10 @@ class HookEventLog:
         from pathlib import Path
 
         from ..fileio import write_atomic  # tempfile: only when the file is trimmed
+        from ..fileio_open import read_regular_file  # a FIFO swapped in meanwhile never blocks the hook
 
         assert self.path is not None
-        with open(self.path, "rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - TRIM_AT_BYTES // 2))
-            tail = handle.read()
+        tail = read_regular_file(self.path, limit=TRIM_AT_BYTES // 2, follow_symlinks=False, tail=True)
         lines = [line for line in tail.split(b"\n")[1:] if line.strip()]  # the first may be cut
         write_atomic(Path(self.path), b"".join(line + b"\n" for line in lines[-KEEP_LINES:]))
 
@@ -130,5 +134,6 @@ def latest_lines(path: str | Path, count: int) -> list[str]:
         data = read_regular_file(path, limit=TRIM_AT_BYTES * 2, follow_symlinks=False, tail=True)
     except (FileNotFoundError, UnusableFileError):
         return []
-    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    # At "\n" only: str.splitlines() also splits at U+2028, NEL, VT, FF, FS/GS/RS - a forged record each.
+    lines = [line for line in data.decode("utf-8", "replace").split("\n") if line.strip()]
     return lines[-count:] if count > 0 else []

@@ -2,6 +2,10 @@
 
 A failure the model should read raises ``ToolFailure`` with one readable line (the runtime's own
 message where there is one); ``servers.py`` turns it into an MCP tool error.
+
+No view shows a webhook URL (issue 39: where data goes is the user's, and a URL may carry a token): each
+is ``"set"`` or ``"not set"``, and a settings problem about one names the key without its value. The
+status views carry ``sessionsOmitted`` and ``lidPolicyHeldBack`` as ``lidguard status --json`` does.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from ..platform.locking import ConfigLockError, config_lock
 from ..platform.paths import LidGuardPaths
 from ..providers import PROVIDER_CHOICES_TEXT, AgentProvider, parse_provider, provider_display
 from ..settings import Settings, SettingsInputError, apply_changes, headless_defaults, load_settings_report
+from ..settings.model import URL_SETTINGS
 from ..settings.store import save_settings
 from .settings_update import changed_fields, kept_user_only, parse_updates
 
@@ -40,13 +45,41 @@ def checked_text(value: Any, what: str, limit: int, *, required: bool = False) -
     return text
 
 
+_URL_KEYS = {key[:1].lower() + key[1:]: key for key in URL_SETTINGS}  # camelCase -> settings.json key
+
+
+def redacted(settings: dict[str, Any]) -> dict[str, Any]:
+    """camelCase settings with every webhook URL as ``"set"`` / ``"not set"``."""
+    return {key: ("set" if value else "not set") if key in _URL_KEYS else value for key, value in settings.items()}
+
+
+def _redacted_problems(problems: Any) -> list[str]:
+    shown = []
+    for problem in problems:
+        key = str(problem).partition(":")[0]
+        if key in URL_SETTINGS:
+            problem = f"{key}: the stored value is not an absolute http or https URL (not shown); using off."
+        shown.append(str(problem))
+    return shown
+
+
 def _runtime_settings(data: Any) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         return None
     try:
-        return Settings.from_raw(data).to_camel_json()
+        return redacted(Settings.from_raw(data).to_camel_json())
     except ValueError:
         return None
+
+
+def _omitted(response: dict[str, Any]) -> int:
+    omitted = response.get("SessionsOmitted") if response.get("Succeeded") else None
+    return omitted if type(omitted) is int and omitted > 0 else 0
+
+
+def _lid_held_back(response: dict[str, Any]) -> str | None:
+    note = response.get("LidPolicyHeldBack") if response.get("Succeeded") else None
+    return note if isinstance(note, str) and note else None
 
 
 def _sessions(response: dict[str, Any]) -> list[dict[str, Any]]:
@@ -100,6 +133,8 @@ class ToolContext:
             "lidSwitchState": str(response.get("LidSwitchState") or "Unknown") if reachable else "Unknown",
             "visibleDisplayMonitorCount": int(response.get("VisibleDisplayMonitorCount") or 0) if reachable else 0,
             "sessions": _sessions(response),
+            "sessionsOmitted": _omitted(response),  # counted by the runtime, not listed (its reply bounds)
+            "lidPolicyHeldBack": _lid_held_back(response),
         }
 
     def snapshot(self, response: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -109,10 +144,10 @@ class ToolContext:
         view = self.runtime_view(response)
         return {
             "settingsFilePath": str(self.paths.settings_file),
-            "storedSettings": report.settings.to_camel_json(),
+            "storedSettings": redacted(report.settings.to_camel_json()),
             "settingsFileExists": report.exists,
             "settingsFileError": report.error,
-            "settingsProblems": list(report.problems),
+            "settingsProblems": _redacted_problems(report.problems),
             "runtimeReachable": view["runtimeReachable"],
             "runtimeUnavailable": view["runtimeUnavailable"],
             "runtimeMessage": view["runtimeMessage"],
@@ -122,8 +157,10 @@ class ToolContext:
             "lidSwitchState": view["lidSwitchState"],
             "visibleDisplayMonitorCount": view["visibleDisplayMonitorCount"],
             "sessions": view["sessions"],
+            "sessionsOmitted": view["sessionsOmitted"],
             "paused": _paused(response),
             "protectionHeldBack": _held_back(response),
+            "lidPolicyHeldBack": view["lidPolicyHeldBack"],
         }
 
     # -- lidguard mcp-server ----------------------------------------------------------------------
@@ -140,6 +177,8 @@ class ToolContext:
         view = self.runtime_view()
         if view["runtimeReachable"]:
             summary = f"LidGuard runtime is running with {view['activeSessionCount']} active session(s)."
+            if view["sessionsOmitted"]:
+                summary += f" {view['sessionsOmitted']} of them are not listed (the reply's bounds)."
         elif view["runtimeUnavailable"]:
             summary = "LidGuard runtime is not running; there are no active sessions."
         else:
@@ -192,8 +231,8 @@ class ToolContext:
             "resetToDefaults": reset_to_defaults,
             "hadEffectiveChanges": bool(applied),
             "appliedChanges": applied,
-            "previousStoredSettings": previous.to_camel_json(),
-            "updatedStoredSettings": updated.to_camel_json(),
+            "previousStoredSettings": redacted(previous.to_camel_json()),
+            "updatedStoredSettings": redacted(updated.to_camel_json()),
             "snapshot": self.snapshot(),
         }
 

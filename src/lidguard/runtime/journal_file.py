@@ -14,6 +14,13 @@ Records (one JSON object per line, ``"v": 1``):
 * ``{"v":1,"op":"ids","ids":[...]}`` request ids already applied (replay-safe events);
 * ``{"v":1,"op":"suspend","suspend":{...}|null}`` the pending suspend (or none any more); ``"requested": true``
   once the platform is about to be asked (a restarted runtime never asks again).
+
+Bounded (issue 39 item 3): records are UTF-8 (not ``\\u``-escaped: a non-ASCII character costs 2-4 bytes,
+not 6-12); a working directory is cut at :data:`MAX_JOURNAL_PATH_BYTES`; a transcript path longer than
+that (no system call could open it) is not journaled - the runtime finds the transcript again by session
+id; a session record is at most :data:`MAX_SESSION_RECORD_BYTES` (the oldest tools in flight are left out
+first). With at most 1,000 sessions a snapshot stays below 18 MiB, and the component compacts before the
+file would pass :data:`JOURNAL_BUDGET_BYTES`, well below the :data:`MAX_JOURNAL_BYTES` set-aside bound.
 """
 
 from __future__ import annotations
@@ -30,10 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import set_aside
+from ..shared.log_text import escape_json_text
 from .sessions import Session, SessionKey, parse_provider
 
 __all__ = [
+    "JOURNAL_BUDGET_BYTES",
     "MAX_JOURNAL_BYTES",
+    "MAX_JOURNAL_PATH_BYTES",
+    "MAX_SESSION_RECORD_BYTES",
     "MAX_RECOVERABLE_BYTES",
     "JournalRead",
     "JournalUnusable",
@@ -41,7 +52,9 @@ __all__ = [
     "key_from_json",
     "key_to_json",
     "read_journal",
+    "record_line",
     "session_from_json",
+    "session_line",
     "session_to_json",
     "set_aside",
     "write_snapshot",
@@ -49,6 +62,9 @@ __all__ = [
 
 MAX_JOURNAL_BYTES = 32 * 1024 * 1024  # far beyond any real registry (compaction keeps it small)
 MAX_RECOVERABLE_BYTES = 16 * MAX_JOURNAL_BYTES  # a larger one is still read (then set aside); past this, not
+JOURNAL_BUDGET_BYTES = 24 * 1024 * 1024  # the component compacts before the file would pass this
+MAX_JOURNAL_PATH_BYTES = 4096  # PATH_MAX: a working directory is cut here, a longer transcript path dropped
+MAX_SESSION_RECORD_BYTES = 18 * 1024  # one session's record (keys, reasons, paths, tools), its line included
 _KEPT_IDS = 4096  # request ids kept from one read (the runtime keeps fewer)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -87,7 +103,19 @@ def key_from_json(value: Any) -> SessionKey:
     return SessionKey.create(provider, value[2], value[1])
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, at a character boundary."""
+    if len(text) <= limit // 4 or (len(text) <= limit and text.isascii()):
+        return text
+    return text.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+
+
+def _fits(text: str, limit: int) -> bool:
+    return len(text) <= limit // 4 or len(text.encode("utf-8", "surrogatepass")) <= limit
+
+
 def session_to_json(session: Session) -> dict[str, Any]:
+    transcript = session.transcript_path
     return {
         "key": key_to_json(session.key),
         "started_at": _utc(session.started_at),
@@ -95,11 +123,40 @@ def session_to_json(session: Session) -> dict[str, Any]:
         "soft_lock_reason": session.soft_lock_reason,
         "soft_locked_at": _utc(session.soft_locked_at),
         "watched_process_identifier": session.watched_process_identifier,
-        "working_directory": session.working_directory,
-        "transcript_path": session.transcript_path,
+        "working_directory": _cut(session.working_directory, MAX_JOURNAL_PATH_BYTES),
+        "transcript_path": transcript if _fits(transcript, MAX_JOURNAL_PATH_BYTES) else "",
         "pending_provider_work": session.pending_provider_work,
         **session.journal_extras(),
     }
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # json.dumps builds one per call
+
+
+def record_line(record: dict[str, Any]) -> bytes:
+    """One journal line: ``{"v":1, ...}`` as UTF-8 JSON (a lone surrogate as its ``\\u`` escape)."""
+    return (escape_json_text(_ENCODER.encode({"v": 1, **record})) + "\n").encode("utf-8", "backslashreplace")
+
+
+def session_line(session: Session) -> bytes:
+    """The ``put`` line of a session, at most ``MAX_SESSION_RECORD_BYTES``: the oldest tools in flight are
+    left out first (a tool whose end arrives after a restart is then unknown: ignored), then the texts
+    that are not paths are cut."""
+    record = session_to_json(session)
+    line = record_line({"op": "put", "session": record})
+    if len(line) <= MAX_SESSION_RECORD_BYTES:
+        return line
+    tools = list(record["tools_in_flight"])
+    while tools and len(line) > MAX_SESSION_RECORD_BYTES:
+        del tools[: max(1, len(tools) // 4)]
+        record["tools_in_flight"] = tools
+        line = record_line({"op": "put", "session": record})
+    if len(line) > MAX_SESSION_RECORD_BYTES:  # not reached within the request bounds; kept as a guarantee
+        for name in ("soft_lock_reason", "turn_id", "working_directory"):
+            if isinstance(record.get(name), str):
+                record[name] = _cut(record[name], 256)
+        line = record_line({"op": "put", "session": record})
+    return line
 
 
 def _text(value: Any, *, optional: bool = False) -> Any:

@@ -98,22 +98,24 @@ def _timestamp(raw: bytes) -> datetime | None:
 def running_task(path: Path, *, limit: int = TAIL_BYTES) -> tuple[str, datetime | None] | None:
     """(turn id, when it started) of the task the rollout's tail shows running, else None.
 
-    ``OSError`` when the file cannot be read; anything but a regular file counts as no task."""
+    Opened through ``fileio_open`` (non-blocking, regular files only): anything else counts as no task;
+    ``OSError`` for a symlink (never followed) or a file that is gone."""
     return read_tail(path, limit=limit)[0]
 
 
 def read_tail(path: Path, *, limit: int = TAIL_BYTES) -> tuple[tuple[str, datetime | None] | None, bool]:
     """``running_task``'s answer, and whether the last task that ended completed (``task_complete``; False
     for a ``turn_aborted`` - an Esc, an interrupt - or no end seen: never a normal end by guess)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    descriptor = os.open(path, flags)
-    with open(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not (info.st_mode & 0o170000) == 0o100000:  # S_ISREG: never a FIFO, a device or a folder
-            return None, False
-        start = max(0, info.st_size - limit)
-        handle.seek(start)
-        data = handle.read(limit)
+    from ...fileio_open import UnusableFileError, read_regular_file  # non-blocking, regular files only
+
+    try:
+        data = read_regular_file(path, limit=limit + 1, follow_symlinks=False, tail=True)
+    except UnusableFileError:
+        if os.path.islink(path):  # never followed: the caller forgets the path
+            raise
+        return None, False  # a FIFO, a device, a folder, an unreadable file: no task
+    start = 1 if len(data) > limit else 0
+    data = data[-limit:]
     lines = data.split(b"\n")
     if start > 0:
         lines = lines[1:]  # cut by the tail

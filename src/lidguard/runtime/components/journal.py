@@ -22,7 +22,6 @@ journal *degraded*: counted, logged once, reported in ``status``; sessions are p
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,13 +31,15 @@ from ...ipc.limits import SESSION_JOURNAL_FILE_NAME
 from .. import policy
 from ..clock import WallClock
 from ..journal_file import (
+    JOURNAL_BUDGET_BYTES,
     JournalUnusable,
     append_to_journal,
     key_from_json,
     key_to_json,
     read_journal,
+    record_line,
     session_from_json,
-    session_to_json,
+    session_line,
     set_aside,
     write_snapshot,
 )
@@ -57,12 +58,7 @@ COMPACT_AFTER_BYTES = 1024 * 1024  # plus twice the last snapshot: long records 
 INLINE_APPEND_BYTES = 64 * 1024  # appends up to this size are written on the loop; snapshots in a thread
 BATCH_SECONDS = 0.05  # changes made outside a request wait at most this long for their write
 
-
-_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))  # json.dumps builds one per call
-
-
-def _line(record: dict[str, Any]) -> bytes:
-    return (_ENCODER.encode({"v": 1, **record}) + "\n").encode("ascii")
+_line = record_line
 
 
 class JournalComponent(ComponentBase):
@@ -175,8 +171,7 @@ class JournalComponent(ComponentBase):
             self._writer = self._runtime.spawn(self._write_loop)
 
     def _snapshot(self) -> bytes:
-        lines = [_line({"op": "put", "session": session_to_json(session)})
-                 for session in self._runtime.state.sessions.values()]
+        lines = [session_line(session) for session in self._runtime.state.sessions.values()]
         lines += [_line(record) for record in self._extra_records.values()]
         ids = self._runtime.recent_requests.latest()
         if ids:
@@ -195,7 +190,7 @@ class JournalComponent(ComponentBase):
         lines, on_file = [], self._on_file
         for key, session in self._changed.items():
             if session is not None:
-                lines.append(_line({"op": "put", "session": session_to_json(session)}))
+                lines.append(session_line(session))
                 on_file.add(key)
             elif key in on_file:  # a session never written (it came and went within the batch) needs no del
                 lines.append(_line({"op": "del", "key": key_to_json(key)}))
@@ -223,15 +218,18 @@ class JournalComponent(ComponentBase):
         sessions = self._runtime.state.sessions
         limit = COMPACT_AFTER_LINES + 2 * len(sessions)
         # Taken with nothing awaited since the changes were noted: nothing is lost in between.
-        if (self._compact or self._lines + len(self._queue) + len(self._changed) > limit
-                or self._bytes > COMPACT_AFTER_BYTES + 2 * self._snapshot_bytes):
-            data, count, compact = self._snapshot(), len(sessions), True
-            self._changed, self._queue, self._on_file = {}, [], set(sessions)
-        else:
+        compact = (self._compact or self._lines + len(self._queue) + len(self._changed) > limit
+                   or self._bytes > COMPACT_AFTER_BYTES + 2 * self._snapshot_bytes)
+        if not compact:
             lines = self._take_batch()
             if not lines:  # every session noted came and went within the batch: nothing to write
                 return
-            data, count, compact = b"".join(lines), len(lines), False
+            data, count = b"".join(lines), len(lines)
+            # the whole file stays within its budget: a batch that would pass it is a snapshot instead
+            compact = self._snapshot_bytes + self._bytes + len(data) > JOURNAL_BUDGET_BYTES
+        if compact:
+            data, count = self._snapshot(), len(sessions)
+            self._changed, self._queue, self._on_file = {}, [], set(sessions)
         self._compact = False
         error = await self._write(write_snapshot if compact else append_to_journal, data)
         if error is None:
@@ -247,11 +245,11 @@ class JournalComponent(ComponentBase):
         self.failures += 1
         self._compact = True  # the file misses these records: the next write is a whole snapshot
         if isinstance(error, JournalUnusable) and set_aside(self.path) is not None:
-            written = self._runtime.state.sessions
-            error = await self._write(write_snapshot, self._snapshot())
+            written, snapshot = self._runtime.state.sessions, self._snapshot()
+            error = await self._write(write_snapshot, snapshot)
             if error is None:
                 self._compact, self._lines, self._on_file = False, len(written), set(written)
-                self._bytes = 0
+                self._bytes, self._snapshot_bytes = 0, len(snapshot)
                 self._runtime.log("session-journal-set-aside", "session-journal",
                                   "Set aside what was at the session journal's path and wrote a new journal.",
                                   succeeded=False)

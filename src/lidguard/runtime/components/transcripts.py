@@ -187,6 +187,9 @@ class TranscriptComponent(ComponentBase):
         self._search_queue: dict[SessionKey, str] = {}  # sessions waiting for a search -> the path they gave
         self._search_scope: anyio.CancelScope | None = None  # the task working through the queue (it stays)
         self._search_wake: anyio.Event | None = None  # set when the task waits for the queue to fill
+        # the path each session's missing folder was last logged for: it is looked at again on every change
+        # (the folder may appear), and logged again only once its monitor ran or its path changed
+        self._skip_logged: dict[SessionKey, Path] = {}
 
     def _watch_failed(self, error: BaseException) -> None:
         self._runtime.log("transcript-watch-failed", "transcript-monitor",
@@ -210,6 +213,8 @@ class TranscriptComponent(ComponentBase):
                 del self._searched[key]
             for key in [key for key in settled if key not in sessions]:
                 del settled[key]
+            for key in [key for key in self._skip_logged if key not in sessions]:
+                del self._skip_logged[key]
             unsettled.clear()
             keys = list(sessions)
         else:  # only the changed keys can have left or changed; the unsettled ones are looked at again
@@ -339,6 +344,8 @@ class TranscriptComponent(ComponentBase):
 
     def _cancel(self, key: SessionKey) -> None:
         monitor = self._monitors.pop(key, None)
+        if key not in self._runtime.state.sessions:
+            self._skip_logged.pop(key, None)
         self._unsettle(key)
         if monitor is not None:
             monitor.stop_watch.set()
@@ -352,10 +359,13 @@ class TranscriptComponent(ComponentBase):
             return
         kind = KINDS[session.key.provider]
         if not path.is_absolute() or not path.parent.is_dir():
-            runtime.log(f"{kind.prefix}-transcript-monitor-skipped", "start",
-                        f"Skipped transcript monitoring for {session.key}: the folder of {path} does not exist.",
-                        session=session)
+            if self._skip_logged.get(session.key) != path:  # once per path, not once per registry change
+                self._skip_logged[session.key] = path
+                runtime.log(f"{kind.prefix}-transcript-monitor-skipped", "start",
+                            f"Skipped transcript monitoring for {session.key}: the folder of {path} does not exist.",
+                            session=session)
             return
+        self._skip_logged.pop(session.key, None)
         monitor = _Monitor(session.key, path, _stat(path), (session.last_activity_at, session.soft_lock_reason))
         self._monitors[session.key] = monitor
         self._unsettle(session.key)
