@@ -52,6 +52,12 @@ FILE = SettingsHooks("Claude", "Claude Code", SUB, tuple(EVENTS), lambda: claude
                      SCHEMA)
 install = FILE.install
 remove = FILE.remove
+config_root = claude_dir
+
+
+def locked_files(config: Path | None) -> list[Path]:
+    """The files install/remove change (``installers.locks``)."""
+    return [FILE.path(config)]
 
 
 def status_lines(config: Path | None, stop_timeout: int) -> list[str]:

@@ -57,6 +57,12 @@ def specs(stop_timeout: int) -> list[HookSpec]:
 FILE = SettingsHooks("Gemini", "Gemini CLI", SUB, tuple(EVENTS), lambda: gemini_dir() / "settings.json", specs)
 install = FILE.install
 remove = FILE.remove
+config_root = gemini_dir
+
+
+def locked_files(config: Path | None) -> list[Path]:
+    """The files install/remove change (``installers.locks``)."""
+    return [FILE.path(config)]
 
 
 def _trusted_folders_file() -> Path:

@@ -55,6 +55,12 @@ def specs(stop_timeout: int) -> list[HookSpec]:
 FILE = SettingsHooks("Qwen", "Qwen Code", SUB, tuple(EVENTS), lambda: qwen_home() / "settings.json", specs)
 install = FILE.install
 remove = FILE.remove
+config_root = qwen_home
+
+
+def locked_files(config: Path | None) -> list[Path]:
+    """The files install/remove change (``installers.locks``)."""
+    return [FILE.path(config)]
 
 
 def status_lines(config: Path | None, stop_timeout: int) -> list[str]:
