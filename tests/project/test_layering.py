@@ -47,6 +47,7 @@ def test_every_registered_agent_module_imports_only_the_standard_library_and_not
     or third-party module in a fresh interpreter, and no other agent's module (Qwen is Claude-shaped)."""
     probe = (
         "import json, socket, os, sys\n"
+        f"sys.path.insert(0, {str(PACKAGE.parent)!r})\n"
         "before = set(sys.modules)\n"
         "from lidguard.agents import agent\n"
         "key = sys.argv[1]\n"
@@ -55,7 +56,7 @@ def test_every_registered_agent_module_imports_only_the_standard_library_and_not
     )
     for key in AGENTS:
         result = subprocess.run([sys.executable, "-I", "-S", "-c", probe, key], capture_output=True, text=True,
-                                env={"PYTHONPATH": str(PACKAGE.parent)}, check=True)
+                                check=True)
         loaded = set(__import__("json").loads(result.stdout))
         others = {f"lidguard.agents.{other}" for other in AGENTS if other != key} - {"lidguard.agents.claude"}
         assert not loaded & {"pathlib", "typing", "tomlkit", "importlib"}, (key, sorted(loaded))

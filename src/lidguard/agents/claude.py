@@ -1,5 +1,5 @@
 """Claude Code (REFERENCE 5.2, AGENT_CLIS.md): ``lidguard claude-hook`` from the ``hooks`` object of
-``$CLAUDE_CONFIG_DIR/settings.json`` (default ``~/.claude``; installer: ``installers/claude.py``).
+``$CLAUDE_CONFIG_DIR/settings.json`` (default ``~/.claude``; written through ``installers/settings_hooks.py``).
 
 Payloads are snake_case and name their event in ``hook_event_name``; tool calls pair by ``tool_use_id``;
 a Stop while ``run_in_background`` tasks run carries them in ``background_tasks`` (a deferred stop).
@@ -7,6 +7,8 @@ Ancestry: ``hook <- /bin/sh -c <cmd> <- claude`` (native, exe ``.../bin/claude.e
 """
 
 from __future__ import annotations
+
+import sys
 
 from . import (
     ACTIVITY_NOTIFICATIONS,
@@ -19,10 +21,12 @@ from . import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import ModuleType
+    from pathlib import Path
     from typing import Any
 
     from ..hooks.payload import Payload
+    from ..installers.hooks_json import HookSpec
+    from ..installers.settings_hooks import SettingsInstaller
 
 KEY = "claude"
 PROVIDER = "Claude"
@@ -92,7 +96,54 @@ def elicitation_output() -> dict[str, Any]:
     return elicitation_output()
 
 
-def installer() -> ModuleType:
-    from ..installers import claude
+# -- its installer: the Claude-style hooks table of its settings.json (installers/settings_hooks.py) ----------
+SCHEMA = "https://json.schemastore.org/claude-code-settings.json"
+_SOFT_LOCK_MATCHER = "permission_prompt|elicitation_dialog|elicitation_complete|elicitation_response"
+_STOPPING = "Stopping LidGuard session protection"
+# event -> (matcher, status message); Stop may block for the follow-up (REFERENCE 5.2)
+EVENTS: dict[str, tuple[str | None, str]] = {
+    "UserPromptSubmit": (None, "Starting LidGuard turn protection"),
+    "PreToolUse": ("*", "Recording Claude tool activity"),
+    "PostToolUse": ("*", "Recording Claude tool completion activity"),
+    "PostToolUseFailure": ("*", "Recording Claude failed tool activity"),
+    "Notification": (_SOFT_LOCK_MATCHER, "Recording Claude soft-lock telemetry"),
+    "PermissionRequest": ("*", "Responding to closed-lid permission request"),
+    "Elicitation": (None, "Canceling closed-lid elicitation request"),
+    "Stop": (None, _STOPPING),
+    "StopFailure": (None, _STOPPING),
+    "SessionEnd": (None, _STOPPING),
+}
 
-    return claude
+
+def config_root() -> Path:
+    from ..installers.common import env_dir, home
+
+    return env_dir("CLAUDE_CONFIG_DIR", home() / ".claude")
+
+
+def specs(stop_timeout: int) -> list[HookSpec]:
+    from ..installers.common import DEFAULT_HOOK_TIMEOUT_SECONDS, default_shell, hook_command
+    from ..installers.hooks_json import HookSpec
+
+    shell = default_shell()
+    result = []
+    for event, (matcher, message) in EVENTS.items():
+        handler: dict[str, Any] = {"type": "command", "command": hook_command(f"{KEY}-hook", shell=shell)}
+        if shell == "powershell":
+            handler["shell"] = "powershell"
+        handler["timeout"] = stop_timeout if event == "Stop" else DEFAULT_HOOK_TIMEOUT_SECONDS
+        handler["statusMessage"] = message
+        result.append(HookSpec(event, matcher, handler))
+    return result
+
+
+def installer() -> SettingsInstaller:
+    from ..installers.settings_hooks import SettingsInstaller
+
+    return SettingsInstaller(sys.modules[__name__], _status)
+
+
+def _status(root: dict[str, Any], head: list[str], events: list[str]) -> list[str]:
+    if root.get("disableAllHooks") is True:
+        head.append("Warning: disableAllHooks is true in this settings file; Claude Code runs no hooks.")
+    return head + events

@@ -16,7 +16,7 @@ END = "<!-- end of agents table -->"
 
 
 def _events(module: object) -> str:
-    events = getattr(module.installer(), "EVENTS", ())  # type: ignore[attr-defined]
+    events = getattr(module, "EVENTS", None) or module.installer().EVENTS  # type: ignore[attr-defined]
     return ", ".join(f"`{event}`" for event in events)
 
 
