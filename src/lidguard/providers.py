@@ -40,6 +40,20 @@ class AgentProvider(enum.StrEnum):
     GEMINI = "Gemini"
     QWEN = "Qwen"
 
+    @classmethod
+    def _missing_(cls, value: object) -> AgentProvider | None:
+        """A wire value of an agent in ``lidguard.agents.AGENTS`` with no member here (a new agent needs
+        only its module and its registry line): one pseudo-member per value, so ``is`` still holds."""
+        if not isinstance(value, str) or value not in AGENTS.values():
+            return None
+        member = cls._value2member_map_.get(value)
+        if member is None:
+            member = str.__new__(cls, value)
+            member._name_ = value.upper()
+            member._value_ = value
+            cls._value2member_map_[value] = member
+        return member  # type: ignore[return-value]
+
 
 _NOT_AGENTS = {"custom": AgentProvider.CUSTOM, "mcp": AgentProvider.MCP, "unknown": AgentProvider.UNKNOWN}
 # Words that need no agent module: the agents' keys and the enum values (lower case).

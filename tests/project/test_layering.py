@@ -71,6 +71,6 @@ def test_each_agent_module_has_what_the_engine_and_the_lists_ask_for():
         module = agent(key)
         assert module is not None
         assert (module.KEY, module.PROVIDER) == (key, provider)
-        for name in ("DISPLAY", "ALIASES", "EVENT_OPTION", "PID_HINT_KEY", "PROCESS_COMMANDS", "PROCESS_PACKAGES",
+        for name in ("DISPLAY", "ALIASES", "PROCESS_COMMANDS", "PROCESS_PACKAGES",
                      "LOG_DETAILS", "CONFIG_TEXT", "HOOK_HELP", "map_event", "permission_output", "installer"):
             assert hasattr(module, name), (key, name)

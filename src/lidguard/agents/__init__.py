@@ -8,7 +8,10 @@ installers and every list a user reads take the agents from :data:`AGENTS`.
 
 The registry is lazy: :func:`agent` imports one agent's module, so a hook of one agent loads only that
 agent's module (``tests/hooks/test_hook_imports.py``). A new agent is one line in :data:`AGENTS` and
-its module (AGENTS.md "A new agent").
+its module (AGENTS.md "A new agent"). Optional attributes, with their defaults: ``EVENT_OPTION = False``
+(True: the event comes as ``--event NAME``), ``PID_HINT_KEY = ""`` (a payload key naming the agent's own pid),
+``matches_process``, ``ask_user_output``, ``elicitation_output``, ``approved_without_asking``,
+``STOP_TIMEOUT = True`` (False: its hooks carry no Stop timeout).
 
 Kinds of :class:`Action` (what the engine does for one hook event):
 

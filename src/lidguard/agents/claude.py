@@ -38,8 +38,6 @@ HOOK_HELP = ("Claude Code hook (reads the event JSON on stdin).",
              "permission/elicitation notifications soft-lock it, Stop/SessionEnd end it; with the lid "
              "closed it answers PermissionRequest (ClosedLidPermissionRequestDecision) and cancels "
              "Elicitation. Always exits 0.")
-EVENT_OPTION = False  # the payload names its event
-PID_HINT_KEY = ""
 # Ancestry: the names its native program or npm bin goes by, and its npm packages.
 PROCESS_COMMANDS = frozenset({"claude"})
 PROCESS_PACKAGES = ("@anthropic-ai/claude-code",)

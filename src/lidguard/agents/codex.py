@@ -26,8 +26,6 @@ HOOK_HELP = ("Codex CLI hook (reads the event JSON on stdin).",
              "Codex command hook: UserPromptSubmit starts the session, PreToolUse/PostToolUse are "
              "activity, Stop/SessionEnd end it; with the lid closed it answers PermissionRequest. "
              "Always exits 0.")
-EVENT_OPTION = False
-PID_HINT_KEY = ""
 PROCESS_COMMANDS = frozenset({"codex"})
 PROCESS_PACKAGES = ("@openai/codex",)
 QUIET_TOOLS = frozenset({"", "request_user_input"})

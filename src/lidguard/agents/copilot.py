@@ -29,7 +29,6 @@ HOOK_HELP = ("GitHub Copilot CLI hook (--event <name>; event JSON on stdin).",
              "agentStop/sessionEnd end it; with the lid closed it answers permissionRequest and denies "
              "ask_user. Always exits 0.")
 EVENT_OPTION = True  # `--event NAME`: the payload mostly lacks one
-PID_HINT_KEY = ""
 PROCESS_COMMANDS = frozenset({"copilot"})
 PROCESS_PACKAGES = ("@github/copilot",)
 QUIET_TOOLS = frozenset({"", "ask_user"})

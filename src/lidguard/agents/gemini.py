@@ -36,8 +36,6 @@ HOOK_HELP = ("Gemini CLI hook (reads the event JSON on stdin).",
              "closed and the decision Deny it denies BeforeTool of tools Gemini would confirm (never under "
              "--yolo, --approval-mode auto_edit for edits, or --allowed-tools; nothing can approve a tool "
              "there). Always exits 0.")
-EVENT_OPTION = False
-PID_HINT_KEY = ""
 PROCESS_COMMANDS = frozenset({"gemini"})
 PROCESS_PACKAGES = ("@google/gemini-cli",)
 QUIET_TOOLS = frozenset({""})

@@ -30,8 +30,6 @@ HOOK_HELP = ("Qwen Code hook (reads the event JSON on stdin).",
              "Qwen Code command hook: UserPromptSubmit with a prompt starts the session, tool use is "
              "activity, a permission_prompt notification soft-locks it, Stop/SessionEnd end it; with the lid "
              "closed it answers PermissionRequest. Always exits 0.")
-EVENT_OPTION = False
-PID_HINT_KEY = ""
 PROCESS_COMMANDS = frozenset({"qwen"})
 PROCESS_PACKAGES = ("@qwen-code/qwen-code",)
 QUIET_TOOLS = frozenset({""})

@@ -26,7 +26,7 @@ def render() -> str:
             "|---|---|---|---|---|"]
     for module in all_agents():
         words = ", ".join(f"`{word}`" for word in (module.KEY, *module.ALIASES))
-        command = f"`lidguard {module.KEY}-hook{' --event <event>' if module.EVENT_OPTION else ''}`"
+        command = f"`lidguard {module.KEY}-hook{' --event <event>' if getattr(module, 'EVENT_OPTION', False) else ''}`"
         rows.append(f"| {module.DISPLAY} | {words} | {command} | {module.CONFIG_TEXT} | {_events(module)} |")
     return "\n".join(rows) + "\n"
 

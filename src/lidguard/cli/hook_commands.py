@@ -82,7 +82,7 @@ def add_hook_commands(subparsers: Any) -> None:
     for agent in all_agents():
         summary, description = agent.HOOK_HELP
         sub = subparsers.add_parser(f"{agent.KEY}-hook", help=summary, description=description)
-        if agent.EVENT_OPTION:
+        if getattr(agent, "EVENT_OPTION", False):
             sub.add_argument("--event", metavar="NAME", help="the hook event name")
         sub.set_defaults(handler=None, skip_recovery=True)
     sub = subparsers.add_parser("hook-events", help="Show the latest entries of a provider's hook event log.",

@@ -250,7 +250,7 @@ class _Run:
 
     def _watched_process(self) -> int:
         try:
-            key = self.module.PID_HINT_KEY
+            key = getattr(self.module, "PID_HINT_KEY", "")
             hint = self.payload.data.get(key) if key else None
             hint = hint if type(hint) is int and 0 < hint <= MAX_PROCESS_IDENTIFIER else 0
             return int(self.environment.agent_process(self.provider, hint))
@@ -448,7 +448,7 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
         module = agent_module(provider)
         if module is None:
             return None
-        option = _event_option(arguments) if module.EVENT_OPTION else ""
+        option = _event_option(arguments) if getattr(module, "EVENT_OPTION", False) else ""
         try:
             log.path = hook_log_file(environment.paths.data_dir_str, provider)
         except Exception:  # noqa: BLE001 - no safe data folder: run without a log

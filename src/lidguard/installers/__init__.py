@@ -45,7 +45,7 @@ class Provider:
 
 def _provider(agent: Any) -> Provider:
     module = agent.installer()
-    sub = f"{agent.KEY}-hook" + (" --event <event>" if agent.EVENT_OPTION else "")
+    sub = f"{agent.KEY}-hook" + (" --event <event>" if getattr(agent, "EVENT_OPTION", False) else "")
     return Provider(agent.KEY, agent.PROVIDER, agent.KEY, sub, lambda: [module.config_root()], module.install,
                     module.remove, module.status_lines, getattr(agent, "STOP_TIMEOUT", True), agent.DISPLAY)
 
