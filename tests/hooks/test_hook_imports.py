@@ -59,6 +59,8 @@ def test_a_tool_event_of_a_live_session_loads_nothing_costly_in_a_fresh_interpre
         stdlib, ours = _beyond_the_floor(lidguard, fresh_venv, event)
         assert stdlib <= ALLOWED_BEYOND_THE_FLOOR, (event["hook_event_name"], sorted(stdlib - ALLOWED_BEYOND_THE_FLOOR))
         assert "lidguard.providers" not in ours and "lidguard.hooks.outputs" not in ours, sorted(ours)
+        # The lazy registry: a claude-hook loads the Claude module and no other agent's (issue 35.1).
+        assert {m for m in ours if m.startswith("lidguard.agents.")} == {"lidguard.agents.claude"}, sorted(ours)
     log = (lidguard.data_dir / "claude-hook-events.log").read_text()
     assert log.count("command=mark-session-active") >= 2 and "command=stop" in log
 
