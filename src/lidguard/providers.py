@@ -4,8 +4,9 @@ The one place that knows them; the CLI (fast path and full parser), the runtime'
 and the request model all import from here.
 
 * ``AgentProvider`` values are the wire and file names (REFERENCE: ``Codex``, ``GitHubCopilot``, ...).
-* ``parse_provider`` accepts the CLI words and aliases of ``PROVIDER_ALIASES`` and the enum values,
-  case-insensitively, surrounding spaces ignored; None when unknown.
+* ``parse_provider`` accepts the agents' keys, their ``ALIASES`` (``lidguard.agents``, the one agent
+  list), the enum values and ``custom``/``mcp``/``unknown``, case-insensitively, surrounding spaces
+  ignored; None when unknown. An alias loads the agent modules; a key or a value never does.
 * ``provider_display``: MCP sessions show as ``Mcp:<name>``, every other provider as its value.
 * ``agent_process_word``: the provider as :mod:`lidguard.hooks.agent_process` knows it when it
   looks for the agent among a hook's ancestors (``unknown`` = any agent).
@@ -15,12 +16,14 @@ from __future__ import annotations
 
 import enum
 
+from .agents import AGENTS
+
 __all__ = [
-    "PROVIDER_ALIASES",
     "PROVIDER_CHOICES_TEXT",
     "AgentProvider",
     "agent_process_word",
     "parse_provider",
+    "provider_aliases",
     "provider_display",
     "session_label",
 ]
@@ -37,38 +40,46 @@ class AgentProvider(enum.StrEnum):
     GEMINI = "Gemini"
     QWEN = "Qwen"
 
+    @classmethod
+    def _missing_(cls, value: object) -> AgentProvider | None:
+        """A wire value of an agent in ``lidguard.agents.AGENTS`` with no member here (a new agent needs
+        only its module and its registry line): one pseudo-member per value, so ``is`` still holds."""
+        if not isinstance(value, str) or value not in AGENTS.values():
+            return None
+        member = cls._value2member_map_.get(value)
+        if member is None:
+            member = str.__new__(cls, value)
+            member._name_ = value.upper()
+            member._value_ = value
+            cls._value2member_map_[value] = member
+        return member  # type: ignore[return-value]
 
-PROVIDER_ALIASES: dict[str, AgentProvider] = {
-    "unknown": AgentProvider.UNKNOWN,
-    "codex": AgentProvider.CODEX,
-    "claude": AgentProvider.CLAUDE,
-    "copilot": AgentProvider.GITHUB_COPILOT,
-    "github-copilot": AgentProvider.GITHUB_COPILOT,
-    "githubcopilot": AgentProvider.GITHUB_COPILOT,
-    "custom": AgentProvider.CUSTOM,
-    "mcp": AgentProvider.MCP,
-    "opencode": AgentProvider.OPENCODE,
-    "gemini": AgentProvider.GEMINI,
-    "gemini-cli": AgentProvider.GEMINI,
-    "qwen": AgentProvider.QWEN,
-    "qwen-code": AgentProvider.QWEN,
-}
 
-PROVIDER_CHOICES_TEXT = "codex, claude, copilot, opencode, gemini, qwen, custom, mcp, or unknown"
+_NOT_AGENTS = {"custom": AgentProvider.CUSTOM, "mcp": AgentProvider.MCP, "unknown": AgentProvider.UNKNOWN}
+# Words that need no agent module: the agents' keys and the enum values (lower case).
+_DIRECT: dict[str, AgentProvider] = {**{key: AgentProvider(value) for key, value in AGENTS.items()},
+                                     **{member.value.lower(): member for member in AgentProvider}}
 
-_AGENT_PROCESS_WORDS = {
-    AgentProvider.CLAUDE: "claude",
-    AgentProvider.CODEX: "codex",
-    AgentProvider.GITHUB_COPILOT: "copilot",
-    AgentProvider.OPENCODE: "opencode",
-    AgentProvider.GEMINI: "gemini",
-    AgentProvider.QWEN: "qwen",
-}
+PROVIDER_CHOICES_TEXT = f"{', '.join(AGENTS)}, custom, mcp, or unknown"
+
+_AGENT_PROCESS_WORDS = {AgentProvider(value): key for key, value in AGENTS.items()}
+
+
+def provider_aliases() -> dict[str, AgentProvider]:
+    """Every word ``parse_provider`` accepts (imports every agent module: not for the hook path)."""
+    from .agents import all_agents
+
+    words = {**_DIRECT, **_NOT_AGENTS}
+    for module in all_agents():
+        words.update((alias, AgentProvider(module.PROVIDER)) for alias in module.ALIASES)
+    return words
 
 
 def parse_provider(text: str | None) -> AgentProvider | None:
     """CLI words, aliases and enum values alike (case-insensitive); None when unknown."""
-    return PROVIDER_ALIASES.get((text or "").strip().lower())
+    word = (text or "").strip().lower()
+    found = _DIRECT.get(word)
+    return found if found is not None else provider_aliases().get(word)
 
 
 def provider_display(provider: AgentProvider | str, name: str | None = "") -> str:

@@ -145,11 +145,11 @@ def test_mcp_sessions_and_the_fallback_identifier(lidguard, tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (("start",),
-     "A provider is required. Use codex, claude, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
+     "A provider is required. Use claude, codex, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
     (("start", "--provider", "banana"),
-     "Unknown provider: banana. Use codex, claude, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
+     "Unknown provider: banana. Use claude, codex, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
     (("stop", "--provider=banana"),
-     "Unknown provider: banana. Use codex, claude, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
+     "Unknown provider: banana. Use claude, codex, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
     (("start", "--provider", "mcp"), "The --provider-name option is required when --provider mcp is used."),
     (("start", "--provider", "codex", "--parent-pid", "99999999999999999999"),
      "The watched process identifier must be a non-negative integer of at most 2147483647."),

@@ -8,9 +8,8 @@ import json
 import pytest
 
 from lidguard.hooks.eventlog import KEEP_LINES, TRIM_AT_BYTES, HookEventLog, format_line, hook_log_path
-from lidguard.hooks.events import ASK_REASON
 from lidguard.hooks.outputs import DENY_MESSAGE
-from lidguard.hooks.runner import run_hook
+from lidguard.hooks.runner import ASK_REASON, run_hook
 from lidguard.platform.paths import resolve_paths
 
 from .conftest import VALID_OUTPUTS

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from lidguard.hooks import runner
-from lidguard.providers import PROVIDER_ALIASES, agent_process_word
+from lidguard.agents import AGENTS, agent
+from lidguard.providers import AgentProvider, agent_process_word
 
 from .conftest import run_hook_process
 
@@ -59,14 +59,17 @@ def test_a_tool_event_of_a_live_session_loads_nothing_costly_in_a_fresh_interpre
         stdlib, ours = _beyond_the_floor(lidguard, fresh_venv, event)
         assert stdlib <= ALLOWED_BEYOND_THE_FLOOR, (event["hook_event_name"], sorted(stdlib - ALLOWED_BEYOND_THE_FLOOR))
         assert "lidguard.providers" not in ours and "lidguard.hooks.outputs" not in ours, sorted(ours)
+        # The lazy registry: a claude-hook loads the Claude module and no other agent's (issue 35.1).
+        assert {m for m in ours if m.startswith("lidguard.agents.")} == {"lidguard.agents.claude"}, sorted(ours)
     log = (lidguard.data_dir / "claude-hook-events.log").read_text()
     assert log.count("command=mark-session-active") >= 2 and "command=stop" in log
 
 
 def test_the_hook_names_its_providers_as_the_provider_module_does():
-    # runner.PROVIDERS holds plain text (the enum costs the hook path); it must stay the enum's values, and
-    # each hook's key must be its provider's ancestry word.
-    for key, value in runner.PROVIDERS.items():
-        provider = PROVIDER_ALIASES[key]
-        assert provider.value == value
+    # The registry holds plain text (the enum costs the hook path); it must stay the enum's values, each
+    # agent module must say the same, and each hook's key must be its provider's ancestry word.
+    for key, value in AGENTS.items():
+        provider = AgentProvider(value)
+        module = agent(key)
+        assert module is not None and module.KEY == key and module.PROVIDER == value
         assert agent_process_word(provider) == key

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from lidguard.hooks.followup import follow_up_wait_seconds
-from lidguard.hooks.stop_timeout import (
+from lidguard.installers import common
+from lidguard.ipc.stop_timeout import (
     HOOK_GIVE_UP_MARGIN_SECONDS,
     RUNTIME_ANSWER_MARGIN_SECONDS,
     runtime_answer_after_seconds,
     stop_hook_timeout_seconds,
     stop_hook_wait_seconds,
 )
-from lidguard.installers import common
 
 URL = "https://notify.example/api/webhooks/lidguard/s"
 

@@ -11,8 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from lidguard.installers import PROVIDERS, gemini, qwen
+from lidguard.agents import gemini as gemini_agent
+from lidguard.agents import qwen as qwen_agent
+from lidguard.installers import PROVIDERS
 from lidguard.installers.common import hook_command
+
+gemini, qwen = gemini_agent.installer(), qwen_agent.installer()
 
 ENV = ("GEMINI_CLI_HOME", "QWEN_HOME", "GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_RESTRICTED_MODE",
        "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "QWEN_CODE_SAFE_MODE", "QWEN_CODE_SIMPLE")
@@ -60,7 +64,7 @@ def test_gemini_cli_home_replaces_the_home_not_the_gemini_folder(agent_homes: Pa
     assert gemini.install(None, 430).config == agent_homes / "alt" / ".gemini" / "settings.json"
     assert PROVIDERS["gemini"].roots() == [agent_homes / "alt" / ".gemini"]
     monkeypatch.setenv("GEMINI_CLI_HOME", "relative/ignored")
-    assert gemini.gemini_dir() == agent_homes / ".gemini"
+    assert gemini_agent.config_root() == agent_homes / ".gemini"
 
 
 def test_qwen_install_uses_qwen_home_and_writes_long_timeouts_in_milliseconds(agent_homes: Path,
@@ -75,7 +79,7 @@ def test_qwen_install_uses_qwen_home_and_writes_long_timeouts_in_milliseconds(ag
                                                  "timeout": 430}]}]
     assert data["hooks"]["Notification"][0]["matcher"] == "permission_prompt"
     # Qwen reads 1000 and more as milliseconds: a Stop wait that long is written in milliseconds.
-    assert qwen.timeout_value(999) == 999 and qwen.timeout_value(1000) == 1_000_000
+    assert qwen_agent.timeout_value(999) == 999 and qwen_agent.timeout_value(1000) == 1_000_000
     qwen.install(None, 86_400 + 300)
     assert json.loads(result.config.read_text())["hooks"]["Stop"][0]["hooks"][0]["timeout"] == 86_700_000
     assert qwen.remove(None).changed and "hooks" not in json.loads(result.config.read_text())

@@ -83,7 +83,10 @@ def test_a_bare_lidguard_that_the_agent_path_lacks_is_broken(lidguard):
 def test_windows_hooks_run_the_absolute_executable_under_powershell(monkeypatch, tmp_path):
     """Copilot's ``powershell`` key and Claude's ``shell: powershell`` get the PowerShell call form of the
     absolute path (a quote in the path doubled); the installers still recognise it as theirs."""
-    from lidguard.installers import claude, common, copilot
+    from lidguard.agents import claude as claude_agent
+    from lidguard.installers import common, copilot
+
+    claude = claude_agent.installer()
     from lidguard.installers.health import installed_commands
 
     exe = tmp_path / "it's here" / "lidguard.exe"

@@ -15,7 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lidguard.installers import claude, codex, copilot, gemini, qwen
+from lidguard.agents import claude as claude_agent
+from lidguard.agents import gemini as gemini_agent
+from lidguard.agents import qwen as qwen_agent
+from lidguard.installers import codex, copilot
 from lidguard.installers.common import InstallError
 
 JSON_ISH = st.one_of(
@@ -32,6 +35,8 @@ TOML_ISH = st.one_of(
     st.sampled_from([b"hooks = 1\n", b"[hooks]\nstate = 2\n", b"[features\n", b'a = "\n', b"[x]\n[x]\n",
                      b"# comment only\n", b"\xff"]),
 )
+
+claude, gemini, qwen = claude_agent.installer(), gemini_agent.installer(), qwen_agent.installer()
 
 
 @contextlib.contextmanager

@@ -17,10 +17,13 @@ from typing import Any
 import pytest
 import tomlkit
 
+from lidguard.agents import claude as claude_agent
 from lidguard.cli.install_commands import SNIPPET_FORMATS
-from lidguard.installers import claude, codex, copilot, opencode
+from lidguard.installers import codex, copilot, opencode
 from lidguard.installers.common import InstallError, hook_command, is_managed_command, stop_hook_timeout_seconds
 from lidguard.installers.snippets import FORMATS, render
+
+claude = claude_agent.installer()
 
 
 @pytest.fixture(autouse=True)

@@ -10,11 +10,11 @@ import pytest
 
 from lidguard import providers
 from lidguard.providers import (
-    PROVIDER_ALIASES,
     PROVIDER_CHOICES_TEXT,
     AgentProvider,
     agent_process_word,
     parse_provider,
+    provider_aliases,
     provider_display,
 )
 
@@ -36,9 +36,9 @@ def test_every_value_parses_back_and_every_choice_word_is_an_alias():
     for provider in AgentProvider:
         assert parse_provider(provider.value) is provider
     words = PROVIDER_CHOICES_TEXT.replace(", or ", ", ").split(", ")
-    assert words == ["codex", "claude", "copilot", "opencode", "gemini", "qwen", "custom", "mcp", "unknown"]
-    assert all(word in PROVIDER_ALIASES for word in words)
-    assert set(PROVIDER_ALIASES.values()) == set(AgentProvider)
+    assert words == ["claude", "codex", "copilot", "opencode", "gemini", "qwen", "custom", "mcp", "unknown"]
+    assert all(word in provider_aliases() for word in words)
+    assert set(provider_aliases().values()) == set(AgentProvider)
 
 
 def test_display_rule():

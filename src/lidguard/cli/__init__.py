@@ -12,8 +12,16 @@ import sys
 __all__ = ["main", "print_version"]
 
 VERSION_COMMANDS = ("--version", "version")
-# Agent hooks (hooks/runner.py): dispatched before anything else, stdlib only, always exit 0.
-HOOK_COMMANDS = ("claude-hook", "codex-hook", "copilot-hook", "opencode-hook", "gemini-hook", "qwen-hook")
+# Agent hooks (hooks/runner.py, one `<agent>-hook` per agent of lidguard.agents.AGENTS): dispatched before
+# anything else, stdlib only, always exit 0.
+
+
+def _is_hook_command(word: str) -> bool:
+    if not word.lower().endswith("-hook"):
+        return False
+    from ..agents import agent_for_hook_command
+
+    return agent_for_hook_command(word) is not None
 
 
 def print_version() -> int:
@@ -130,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         devnull = open(os.devnull, "w")  # lives as long as the process
         sys.stdout = sys.stdout or devnull
         sys.stderr = sys.stderr or devnull
-    if arguments and arguments[0].lower() in HOOK_COMMANDS and not any(
+    if arguments and _is_hook_command(arguments[0]) and not any(
             token.lower() in ("--help", "-h") for token in arguments[1:]):
         code = _run_hook(arguments)
         if argv is None:  # the console script: this process ends here

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from typing import Any, NoReturn
 
+from ..agents import AGENTS
+
 __all__ = ["CATEGORIES", "build_parser", "run_full"]
 
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -20,8 +22,7 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Diagnostics", ("current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission", "macos-permission")),
     ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
-                          "copilot-hooks", "hook-events", "claude-hook", "codex-hook", "copilot-hook",
-                          "opencode-hook", "gemini-hook", "qwen-hook")),
+                          "copilot-hooks", "hook-events", *(f"{key}-hook" for key in AGENTS))),
     ("MCP Integration", ("mcp-status", "mcp-install", "mcp-remove", "provider-mcp-status", "provider-mcp-install",
                          "provider-mcp-remove", "mcp-server", "provider-mcp-server")),
     ("Managed / Internal Commands", ("mark-session-active", "mark-session-softlocked", "run-server", "version")),

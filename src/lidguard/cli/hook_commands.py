@@ -1,8 +1,8 @@
 """Hook Integration commands of the full parser: the agent hooks' help and ``hook-events``.
 
-The hooks themselves (``claude-hook``, ``codex-hook``, ``copilot-hook``, ``opencode-hook``) never reach
-argparse: ``lidguard.cli.main`` hands them to ``lidguard.hooks.runner`` first. They are registered here
-so ``lidguard help claude-hook`` and ``lidguard claude-hook --help`` describe them.
+The hooks themselves (one ``<agent>-hook`` per agent of ``lidguard.agents``) never reach argparse:
+``lidguard.cli.main`` hands them to ``lidguard.hooks.runner`` first. They are registered here so
+``lidguard help claude-hook`` and ``lidguard claude-hook --help`` describe them.
 """
 
 from __future__ import annotations
@@ -10,53 +10,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..agents import AGENTS, all_agents
 from .output import CliError, escape_control, format_local, print_json
 
 __all__ = ["HOOK_COMMANDS", "add_hook_commands"]
 
-HOOK_COMMANDS = ("claude-hook", "codex-hook", "copilot-hook", "opencode-hook", "gemini-hook", "qwen-hook",
-                 "hook-events")
-_PROVIDERS = {"claude": "claude", "codex": "codex", "copilot": "copilot", "github-copilot": "copilot",
-              "githubcopilot": "copilot", "opencode": "opencode", "gemini": "gemini", "qwen": "qwen"}
-_PROVIDER_WORDS = "claude, codex, copilot, opencode, gemini, or qwen"
+HOOK_COMMANDS = (*(f"{key}-hook" for key in AGENTS), "hook-events")
+_PROVIDER_WORDS = f"{', '.join(list(AGENTS)[:-1])}, or {list(AGENTS)[-1]}"
 DEFAULT_COUNT = 50
 MAX_COUNT = 100_000
-_HOOK_HELP = {
-    "claude-hook": ("Claude Code hook (reads the event JSON on stdin).",
-                    "Claude Code command hook: UserPromptSubmit starts the session, tool use is activity, "
-                    "permission/elicitation notifications soft-lock it, Stop/SessionEnd end it; with the lid "
-                    "closed it answers PermissionRequest (ClosedLidPermissionRequestDecision) and cancels "
-                    "Elicitation. Always exits 0."),
-    "codex-hook": ("Codex CLI hook (reads the event JSON on stdin).",
-                   "Codex command hook: UserPromptSubmit starts the session, PreToolUse/PostToolUse are "
-                   "activity, Stop/SessionEnd end it; with the lid closed it answers PermissionRequest. "
-                   "Always exits 0."),
-    "copilot-hook": ("GitHub Copilot CLI hook (--event <name>; event JSON on stdin).",
-                     "Copilot CLI command hook: userPromptSubmitted starts the session, tool use is activity, "
-                     "agentStop/sessionEnd end it; with the lid closed it answers permissionRequest and denies "
-                     "ask_user. Always exits 0."),
-    "opencode-hook": ("OpenCode plugin hook (--event <name>; event JSON on stdin).",
-                      "Called by the managed OpenCode plugin: chat.message starts the session, tool.execute.* "
-                      "and permission.replied are activity, session.idle ends it; with the lid closed it answers "
-                      "permission.asked. Always exits 0."),
-    "gemini-hook": ("Gemini CLI hook (reads the event JSON on stdin).",
-                    "Gemini CLI command hook: BeforeAgent starts the session, BeforeTool/AfterTool are activity, "
-                    "a ToolPermission notification soft-locks it, AfterAgent/SessionEnd end it; with the lid "
-                    "closed and the decision Deny it denies BeforeTool of tools Gemini would confirm (never under "
-                    "--yolo, --approval-mode auto_edit for edits, or --allowed-tools; nothing can approve a tool "
-                    "there). Always exits 0."),
-    "qwen-hook": ("Qwen Code hook (reads the event JSON on stdin).",
-                  "Qwen Code command hook: UserPromptSubmit with a prompt starts the session, tool use is "
-                  "activity, a permission_prompt notification soft-locks it, Stop/SessionEnd end it; with the lid "
-                  "closed it answers PermissionRequest. Always exits 0."),
-}
 
 
 def _provider(value: str | None) -> str:
     word = (value or "").strip().lower()
     if not word:
         raise CliError(f"A provider is required. Use {_PROVIDER_WORDS}.")
-    provider = _PROVIDERS.get(word)
+    provider = next((agent.KEY for agent in all_agents() if word in (agent.KEY, *agent.ALIASES)), None)
     if provider is None:
         raise CliError(f"Unknown provider: {escape_control(word[:64])}. Use {_PROVIDER_WORDS}.")
     return provider
@@ -117,15 +86,16 @@ def _local_time(line: str) -> str:
 
 
 def add_hook_commands(subparsers: Any) -> None:
-    for command, (summary, description) in _HOOK_HELP.items():
-        sub = subparsers.add_parser(command, help=summary, description=description)
-        if command in ("copilot-hook", "opencode-hook"):
+    for agent in all_agents():
+        summary, description = agent.HOOK_HELP
+        sub = subparsers.add_parser(f"{agent.KEY}-hook", help=summary, description=description)
+        if getattr(agent, "EVENT_OPTION", False):
             sub.add_argument("--event", metavar="NAME", help="the hook event name")
         sub.set_defaults(handler=None, skip_recovery=True)
     sub = subparsers.add_parser("hook-events", help="Show the latest entries of a provider's hook event log.",
                                 description="Prints the latest lines of <provider>-hook-events.log in the data "
                                             "folder (what each hook received, what the runtime answered).")
-    sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|gemini|qwen",
+    sub.add_argument("--provider", metavar="|".join(AGENTS),
                      help="whose hook events (required)")
     sub.add_argument("--count", metavar="N", help=f"how many of the latest lines (default {DEFAULT_COUNT})")
     sub.add_argument("--json", action="store_true", help="machine-readable output")

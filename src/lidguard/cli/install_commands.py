@@ -9,14 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..agents import AGENTS, all_agents
 from .context import CliContext
 from .output import CliError, block_json, escape_control, print_json
 
 __all__ = ["INSTALL_COMMANDS", "add_install_commands"]
 
 INSTALL_COMMANDS = ("hook-status", "hook-install", "hook-remove", "claude-hooks", "codex-hooks", "copilot-hooks")
-_PROVIDER_WORDS = "claude, codex, copilot, opencode, gemini, qwen, all"
-PROVIDER_METAVAR = "claude|codex|copilot|opencode|gemini|qwen|all"
+_PROVIDER_WORDS = f"{', '.join(AGENTS)}, all"
+PROVIDER_METAVAR = f"{'|'.join(AGENTS)}|all"
 # installers.snippets.FORMATS, kept here so building the parser does not import tomlkit (a test keeps them equal)
 SNIPPET_FORMATS = {"claude": ("settings-json", "json", "hooks-json"),
                    "codex": ("config-toml", "toml", "hooks-json", "json"),
@@ -162,17 +163,13 @@ def add_install_commands(subparsers: Any) -> None:
         "install": "Install (or update) the LidGuard hooks for an agent CLI: the one step that protects it.",
         "remove": "Remove the LidGuard hooks from an agent CLI (other hooks stay).",
     }
+    configs = "; ".join(f"{agent.DISPLAY}: {agent.CONFIG_TEXT}" for agent in all_agents())
     for action, text in texts.items():
         aliases = ["hook-uninstall"] if action == "remove" else []
         sub = subparsers.add_parser(
             f"hook-{action}", aliases=aliases, help=text,
-            description=text + " Claude Code: settings.json ($CLAUDE_CONFIG_DIR or ~/.claude); Codex: hooks.json "
-                               "plus trust entries in config.toml ($CODEX_HOME or ~/.codex); GitHub Copilot CLI: "
-                               "hooks/lidguard.json ($COPILOT_HOME or ~/.copilot); OpenCode: plugin/lidguard.js "
-                               "($XDG_CONFIG_HOME/opencode or ~/.config/opencode); Gemini CLI: settings.json "
-                               "($GEMINI_CLI_HOME/.gemini or ~/.gemini); Qwen Code: settings.json ($QWEN_HOME or "
-                               "~/.qwen). A changed file is backed up first as <file>.lidguard.bak (one per file); "
-                               "its mode is kept.")
+            description=f"{text} {configs}. A changed file is backed up first as <file>.lidguard.bak (one "
+                        "per file); its mode is kept.")
         sub.add_argument("--provider", metavar=PROVIDER_METAVAR, action="append",
                          help="agent CLIs, a comma list or repeated (asked when omitted; all = every agent whose "
                               "configuration folder exists)")

@@ -9,13 +9,12 @@ import shutil
 import sys
 from typing import Any
 
+from ..agents import AGENTS
 from .context import CliContext
 from .output import CliError, ask_yes_no, escape_control
 
 __all__ = ["add_setup_command"]
 
-# provider key -> the agent CLI's executable name
-AGENT_EXECUTABLES = {"claude": "claude", "codex": "codex", "copilot": "copilot", "opencode": "opencode"}
 
 
 def _ask(question: str, assume_yes: bool) -> bool:
@@ -30,7 +29,7 @@ def _found_agents(only: list[str] | None) -> list[tuple[str, str]]:
     for key, provider in PROVIDERS.items():
         if only is not None and key not in only:
             continue
-        executable = shutil.which(AGENT_EXECUTABLES.get(key, key))
+        executable = shutil.which(key)  # every agent's key is its executable's name
         roots = [root for root in provider.roots() if root.exists()]
         if executable:
             found.append((key, executable))
@@ -127,6 +126,6 @@ def add_setup_command(subparsers: Any) -> None:
     text = "First run: install the hooks of every agent CLI found, offer the power permission, run doctor."
     sub = subparsers.add_parser("setup", help=text, description=text)
     sub.add_argument("--yes", "-y", action="store_true", help="answer yes to every question (non-interactive)")
-    sub.add_argument("--provider", metavar="claude|codex|copilot|opencode|gemini|qwen|all", action="append",
+    sub.add_argument("--provider", metavar=f"{'|'.join(AGENTS)}|all", action="append",
                      help="only these agents, a comma list or repeated (default: every agent CLI found)")
     sub.set_defaults(handler=_setup, skip_recovery=True)

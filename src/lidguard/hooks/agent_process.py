@@ -1,14 +1,8 @@
 """Which process in a hook's ancestry is the agent to watch (stdlib only; on the hook hot path).
 
-Observed ancestries (spec/AGENT_CLIS.md, closest to the hook first)::
-
-    Claude Code   hook <- /bin/sh -c <cmd> <- claude (native, exe .../bin/claude.exe)
-    Codex exec    hook <- codex (native musl ELF) <- node .../.bin/codex   (node 20 keeps the wrapper)
-    Codex TUI     hook <- codex app-server (a shared daemon that outlives the TUI)
-    Copilot CLI   hook <- copilot native (comm "MainThread") <- node .../.bin/copilot (npm-loader.js)
-    OpenCode      the plugin runs inside opencode; a hook command it spawns has opencode as parent
-    Gemini CLI    hook <- node .../.bin/gemini (the relaunched child) <- node .../.bin/gemini (launcher)
-    Qwen Code     hook <- node .../@qwen-code/qwen-code/cli.js (relaunched child) <- node cli.js <- node .bin/qwen
+Each agent's module (``lidguard.agents.<agent>``) names its observed ancestry and holds its owner rules:
+``PROCESS_COMMANDS`` (the names its native program or npm bin goes by), ``PROCESS_PACKAGES`` (its npm
+packages) and optionally ``matches_process(process, names)`` (Copilot: ``gh copilot``).
 
 Rules (seed 000 "Process Exit Watcher"):
 
@@ -26,31 +20,13 @@ Rules (seed 000 "Process Exit Watcher"):
 
 from __future__ import annotations
 
+from lidguard.agents import AGENTS, agent
 from lidguard.platform.process_info import ProcessInfo
 
 __all__ = ["AGENT_PROVIDERS", "is_lidguard_process", "matches_provider", "resolve_agent_process"]
 
-AGENT_PROVIDERS = ("claude", "codex", "copilot", "opencode", "gemini", "qwen")
+AGENT_PROVIDERS = tuple(AGENTS)
 _ALL_PROVIDER_ALIASES = frozenset({"unknown", "custom", ""})
-
-# The command the provider's native program or npm bin is called by.
-_PROVIDER_COMMANDS = {
-    "claude": frozenset({"claude"}),
-    "codex": frozenset({"codex"}),
-    "copilot": frozenset({"copilot"}),
-    "opencode": frozenset({"opencode"}),
-    "gemini": frozenset({"gemini"}),
-    "qwen": frozenset({"qwen"}),
-}
-# npm packages whose scripts a node/bun runner may execute (path segments or `npx <package>` specs).
-_PROVIDER_PACKAGES = {
-    "claude": ("@anthropic-ai/claude-code",),
-    "codex": ("@openai/codex",),
-    "copilot": ("@github/copilot",),
-    "opencode": ("opencode-ai",),
-    "gemini": ("@google/gemini-cli",),
-    "qwen": ("@qwen-code/qwen-code",),
-}
 # Script runners that are an agent only when the script they run belongs to the provider.
 _SCRIPT_RUNNERS = frozenset({"node", "nodejs", "bun", "bunx", "npm", "npx", "pnpm", "pnpx", "yarn"})
 # Runner subcommands between the runner and the package (`npm exec`, `pnpm dlx`, `yarn run`, ...).
@@ -77,11 +53,14 @@ def resolve_agent_process(chain: list[ProcessInfo], provider: str) -> ProcessInf
 
 def matches_provider(process: ProcessInfo, provider: str) -> bool:
     """True when ``process`` is the provider's agent: its native program or its own npm runner."""
-    commands = _PROVIDER_COMMANDS[provider]
+    module = agent(provider)
+    if module is None:
+        raise ValueError(f"unknown agent provider {provider!r}")
     names = _program_names(process)
-    if names & commands:
+    if names & module.PROCESS_COMMANDS:
         return True
-    if provider == "copilot" and _is_gh_copilot(process, names):
+    extra = getattr(module, "matches_process", None)
+    if extra is not None and extra(process, names):
         return True
     if names & _SCRIPT_RUNNERS:
         return _runs_provider_script(process.cmdline[1:], provider)
@@ -112,7 +91,7 @@ def is_lidguard_process(process: ProcessInfo) -> bool:
 
 def _providers_for(provider: str) -> tuple[str, ...]:
     normalized = provider.strip().lower()
-    if normalized in _PROVIDER_COMMANDS:
+    if normalized in AGENTS:
         return (normalized,)
     if normalized in _ALL_PROVIDER_ALIASES:
         return AGENT_PROVIDERS
@@ -143,16 +122,6 @@ def _program_names(process: ProcessInfo) -> set[str]:
     return names
 
 
-def _is_gh_copilot(process: ProcessInfo, names: set[str]) -> bool:
-    """``gh copilot ...`` (the gh command) or the ``gh-copilot`` extension binary."""
-    if "gh-copilot" in names:
-        return True
-    if "gh" not in names:
-        return False
-    operands = [argument for argument in process.cmdline[1:] if not argument.startswith("-")]
-    return operands[:1] == ["copilot"]  # not `gh issue list --search copilot`
-
-
 def _runs_provider_script(arguments: tuple[str, ...], provider: str) -> bool:
     """Whether a node/bun/npm/npx argument list runs the provider's package or bin.
 
@@ -168,12 +137,15 @@ def _runs_provider_script(arguments: tuple[str, ...], provider: str) -> bool:
 
 def _names_provider(operand: str, provider: str) -> bool:
     normalized = operand.replace("\\", "/").lower()
-    for package in _PROVIDER_PACKAGES[provider]:
+    module = agent(provider)
+    if module is None:
+        return False
+    for package in module.PROCESS_PACKAGES:
         if normalized == package or normalized.startswith(package + "@"):
             return True  # npx @openai/codex, npx @openai/codex@latest
         if f"/{package}/" in normalized or normalized.startswith(package + "/"):
             return True  # node .../node_modules/@github/copilot/npm-loader.js
-    return _command_name(normalized) in _PROVIDER_COMMANDS[provider]  # node .../.bin/codex
+    return _command_name(normalized) in module.PROCESS_COMMANDS  # node .../.bin/codex
 
 
 def _is_lidguard_module(module: str) -> bool:

@@ -9,8 +9,8 @@ runtime answers a waiting stop at once when the feature does not apply.
 
 from __future__ import annotations
 
+from ..ipc.stop_timeout import stop_hook_wait_seconds
 from .payload import bounded, clean_text
-from .stop_timeout import stop_hook_wait_seconds
 
 TYPE_CHECKING = False  # typing costs the hook path ~2 ms (a fresh interpreter does not load it)
 if TYPE_CHECKING:

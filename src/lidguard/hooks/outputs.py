@@ -1,23 +1,19 @@
-"""What a hook prints for a closed-lid decision, in each provider's own shape (stdlib only).
+"""The decision output shapes agents share, and lidguard's texts in them (stdlib only; loaded only when a
+closed-lid decision is printed). Which agent prints which shape is the agent module's business
+(``agents/<agent>.py`` ``permission_output``/``ask_user_output``); observed shapes (AGENT_CLIS.md,
+REFERENCE 5):
 
-Observed (AGENT_CLIS.md) and REFERENCE 5:
-
-* Claude Code PermissionRequest: ``{"hookSpecificOutput": {"hookEventName": "PermissionRequest",
-  "decision": {"behavior": "allow"}}}``; a deny carries ``message`` and ``interrupt: true`` in the
-  decision (ends the turn: the lid is closed, nobody can answer).
-* Codex PermissionRequest: the same nested shape, a deny with ``message`` and no ``interrupt``.
-* Copilot CLI permissionRequest: flat ``{"behavior": "allow"}`` / ``{"behavior": "deny", "message":
-  ...}`` (the nested shape is ignored by Copilot).
-* OpenCode permission.asked: flat like Copilot; the managed plugin answers the permission with it
-  (allow -> "once", deny -> "reject").
-* Qwen Code PermissionRequest: Claude's nested shape (a deny without ``interrupt``).
-* Gemini CLI BeforeTool: ``{"decision": "deny", "reason": ...}`` only; no hook output approves a tool
-  there (AGENT_CLIS_MORE.md 1.5), so Allow prints nothing. An ``ask_user`` tool is denied the same way.
+* nested (Claude Code, Codex, Qwen Code PermissionRequest): ``{"hookSpecificOutput": {"hookEventName":
+  "PermissionRequest", "decision": {"behavior": "allow"}}}``; a deny carries ``message`` (Claude also
+  ``interrupt: true``: ends the turn, the lid is closed and nobody can answer);
+* flat (Copilot CLI permissionRequest, the OpenCode plugin): ``{"behavior": "allow"}`` /
+  ``{"behavior": "deny", "message": ...}``;
+* ``decision`` (Gemini CLI BeforeTool): ``{"decision": "deny", "reason": ...}``; nothing approves there;
 * Claude Elicitation: ``{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "cancel"},
   "reason": ...}``; Copilot preToolUse of ``ask_user``: ``{"permissionDecision": "deny",
   "permissionDecisionReason": ...}``.
 
-``Ask`` prints nothing (the runner soft-locks the session instead).
+``Ask`` prints nothing (the engine soft-locks the session instead).
 """
 
 from __future__ import annotations
@@ -32,9 +28,11 @@ __all__ = [
     "DECISIONS",
     "DENY_MESSAGE",
     "ELICITATION_CANCEL_REASON",
-    "ask_user_output",
+    "behavior",
+    "decision_deny",
     "elicitation_output",
-    "permission_output",
+    "nested_permission",
+    "permission_decision_deny",
 ]
 
 DECISIONS = ("Allow", "Deny", "Ask")
@@ -45,31 +43,33 @@ ELICITATION_CANCEL_REASON = "LidGuard canceled this elicitation because the lid 
 ASK_USER_DENY_REASON = "LidGuard denied this ask_user request because the lid is closed."
 
 
-def permission_output(provider: str, decision: str) -> dict[str, Any] | None:
-    """The provider's answer for ``Allow``/``Deny``; None for ``Ask`` or anything else."""
+def behavior(decision: str, *, interrupt: bool = False) -> dict[str, Any] | None:
+    """The flat ``{"behavior": ...}`` for ``Allow``/``Deny``; None for ``Ask`` or anything else."""
     if decision == "Allow":
-        behavior: dict[str, Any] = {"behavior": "allow"}
-    elif decision == "Deny":
-        behavior = {"behavior": "deny", "message": DENY_MESSAGE}
-        if provider == "claude":
-            behavior["interrupt"] = True
-    else:
-        return None
-    if provider in ("claude", "codex", "qwen"):
-        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behavior}}
-    if provider == "gemini":
-        return {"decision": "deny", "reason": DENY_MESSAGE} if decision == "Deny" else None
-    if provider in ("copilot", "opencode"):
-        return behavior
+        return {"behavior": "allow"}
+    if decision == "Deny":
+        result: dict[str, Any] = {"behavior": "deny", "message": DENY_MESSAGE}
+        if interrupt:
+            result["interrupt"] = True
+        return result
     return None
+
+
+def nested_permission(decision: str, *, interrupt: bool = False) -> dict[str, Any] | None:
+    """Claude's PermissionRequest shape around :func:`behavior`."""
+    inner = behavior(decision, interrupt=interrupt)
+    return None if inner is None else {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                                              "decision": inner}}
+
+
+def decision_deny(reason: str) -> dict[str, Any]:
+    return {"decision": "deny", "reason": reason}
+
+
+def permission_decision_deny(reason: str) -> dict[str, Any]:
+    return {"permissionDecision": "deny", "permissionDecisionReason": reason}
 
 
 def elicitation_output() -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "cancel"},
             "reason": ELICITATION_CANCEL_REASON}
-
-
-def ask_user_output(provider: str = "copilot") -> dict[str, Any]:
-    if provider == "gemini":
-        return {"decision": "deny", "reason": ASK_USER_DENY_REASON}
-    return {"permissionDecision": "deny", "permissionDecisionReason": ASK_USER_DENY_REASON}

@@ -1,4 +1,7 @@
-"""`lidguard <provider>-hook`: one agent hook event in, the runtime told, the provider's output out.
+"""`lidguard <agent>-hook`: one agent hook event in, the runtime told, the agent's output out.
+
+The provider-free engine: everything about one agent - its event names, payload mapping, output shapes,
+ancestry rules - comes from its module in :mod:`lidguard.agents` (only that agent's module is imported).
 
 The hot path: stdlib only, dispatched by ``lidguard.cli.main`` before any parser is built. Every run
 exits 0 (REFERENCE 5 "hooks always exit 0"): garbage stdin, unknown events, a dead or hung runtime
@@ -18,6 +21,8 @@ import os
 import sys
 import time
 
+from ..agents import AGENTS, IGNORE, agent_for_hook_command
+from ..agents import agent as agent_module
 from ..ipc.limits import (
     MAX_ASSISTANT_MESSAGE_CHARS,
     MAX_PATH_CHARS,
@@ -27,35 +32,30 @@ from ..ipc.limits import (
     SESSION_JOURNAL_FILE_NAME,
 )
 from .eventlog import HookEventLog, hook_log_file
-from .events import ASK_REASON, Action, approved_without_asking, event_name, log_details, map_event, text_summary
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
 
 TYPE_CHECKING = False  # typing costs the hook path ~2 ms
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import ModuleType
     from typing import Any, BinaryIO, TextIO
 
+    from ..agents import Action
     from ..platform.paths import LidGuardPaths
     from ..shared.raw_settings import RawSettings
 
     Send = Callable[[dict[str, Any], bool, float], dict[str, Any]]
 
 __all__ = [
+    "ASK_REASON",
     "HOOK_BUDGET_SECONDS",
-    "HOOK_COMMANDS",
     "REPLY_TIMEOUT_SECONDS",
     "HookEnvironment",
     "run_hook",
     "run_hook_command",
 ]
 
-HOOK_COMMANDS = {"claude-hook": "claude", "codex-hook": "codex", "copilot-hook": "copilot",
-                 "opencode-hook": "opencode", "gemini-hook": "gemini", "qwen-hook": "qwen"}
-# provider -> its ``AgentProvider`` value (the wire's ``Provider``). Plain text: creating the enum costs the
-# hook path ~0.2 ms; tests/hooks checks these against ``providers.AgentProvider``. The provider key is also
-# its word for the ancestry search (``providers.agent_process_word``).
-PROVIDERS = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
-             "gemini": "Gemini", "qwen": "Qwen"}
+ASK_REASON = "closed_lid_permission_request_ask"
 # A hook must never hold the agent up for long: activity, soft-lock, stop and status get a short reply
 # window (plus the client's 0.75 s connect window); a start may launch the runtime (client: 5-30 s).
 REPLY_TIMEOUT_SECONDS = 2.0
@@ -185,9 +185,11 @@ class _Run:
     """One hook event: the fields every request carries, the log, the output."""
 
     def __init__(self, provider: str, event: str, payload: Payload, environment: HookEnvironment,
-                 log: HookEventLog) -> None:
+                 log: HookEventLog, module: ModuleType) -> None:
         self.provider = provider
-        self.agent = PROVIDERS[provider]  # the display value (no MCP name: never an MCP session)
+        self.module = module  # the agent's module: its outputs and rules
+        # The wire value (plain text: the enum costs the hook path ~0.2 ms; no MCP name: never an MCP session).
+        self.agent = AGENTS[provider]
         self.event = event
         self.payload = payload
         self.environment = environment
@@ -248,7 +250,8 @@ class _Run:
 
     def _watched_process(self) -> int:
         try:
-            hint = self.payload.data.get("pid") if self.provider == "opencode" else None
+            key = getattr(self.module, "PID_HINT_KEY", "")
+            hint = self.payload.data.get(key) if key else None
             hint = hint if type(hint) is int and 0 < hint <= MAX_PROCESS_IDENTIFIER else 0
             return int(self.environment.agent_process(self.provider, hint))
         except Exception as error:  # noqa: BLE001 - no ancestry: process=none, still protect
@@ -338,9 +341,7 @@ class _Run:
         if decision == "Ask":
             self.mark("mark-session-softlocked", ASK_REASON)
             return
-        from .outputs import permission_output
-
-        self.output = permission_output(self.provider, decision)
+        self.output = self.module.permission_output(decision)
 
     def run(self, action: Action) -> None:
         kind = action.kind
@@ -361,22 +362,20 @@ class _Run:
         elif kind == "permission":
             self.permission(action)
         elif kind == "elicitation" and self.closed_lid()[0]:
-            from .outputs import elicitation_output
-
-            self.output = elicitation_output()
+            self.output = self.module.elicitation_output()
         elif kind == "ask_user" and self.closed_lid()[0]:
-            from .outputs import ask_user_output
-
-            self.output = ask_user_output(self.provider)
-
+            self.output = self.module.ask_user_output()
 
     def _approved_without_asking(self, action: Action) -> bool:
+        approved = getattr(self.module, "approved_without_asking", None)
+        if approved is None:
+            return False
         try:
             arguments = self.environment.agent_arguments(self.provider)
         except Exception as error:  # noqa: BLE001 - no ancestry: decide as if the agent asks
             self.log.message(f"The agent's command line could not be read: {type(error).__name__}: {error}")
             return False
-        if approved_without_asking(self.provider, arguments, action.tool):
+        if approved(arguments, action.tool):
             self.log.message(f"The agent runs {action.tool} without asking (its command line); no decision.")
             return True
         return False
@@ -390,6 +389,40 @@ def _decision(value: Any) -> str:
     """Allow/Deny/Ask from the runtime's settings; anything else is the default, Deny."""
     word = value.strip().lower() if isinstance(value, str) else ""
     return {"allow": "Allow", "ask": "Ask"}.get(word, "Deny")
+
+
+def event_name(option: str, payload: Payload | None) -> str:
+    """The event: ``--event`` for agents that take it, else the payload's own name."""
+    if option:
+        return option
+    if payload is None:
+        return ""
+    return payload.text("hook_event_name", "hookEventName", "hookName", "event")
+
+
+def text_summary(text: str) -> str:
+    """What the hook event log keeps of a prompt or reply by default: its length and a short hash (CRC-32:
+    enough to tell two texts apart or match one the user still has; no hashlib, whose OpenSSL load costs
+    a hook milliseconds)."""
+    from binascii import crc32
+
+    return f"<{len(text)} chars crc32:{crc32(text.encode('utf-8', 'surrogatepass')):08x}>"
+
+
+def log_details(module: ModuleType, payload: Payload, action: Action,
+                full_text: bool = False) -> list[tuple[str, str]]:
+    """REFERENCE 3.3: the agent's ``LOG_DETAILS`` keys of the "received" line, and the prompt."""
+    details: list[tuple[str, str]] = []
+    for key, names in module.LOG_DETAILS:
+        value = payload.data.get(names[0]) if len(names) == 1 else None
+        if isinstance(value, bool):
+            details.append((key, "true" if value else "false"))
+        else:
+            details.append((key, payload.text(*names)))
+    if action.kind == "start":
+        prompt = action.prompt
+        details.append(("prompt", prompt if full_text or not prompt else text_summary(prompt)))
+    return details
 
 
 def _event_option(arguments: list[str]) -> str:
@@ -408,11 +441,14 @@ def _event_option(arguments: list[str]) -> str:
 
 def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: HookEnvironment | None = None,
              ) -> dict[str, Any] | None:
-    """One hook event; returns the provider output to print (None: print nothing). Never raises."""
+    """One hook event; returns the agent's output to print (None: print nothing). Never raises."""
     environment = environment or HookEnvironment()
     log = HookEventLog(None)
     try:
-        option = _event_option(arguments) if provider in ("copilot", "opencode") else ""
+        module = agent_module(provider)
+        if module is None:
+            return None
+        option = _event_option(arguments) if getattr(module, "EVENT_OPTION", False) else ""
         try:
             log.path = hook_log_file(environment.paths.data_dir_str, provider)
         except Exception:  # noqa: BLE001 - no safe data folder: run without a log
@@ -423,11 +459,11 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
             log.event = option
             log.message(f"Ignored the hook input: {error}.")
             return None
-        event = event_name(provider, option, payload)
-        action = map_event(provider, event, payload)
-        run = _Run(provider, event, payload, environment, log)
+        event = event_name(option, payload)
+        action = module.map_event(event, payload) if event else IGNORE
+        run = _Run(provider, event, payload, environment, log, module)
         full_text = action.kind == "start" and bool(action.prompt) and environment.log_full_text()
-        log.write("received", [("action", action.kind), *log_details(provider, payload, action, full_text)])
+        log.write("received", [("action", action.kind), *log_details(module, payload, action, full_text)])
         run.run(action)
         if run.output is not None:
             output = json.dumps(run.output, separators=(",", ":"))
@@ -439,8 +475,8 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
 
 
 def run_hook_command(arguments: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
-    """The console entry for ``<provider>-hook ...`` (``arguments[0]`` is the command). Always 0."""
-    provider = HOOK_COMMANDS.get(arguments[0].lower()) if arguments else None
+    """The console entry for ``<agent>-hook ...`` (``arguments[0]`` is the command). Always 0."""
+    provider = agent_for_hook_command(arguments[0]) if arguments else None
     if provider is None:
         return 0
     if stdin is None:

@@ -1,14 +1,18 @@
-"""Hook installers: hook-install / hook-remove / hook-status for Claude Code, Codex, GitHub Copilot CLI,
-OpenCode, Gemini CLI and Qwen Code (REFERENCE 5, AGENT_CLIS.md, AGENT_CLIS_MORE.md). One module per agent;
-``common`` holds the shared rules, ``settings_hooks`` the Claude-style table in a settings.json."""
+"""Hook installers: hook-install / hook-remove / hook-status for every agent of ``lidguard.agents``
+(REFERENCE 5, AGENT_CLIS.md, AGENT_CLIS_MORE.md). Each agent module names its installer
+(``installer()``: ``config_root``, ``install``, ``remove``, ``status_lines``, ``locked_files``); ``common``
+holds the shared rules and the shared formats are modules of their own: ``settings_hooks`` (the
+Claude-style table in a settings.json), ``hooks_json`` (its hooks object), ``codex`` (hooks.json + TOML
+trust)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from . import claude, codex, copilot, gemini, opencode, qwen
+from ..agents import all_agents
 from .common import (
     DEFAULT_HOOK_TIMEOUT_SECONDS,
     InstallError,
@@ -35,27 +39,24 @@ class Provider:
     status: Callable[[Path | None, int], list[str]]
 
 
-PROVIDERS: dict[str, Provider] = {
-    "claude": Provider("claude", "Claude", "claude", "claude-hook", lambda: [claude.claude_dir()],
-                       claude.install, claude.remove, claude.status_lines),
-    "codex": Provider("codex", "Codex", "codex", "codex-hook", lambda: [codex.codex_home()],
-                      codex.install, codex.remove, codex.status_lines),
-    "copilot": Provider("copilot", "GitHubCopilot", "copilot", "copilot-hook --event <event>",
-                        lambda: [copilot.copilot_home()], copilot.install, copilot.remove, copilot.status_lines),
-    "opencode": Provider("opencode", "OpenCode", "opencode", "opencode-hook --event <event>",
-                         lambda: [opencode.config_dir()], opencode.install, opencode.remove, opencode.status_lines),
-    "gemini": Provider("gemini", "Gemini", "gemini", "gemini-hook", lambda: [gemini.gemini_dir()], gemini.install,
-                       gemini.remove, gemini.status_lines),
-    "qwen": Provider("qwen", "Qwen", "qwen", "qwen-hook", lambda: [qwen.qwen_home()], qwen.install, qwen.remove,
-                     qwen.status_lines),
-}
-_ALIASES = {"github-copilot": "copilot", "githubcopilot": "copilot", "claude-code": "claude", "open-code": "opencode",
-            "gemini-cli": "gemini", "qwen-code": "qwen"}
-PROVIDER_WORDS = "claude, codex, copilot, opencode, gemini, qwen, or all"
+    stop_timeout: bool = True  # the installed hooks carry a Stop timeout (not the OpenCode plugin)
+    product: str = ""  # the agent's own name (``Claude Code``)
+
+
+def _provider(agent: Any) -> Provider:
+    module = agent.installer()
+    sub = f"{agent.KEY}-hook" + (" --event <event>" if getattr(agent, "EVENT_OPTION", False) else "")
+    return Provider(agent.KEY, agent.PROVIDER, agent.KEY, sub, lambda: [module.config_root()], module.install,
+                    module.remove, module.status_lines, getattr(agent, "STOP_TIMEOUT", True), agent.DISPLAY)
+
+
+PROVIDERS: dict[str, Provider] = {agent.KEY: _provider(agent) for agent in all_agents()}
+_ALIASES = {alias: agent.KEY for agent in all_agents() for alias in agent.ALIASES}
+PROVIDER_WORDS = f"{', '.join(PROVIDERS)}, or all"
 
 
 def parse_provider_word(word: str) -> str | None:
-    """claude|codex|copilot|opencode|gemini|qwen|all (and aliases), case-insensitive; None when unknown."""
+    """An agent's key or alias, or all, case-insensitive; None when unknown."""
     value = word.strip().lower()
     value = _ALIASES.get(value, value)
     return value if value in PROVIDERS or value == "all" else None
@@ -130,7 +131,7 @@ def status_block(key: str, config: Path | None, settings_file: Path, data_dir: P
     head = [f"Provider: {provider.display}", lines[0], f"Installed: {status == 'Installed'}", *lines[1:3],
             f"Executable: {' '.join(argv)}", f"Command: {hook_command(provider.sub)}",
             f"Hook log: {data_dir / f'{provider.log_name}-hook-events.log'}"]
-    if key != "opencode":
+    if provider.stop_timeout:
         head.append(f"Stop hook timeout: {timeout} seconds")
     config_file = _config_of(lines)
     for installed, problem in command_checks(key, config_file) if config_file is not None else []:

@@ -68,6 +68,15 @@ def codex_home() -> Path:
     return env_dir("CODEX_HOME", home() / ".codex")
 
 
+config_root = codex_home
+
+
+def locked_files(config: Path | None) -> list[Path]:
+    """hooks.json and config.toml (its trust entries): the files install/remove change."""
+    hooks = (config if config is not None else codex_home() / "hooks.json").absolute()
+    return [hooks, codex_home().absolute() / "config.toml"]
+
+
 def snake(event: str) -> str:
     return "".join(f"_{char.lower()}" if char.isupper() and index else char.lower()
                    for index, char in enumerate(event))

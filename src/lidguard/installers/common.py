@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import write_atomic
-from ..hooks import stop_timeout
+from ..ipc import stop_timeout
 from ..platform.host import host_os_name
 
 __all__ = [
@@ -179,7 +179,7 @@ def _bounded(value: Any, default: int, low: int, high: int) -> int:
 
 def stop_hook_timeout_seconds(settings_file: Path) -> int:
     """PostStopSuspendDelaySeconds + ClosedLidStopFollowUpDelaySeconds + 5 minutes (seed 000, the formula
-    in ``hooks.stop_timeout`` that the hook's own wait uses), from the raw settings file; a missing,
+    in ``ipc.stop_timeout`` that the hook's own wait uses), from the raw settings file; a missing,
     unreadable or odd file counts as the defaults."""
     raw: Any = {}
     try:

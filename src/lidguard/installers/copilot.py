@@ -41,6 +41,20 @@ def copilot_home() -> Path:
     return env_dir("COPILOT_HOME", home() / ".copilot")
 
 
+def config_root() -> Path:
+    return copilot_home()
+
+
+def locked_files(config: Path | None) -> list[Path]:
+    """The managed file, and without ``--config`` the settings files and the legacy file it cleans up."""
+    files = [managed_file(config).absolute()]
+    if config is None:
+        folder = copilot_home().absolute()
+        files += [folder / name for name in SETTINGS_FILES]
+        files.append(folder / "hooks" / LEGACY_NAME)
+    return files
+
+
 def managed_file(config: Path | None = None) -> Path:
     return (config if config is not None else copilot_home() / "hooks" / MANAGED_NAME).absolute()
 

@@ -170,6 +170,13 @@ def config_dir() -> Path:
     return env_dir("XDG_CONFIG_HOME", home() / ".config") / "opencode"
 
 
+config_root = config_dir
+
+
+def locked_files(config: Path | None) -> list[Path]:
+    return [plugin_file(config).absolute()]
+
+
 def plugin_file(config: Path | None = None) -> Path:
     return (config if config is not None else config_dir() / "plugin" / "lidguard.js").absolute()
 

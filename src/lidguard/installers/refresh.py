@@ -1,7 +1,7 @@
 """Refreshes the installed Stop hooks after a settings change moved their timeout (issue 32.5).
 
 ``lidguard settings`` changing PostStopSuspendDelaySeconds or ClosedLidStopFollowUpDelaySeconds changes the
-Stop hook timeout (``hooks.stop_timeout``); each agent whose lidguard hooks are installed gets them
+Stop hook timeout (``ipc.stop_timeout``); each agent whose lidguard hooks are installed gets them
 rewritten under its config locks, the agents without lidguard hooks are left alone. Never raises: what
 could not be refreshed is one line naming the command that does it. The demo (the fake platform outside
 the tests, ``switches.demo_mode``) never refreshes them: its settings are not the ones the hooks read.
@@ -35,7 +35,7 @@ def refresh_stop_hooks(settings_file: Path, previous_timeout: int) -> list[str]:
     lines: list[str] = []
     for key in present:
         provider = PROVIDERS[key]
-        if key == "opencode":  # the plugin has no Stop timeout
+        if not provider.stop_timeout:  # the OpenCode plugin has no Stop timeout
             continue
         try:
             with config_lock(*config_files(key, None)):

@@ -11,7 +11,40 @@ from typing import Any
 from .common import InstallResult, is_managed_command, load_json_object, render_json, write_config, write_or_remove
 from .hooks_json import HookSpec, event_states, overall, remove_managed, upsert_managed
 
-__all__ = ["SettingsHooks"]
+__all__ = ["SettingsHooks", "SettingsInstaller"]
+
+
+class SettingsInstaller:
+    """The installer of an agent whose hooks live in its settings.json (``agents/claude.py``, ``gemini.py``,
+    ``qwen.py``): the agent module gives ``EVENTS``, ``specs``, ``config_root`` and optionally ``SCHEMA``;
+    ``finish(root, head, events)`` adds the agent's own hook-status lines."""
+
+    def __init__(self, agent: Any, finish: Callable[[dict[str, Any], list[str], list[str]], list[str]]) -> None:
+        self.agent = agent
+        self.finish = finish
+        self.EVENTS = tuple(agent.EVENTS)
+        self.file = SettingsHooks(agent.PROVIDER, agent.DISPLAY, f"{agent.KEY}-hook", self.EVENTS,
+                                  lambda: agent.config_root() / "settings.json", agent.specs,
+                                  getattr(agent, "SCHEMA", ""))
+
+    def config_root(self) -> Path:
+        return Path(self.agent.config_root())
+
+    def specs(self, stop_timeout: int) -> list[HookSpec]:
+        return list(self.agent.specs(stop_timeout))
+
+    def install(self, config: Path | None, stop_timeout: int) -> InstallResult:
+        return self.file.install(config, stop_timeout)
+
+    def remove(self, config: Path | None) -> InstallResult:
+        return self.file.remove(config)
+
+    def locked_files(self, config: Path | None) -> list[Path]:
+        return [self.file.path(config)]
+
+    def status_lines(self, config: Path | None, stop_timeout: int) -> list[str]:
+        root, head, events = self.file.status(config, stop_timeout)
+        return self.finish(root, head, events)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from typing import Any
 
 import tomlkit
 
-from . import claude, codex, copilot
+from ..agents import claude
+from . import codex, copilot
 from .hooks_json import HookSpec
 
 __all__ = ["FORMATS", "render"]

@@ -22,6 +22,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from .. import __version__
+from ..providers import PROVIDER_CHOICES_TEXT
 from ..settings.model import NUMBER_RANGES
 from . import pause_tools
 from .settings_update import UPDATE_FIELDS, user_only_note
@@ -135,7 +136,7 @@ def build_server(context: ToolContext) -> MCPServer:
     def remove_session(
         sessionIdentifier: Annotated[str, Field(description="The session id to remove.")],
         provider: Annotated[str | None, Field(
-            description="Only this provider's session (e.g. claude, codex, copilot, mcp). Omit for all.")] = None,
+            description=f"Only this provider's session ({PROVIDER_CHOICES_TEXT}). Omit for all.")] = None,
         providerName: Annotated[str | None, Field(
             description="With provider mcp: only this MCP provider name's session.")] = None,
     ) -> dict[str, Any]:
@@ -146,7 +147,7 @@ def build_server(context: ToolContext) -> MCPServer:
                              "laptop awake (it may suspend once every session is soft-locked or done).")
     @_tool
     def set_session_soft_lock(
-        provider: Annotated[str, Field(description="codex, claude, copilot, opencode, custom, mcp or unknown.")],
+        provider: Annotated[str, Field(description=f"{PROVIDER_CHOICES_TEXT}.")],
         sessionIdentifier: Annotated[str, Field(description="The session id.")],
         reason: Annotated[str, Field(description=f"Why it waits, e.g. {SOFT_LOCK_REASONS}.")],
         providerName: McpProviderName = None,
@@ -158,7 +159,7 @@ def build_server(context: ToolContext) -> MCPServer:
                  description="Mark a soft-locked session active again (the user answered, work resumes).")
     @_tool
     def clear_session_soft_lock(
-        provider: Annotated[str, Field(description="codex, claude, copilot, opencode, custom, mcp or unknown.")],
+        provider: Annotated[str, Field(description=f"{PROVIDER_CHOICES_TEXT}.")],
         sessionIdentifier: Annotated[str, Field(description="The session id.")],
         reason: Annotated[str | None, Field(description="Why it resumes, e.g. resumed_after_user_reply.")] = None,
         providerName: McpProviderName = None,

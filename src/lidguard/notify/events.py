@@ -8,6 +8,7 @@ from typing import Any
 
 from lidguard.notify.store import iso, parse_iso, utc_now
 
+from ..agents import all_agents
 from ..shared.text import has_lone_surrogate
 
 __all__ = ["EVENT_TYPES", "MAX_BODY_BYTES", "WebhookError", "has_lone_surrogate", "push_payload", "validate_webhook"]
@@ -27,8 +28,9 @@ MAX_SESSION_COUNT = 1_000_000
 TEXT_FIELDS = ("eventType", "reason", "provider", "providerName", "sessionIdentifier", "workingDirectory",
                "transcriptPath", "inputPromptPreview", "lastAssistantMessage", "followUpId", "createdAtUtc",
                "expiresAtUtc", "startedAtUtc", "lastActivityAtUtc", "endedAtUtc", "endReason")
-PROVIDER_TITLES = {"Claude": "Claude Code", "Codex": "Codex", "GitHubCopilot": "GitHub Copilot",
-                   "OpenCode": "OpenCode", "Custom": "Custom agent", "Unknown": "Agent"}
+# The agents' own names (lidguard.agents), then the providers that are no agent of the registry.
+PROVIDER_TITLES = {**{agent.PROVIDER: agent.DISPLAY for agent in all_agents()}, "Custom": "Custom agent",
+                   "Unknown": "Agent"}
 PUSH_BODY_CHARS = 180
 
 

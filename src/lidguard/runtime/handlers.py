@@ -145,7 +145,7 @@ async def _stop_and_wait(runtime: Runtime, event: policy.Stop, request: RuntimeR
 async def _wait_while_the_hook_can_listen(runtime: Runtime, waiter: FollowUpWaiter, request: RuntimeRequest,
                                           follow_up: FollowUpComponent) -> None:
     """Waits for the reply wait, but answers the hook before the wait it announced ends (issue 19)."""
-    from ..hooks.stop_timeout import runtime_answer_after_seconds
+    from ..ipc.stop_timeout import runtime_answer_after_seconds
 
     budget = request.follow_up_wait_seconds
     with anyio.move_on_after(runtime_answer_after_seconds(budget) if budget is not None else math.inf):

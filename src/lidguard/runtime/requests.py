@@ -27,6 +27,7 @@ from ..ipc.limits import (
     MAX_TOOL_CALL_ID_CHARS,
     MAX_TURN_ID_CHARS,
 )
+from ..providers import PROVIDER_CHOICES_TEXT
 from ..settings.model import Settings, validate_raw_settings
 from ..shared.text import has_lone_surrogate
 from .components.pause import MAX_PAUSE_SECONDS
@@ -159,8 +160,7 @@ class RuntimeRequest:
     def agent_provider(self) -> AgentProvider:
         provider = parse_provider(self.provider)
         if provider is None:
-            raise RequestError("A provider is required. Use codex, claude, copilot, opencode, gemini, qwen, custom, "
-                               "mcp, or unknown.")
+            raise RequestError(f"A provider is required. Use {PROVIDER_CHOICES_TEXT}.")
         return provider
 
     def session_key(self) -> SessionKey:
@@ -237,7 +237,7 @@ def _integer(key: str, value: Any, minimum: int, maximum: int, *, strict: bool) 
 
 
 def _follow_up_wait(value: Any) -> int | None:
-    from ..hooks.stop_timeout import MAX_FOLLOW_UP_WAIT_SECONDS
+    from ..ipc.stop_timeout import MAX_FOLLOW_UP_WAIT_SECONDS
 
     return value if type(value) is int and 1 <= value <= MAX_FOLLOW_UP_WAIT_SECONDS else None
 

@@ -7,8 +7,9 @@ extended window, so the runtime still waits for a reply until its very end). The
 that timeout, so the hook waits ``HOOK_GIVE_UP_MARGIN_SECONDS`` less and tells the runtime its wait
 (``FollowUpWaitSeconds`` in the stop request); the runtime answers the hook
 ``RUNTIME_ANSWER_MARGIN_SECONDS`` before that wait ends and stops holding the reply wait for it, so
-neither side outlives the agent's timeout. Used by ``hooks/`` (stdlib only), ``installers/`` and the
-runtime's stop handler. Stdlib only.
+neither side outlives the agent's timeout. A wire bound (``FollowUpWaitSeconds``) beside ``limits.py``:
+used by ``hooks/`` (stdlib only), ``installers/`` and the runtime's stop handler and request boundary
+(which never import ``hooks/``). Stdlib only.
 """
 
 from __future__ import annotations

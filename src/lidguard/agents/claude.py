@@ -1,0 +1,147 @@
+"""Claude Code (REFERENCE 5.2, AGENT_CLIS.md): ``lidguard claude-hook`` from the ``hooks`` object of
+``$CLAUDE_CONFIG_DIR/settings.json`` (default ``~/.claude``; written through ``installers/settings_hooks.py``).
+
+Payloads are snake_case and name their event in ``hook_event_name``; tool calls pair by ``tool_use_id``;
+a Stop while ``run_in_background`` tasks run carries them in ``background_tasks`` (a deferred stop).
+Ancestry: ``hook <- /bin/sh -c <cmd> <- claude`` (native, exe ``.../bin/claude.exe``). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import (
+    ACTIVITY_NOTIFICATIONS,
+    IGNORE,
+    SOFT_LOCK_NOTIFICATIONS,
+    Action,
+    stop_action,
+    tool_activity,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from ..hooks.payload import Payload
+    from ..installers.hooks_json import HookSpec
+    from ..installers.settings_hooks import SettingsInstaller
+
+KEY = "claude"
+PROVIDER = "Claude"
+DISPLAY = "Claude Code"
+ALIASES = ("claude-code",)
+CONFIG_TEXT = "settings.json ($CLAUDE_CONFIG_DIR or ~/.claude)"
+HOOK_HELP = ("Claude Code hook (reads the event JSON on stdin).",
+             "Claude Code command hook: UserPromptSubmit starts the session, tool use is activity, "
+             "permission/elicitation notifications soft-lock it, Stop/SessionEnd end it; with the lid "
+             "closed it answers PermissionRequest (ClosedLidPermissionRequestDecision) and cancels "
+             "Elicitation. Always exits 0.")
+# Ancestry: the names its native program or npm bin goes by, and its npm packages.
+PROCESS_COMMANDS = frozenset({"claude"})
+PROCESS_PACKAGES = ("@anthropic-ai/claude-code",)
+QUIET_TOOLS = frozenset({"", "askuserquestion"})
+# REFERENCE 3.3: the detail keys of the hook log's "received" line (key, payload keys).
+LOG_DETAILS = (("permissionMode", ("permission_mode",)), ("tool", ("tool_name",)), ("reason", ("reason",)),
+               ("notificationType", ("notification_type",)), ("transcriptPath", ("transcript_path",)),
+               ("isInterrupt", ("is_interrupt",)))
+
+
+def map_event(event: str, payload: Payload, quiet: frozenset[str] = QUIET_TOOLS) -> Action:
+    name = event.lower()
+    if name == "userpromptsubmit":
+        return Action("start", prompt=payload.text("prompt"))
+    if name in ("pretooluse", "posttooluse"):
+        return tool_activity(event, payload.text("tool_name"), quiet, payload, ("tool_use_id",),
+                             "Running" if name == "pretooluse" else "Finished")
+    if name == "posttoolusefailure":
+        if payload.flag("is_interrupt"):
+            return Action("stop", f"{event}:interrupt", provider_session_end=False)
+        return tool_activity(event, payload.text("tool_name"), quiet, payload, ("tool_use_id",), "Finished")
+    if name == "notification":
+        kind = payload.text("notification_type").lower()
+        if kind in SOFT_LOCK_NOTIFICATIONS:
+            return Action("softlock", kind)
+        if kind in ACTIVITY_NOTIFICATIONS:
+            return Action("activity", kind)
+        return IGNORE
+    if name == "elicitation":
+        return Action("elicitation")
+    if name == "permissionrequest":
+        return Action("permission")
+    if name in ("stop", "sessionend"):
+        detail = payload.text("reason")
+        reason = f"{event}:{detail}" if detail else event
+        interrupt = payload.flag("is_interrupt")
+        return stop_action(payload, reason, provider_session_end=not interrupt,
+                           blocking=name == "stop" and not interrupt)
+    if name == "stopfailure":
+        return stop_action(payload, event, provider_session_end=False)
+    return IGNORE
+
+
+def permission_output(decision: str) -> dict[str, Any] | None:
+    """PermissionRequest: the nested shape; a deny also interrupts the turn."""
+    from ..hooks.outputs import nested_permission
+
+    return nested_permission(decision, interrupt=True)
+
+
+def elicitation_output() -> dict[str, Any]:
+    from ..hooks.outputs import elicitation_output
+
+    return elicitation_output()
+
+
+# -- its installer: the Claude-style hooks table of its settings.json (installers/settings_hooks.py) ----------
+SCHEMA = "https://json.schemastore.org/claude-code-settings.json"
+_SOFT_LOCK_MATCHER = "permission_prompt|elicitation_dialog|elicitation_complete|elicitation_response"
+_STOPPING = "Stopping LidGuard session protection"
+# event -> (matcher, status message); Stop may block for the follow-up (REFERENCE 5.2)
+EVENTS: dict[str, tuple[str | None, str]] = {
+    "UserPromptSubmit": (None, "Starting LidGuard turn protection"),
+    "PreToolUse": ("*", "Recording Claude tool activity"),
+    "PostToolUse": ("*", "Recording Claude tool completion activity"),
+    "PostToolUseFailure": ("*", "Recording Claude failed tool activity"),
+    "Notification": (_SOFT_LOCK_MATCHER, "Recording Claude soft-lock telemetry"),
+    "PermissionRequest": ("*", "Responding to closed-lid permission request"),
+    "Elicitation": (None, "Canceling closed-lid elicitation request"),
+    "Stop": (None, _STOPPING),
+    "StopFailure": (None, _STOPPING),
+    "SessionEnd": (None, _STOPPING),
+}
+
+
+def config_root() -> Path:
+    from ..installers.common import env_dir, home
+
+    return env_dir("CLAUDE_CONFIG_DIR", home() / ".claude")
+
+
+def specs(stop_timeout: int) -> list[HookSpec]:
+    from ..installers.common import DEFAULT_HOOK_TIMEOUT_SECONDS, default_shell, hook_command
+    from ..installers.hooks_json import HookSpec
+
+    shell = default_shell()
+    result = []
+    for event, (matcher, message) in EVENTS.items():
+        handler: dict[str, Any] = {"type": "command", "command": hook_command(f"{KEY}-hook", shell=shell)}
+        if shell == "powershell":
+            handler["shell"] = "powershell"
+        handler["timeout"] = stop_timeout if event == "Stop" else DEFAULT_HOOK_TIMEOUT_SECONDS
+        handler["statusMessage"] = message
+        result.append(HookSpec(event, matcher, handler))
+    return result
+
+
+def installer() -> SettingsInstaller:
+    from ..installers.settings_hooks import SettingsInstaller
+
+    return SettingsInstaller(sys.modules[__name__], _status)
+
+
+def _status(root: dict[str, Any], head: list[str], events: list[str]) -> list[str]:
+    if root.get("disableAllHooks") is True:
+        head.append("Warning: disableAllHooks is true in this settings file; Claude Code runs no hooks.")
+    return head + events

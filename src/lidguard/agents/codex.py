@@ -1,0 +1,62 @@
+"""Codex CLI (AGENT_CLIS.md): ``lidguard codex-hook`` from ``$CODEX_HOME/hooks.json`` (default ``~/.codex``)
+with trust entries in ``config.toml`` (installer: ``installers/codex.py``).
+
+Payloads are snake_case with ``hook_event_name``, a ``turn_id`` and ``tool_use_id``; Codex has no
+Notification event, so an unanswered PermissionRequest is a wait for the user. Ancestry: ``hook <- codex``
+(native musl ELF) ``<- node .../.bin/codex``; the TUI's hooks run under ``codex app-server``. Stdlib only.
+"""
+
+from __future__ import annotations
+
+from . import IGNORE, PERMISSION_PROMPT, Action, stop_action, tool_activity, turn_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+    from ..hooks.payload import Payload
+
+KEY = "codex"
+PROVIDER = "Codex"
+DISPLAY = "Codex"
+ALIASES: tuple[str, ...] = ()
+CONFIG_TEXT = "hooks.json plus trust entries in config.toml ($CODEX_HOME or ~/.codex)"
+HOOK_HELP = ("Codex CLI hook (reads the event JSON on stdin).",
+             "Codex command hook: UserPromptSubmit starts the session, PreToolUse/PostToolUse are "
+             "activity, Stop/SessionEnd end it; with the lid closed it answers PermissionRequest. "
+             "Always exits 0.")
+PROCESS_COMMANDS = frozenset({"codex"})
+PROCESS_PACKAGES = ("@openai/codex",)
+QUIET_TOOLS = frozenset({"", "request_user_input"})
+LOG_DETAILS = (("source", ("source",)), ("model", ("model",)), ("tool", ("tool_name",)),
+               ("transcriptPath", ("transcript_path",)))
+
+
+def map_event(event: str, payload: Payload) -> Action:
+    name = event.lower()
+    if name == "userpromptsubmit":
+        return Action("start", prompt=payload.text("prompt"), turn_id=turn_of(payload))
+    if name in ("pretooluse", "posttooluse"):
+        # Not in the original tool: Codex reports tool use too, and a tool call is provider activity.
+        return tool_activity(event, payload.text("tool_name"), QUIET_TOOLS, payload, ("tool_use_id",),
+                             "Running" if name == "pretooluse" else "Finished")
+    if name == "permissionrequest":
+        # Codex has no Notification event: with no decision, the approval dialog is a wait for the user.
+        return Action("permission", softlock_without_decision=PERMISSION_PROMPT)
+    if name in ("stop", "sessionend"):
+        return stop_action(payload, event or "codex-hook-stop", blocking=name == "stop")
+    return IGNORE
+
+
+def permission_output(decision: str) -> dict[str, Any] | None:
+    """PermissionRequest: Claude's nested shape, a deny with ``message`` and no ``interrupt``."""
+    from ..hooks.outputs import nested_permission
+
+    return nested_permission(decision)
+
+
+def installer() -> ModuleType:
+    from ..installers import codex
+
+    return codex

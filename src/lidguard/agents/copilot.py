@@ -1,0 +1,94 @@
+"""GitHub Copilot CLI (AGENT_CLIS.md): ``lidguard copilot-hook --event <event>`` from the managed
+``$COPILOT_HOME/hooks/lidguard.json`` (default ``~/.copilot``; installer: ``installers/copilot.py``).
+
+Payloads are camelCase and mostly lack an event name (``--event`` names it; the PascalCase aliases
+``Stop``/``UserPromptSubmit`` are accepted); there is no tool call id, so tool calls pair by tool name.
+Ancestry: ``hook <- copilot`` (native, comm ``MainThread``) ``<- node .../.bin/copilot``; also ``gh copilot``
+and the ``gh-copilot`` extension. Stdlib only.
+"""
+
+from __future__ import annotations
+
+from . import IGNORE, SOFT_LOCK_NOTIFICATIONS, Action, stop_with_detail, tool_activity
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+    from ..hooks.payload import Payload
+    from ..platform.process_info import ProcessInfo
+
+KEY = "copilot"
+PROVIDER = "GitHubCopilot"
+DISPLAY = "GitHub Copilot CLI"
+ALIASES = ("github-copilot", "githubcopilot")
+CONFIG_TEXT = "hooks/lidguard.json ($COPILOT_HOME or ~/.copilot)"
+HOOK_HELP = ("GitHub Copilot CLI hook (--event <name>; event JSON on stdin).",
+             "Copilot CLI command hook: userPromptSubmitted starts the session, tool use is activity, "
+             "agentStop/sessionEnd end it; with the lid closed it answers permissionRequest and denies "
+             "ask_user. Always exits 0.")
+EVENT_OPTION = True  # `--event NAME`: the payload mostly lacks one
+PROCESS_COMMANDS = frozenset({"copilot"})
+PROCESS_PACKAGES = ("@github/copilot",)
+QUIET_TOOLS = frozenset({"", "ask_user"})
+LOG_DETAILS = (("tool", ("toolName", "tool_name")), ("source", ("source",)),
+               ("stopReason", ("stopReason", "stop_reason")), ("sessionEndReason", ("reason",)),
+               ("notificationType", ("notificationType", "notification_type")),
+               ("errorContext", ("errorContext", "error_context")), ("recoverable", ("recoverable",)))
+_ALIASES = {"stop": "agentstop", "userpromptsubmit": "userpromptsubmitted"}
+
+
+def map_event(event: str, payload: Payload) -> Action:
+    name = event.lower()
+    name = _ALIASES.get(name, name)
+    if name == "userpromptsubmitted":
+        return Action("start", prompt=payload.text("prompt"))
+    if name == "pretooluse":
+        tool = payload.text("toolName", "tool_name")
+        if tool.lower() == "ask_user":
+            return Action("ask_user")
+        # Copilot gives no tool call id (AGENT_CLIS.md): pre and post pair by the tool's name.
+        return tool_activity(event, tool, QUIET_TOOLS, payload, (), "Running")
+    if name == "posttooluse":
+        return tool_activity(event, payload.text("toolName", "tool_name"), QUIET_TOOLS, payload, (), "Finished")
+    if name == "permissionrequest":
+        return Action("permission")
+    if name == "notification":
+        kind = payload.text("notificationType", "notification_type").lower()
+        return Action("softlock", kind) if kind in SOFT_LOCK_NOTIFICATIONS else IGNORE
+    if name == "agentstop":
+        return stop_with_detail(payload, event, "stopReason", "stop_reason", blocking=True)
+    if name == "sessionend":
+        return stop_with_detail(payload, event, "reason")
+    return IGNORE
+
+
+def permission_output(decision: str) -> dict[str, Any] | None:
+    """permissionRequest: the flat shape (Copilot ignores the nested one)."""
+    from ..hooks.outputs import behavior
+
+    return behavior(decision)
+
+
+def ask_user_output() -> dict[str, Any]:
+    """preToolUse of ``ask_user``: ``permissionDecision: deny``."""
+    from ..hooks.outputs import ASK_USER_DENY_REASON, permission_decision_deny
+
+    return permission_decision_deny(ASK_USER_DENY_REASON)
+
+
+def matches_process(process: ProcessInfo, names: set[str]) -> bool:
+    """``gh copilot ...`` (the gh command) or the ``gh-copilot`` extension binary."""
+    if "gh-copilot" in names:
+        return True
+    if "gh" not in names:
+        return False
+    operands = [argument for argument in process.cmdline[1:] if not argument.startswith("-")]
+    return operands[:1] == ["copilot"]  # not `gh issue list --search copilot`
+
+
+def installer() -> ModuleType:
+    from ..installers import copilot
+
+    return copilot
