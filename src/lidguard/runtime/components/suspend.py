@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...platform.api import SuspendMode, SuspendResult, Unsupported, play_sound
+from ...platform.api import SuspendMode, play_sound
 from .. import policy, suspend_policy
 from ..clock import sleep_until
 from ..logs import SuspendHistoryEntry, format_utc
@@ -203,6 +203,31 @@ class SuspendComponent(ComponentBase):
                     runtime.state_changed()
                 await runtime.protection.reconcile()
 
+    def request_after_blockers(self, trigger: policy.EvaluateSuspend, mode: SuspendMode,
+                               session_end: dict[str, Any] | None) -> None:
+        """The one request after another program's sleep blocker went away (``blocked_suspend.py``;
+        gate held, lid and sessions re-checked): no delay, webhook or sound again."""
+        runtime = self._runtime
+        self.cancel("a suspend after the sleep blocker ended", fallback=False)
+        pending = PendingSuspend(trigger, mode, runtime.clock.now(), stage="requesting", notify=False,
+                                 session_end=session_end, pre_suspend_attempted=True, follow_up_done=True)
+        self.pending = pending
+        self._log(trigger, "requesting", f"Requesting {mode.value} now that the sleep blocker is gone.",
+                  session=trigger.trigger_session)
+
+        async def retry(scope: anyio.CancelScope) -> None:
+            try:
+                await self._request(pending)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    if self.pending is pending:
+                        self.pending = None
+                    async with runtime.gate:
+                        runtime.state_changed()
+                    await runtime.protection.reconcile()
+
+        pending.scope = runtime.spawn(retry)
+
     def _follow_up_due(self, pending: PendingSuspend) -> bool:
         return (not pending.follow_up_done and self.follow_up is not None
                 and self.follow_up.still_enabled(pending))
@@ -252,16 +277,11 @@ class SuspendComponent(ComponentBase):
             await runtime.journal.suspend_requesting()  # journaled before the request (issue 39)
             if self.pending is not pending or runtime.state.protection_wanted or self.held_back():
                 return  # a start, activity or pause canceled it while protection was released
-            try:
-                result = await runtime.call_platform(runtime.platform.suspend.suspend, mode)
-            except Unsupported as error:
-                result = SuspendResult(False, str(error))
-            except Exception as error:
-                runtime.exception_log.record("suspend-request-failed", error)
-                result = SuspendResult(False, f"The {mode.value} request failed: {error}")
+            result, blockers = await runtime.blocked.request(mode)
             async with runtime.gate:
-                event_name = self._log(trigger, "requested" if result.succeeded else "failed", result.message,
-                                       succeeded=result.succeeded, session=trigger.trigger_session)
+                step = "requested" if result.succeeded else "blocked" if blockers else "failed"
+                event_name = self._log(trigger, step, result.message, succeeded=result.succeeded,
+                                       session=trigger.trigger_session)
                 runtime.suspend_history.append(SuspendHistoryEntry(
                     recorded_at=runtime.clock.now(), suspend_mode=mode.value, reason=trigger.reason,
                     succeeded=result.succeeded, message=result.message, event_name=event_name,
@@ -269,6 +289,9 @@ class SuspendComponent(ComponentBase):
                     suspend_trigger_session_count=trigger.soft_locked_session_count,
                     session=trigger.trigger_session,
                     session_state_reason=trigger.trigger_session.soft_lock_reason if trigger.trigger_session else None,
+                    blockers=tuple(blocker.to_wire() for blocker in blockers),
                 ), keep=runtime.settings.suspend_history_entry_count)
+                if blockers and not result.succeeded and self.pending is pending:
+                    runtime.blocked.start(trigger, mode, blockers, pending.session_end, notify=pending.notify)
                 if self.pending is pending:
                     self.pending = None
