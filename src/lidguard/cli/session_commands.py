@@ -12,6 +12,7 @@ from .fast import COMMAND_HELP, OPTION_HELP, options_of
 from .output import (
     CliError,
     escape_control,
+    format_local,
     pending_suspend_json,
     pending_suspend_line,
     print_json,
@@ -90,6 +91,7 @@ class StatusView:
             "visibleDisplayMonitorCount": response.get("VisibleDisplayMonitorCount", 0),
             "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
                                                    lid=response.get("LidSwitchState")),
+            "suspendBlocked": _suspend_blocked(response.get("SuspendBlocked")),
             "protectionHeldBack": _held_back(response),
             "lidPolicyHeldBack": _lid_held_back(response),
             "paused": _paused_json(response.get("Paused")),
@@ -123,6 +125,7 @@ class StatusView:
         tail = [self.fake_platform["text"]] if self.fake_platform else []
         tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
+        tail += suspend_blocked_lines(response.get("SuspendBlocked"))
         paused = paused_line(response.get("Paused"))
         if paused is not None:
             tail.append(paused)
@@ -264,6 +267,32 @@ def add_session_commands(subparsers: Any) -> None:
     _add_hook_command_help(subparsers, "stop-runtime")
     _add_hook_command_help(subparsers, "mark-session-active")
     _add_hook_command_help(subparsers, "mark-session-softlocked")
+
+
+def _suspend_blocked(blocked: Any) -> dict[str, Any] | None:
+    """camelCase ``SuspendBlocked`` (a suspend waits for another program's sleep blocker), else None."""
+    if not isinstance(blocked, dict):
+        return None
+    blockers = blocked.get("Blockers") if isinstance(blocked.get("Blockers"), list) else []
+    return {"mode": blocked.get("Mode"), "reason": blocked.get("Reason"), "sinceUtc": blocked.get("SinceUtc"),
+            "waiting": blocked.get("Waiting") is True,
+            "blockers": [{key[:1].lower() + key[1:]: value for key, value in blocker.items()}
+                         for blocker in blockers if isinstance(blocker, dict)]}
+
+
+def suspend_blocked_lines(blocked: Any) -> list[str]:
+    """``Suspend blocked by another program: backup (nightly), pid 42, uid 1001`` per blocker, plus the wait."""
+    view = _suspend_blocked(blocked)
+    if view is None:
+        return []
+    lines = [f"Suspend blocked since {format_local(view['sinceUtc'])} ({view['mode']}): waiting for the blocker "
+             "to end, then suspending once; the thermal monitor stays on"]
+    for blocker in view["blockers"]:
+        parts = [f"{blocker.get('who') or 'unknown program'}" + (f" ({blocker['why']})" if blocker.get("why") else "")]
+        labels = (("pid", "pid"), ("uid", "uid"), ("what", "blocks"), ("agent", "agent"))
+        parts += [f"{label} {blocker[key]}" for key, label in labels if blocker.get(key) not in (None, "")]
+        lines.append("Suspend blocked by: " + ", ".join(str(part) for part in parts))
+    return lines
 
 
 def _held_back(response: dict[str, Any]) -> list[str]:

@@ -16,7 +16,8 @@ from dataclasses import replace
 
 from ..platform.api import ProcessInfo, SuspendBlocker
 
-__all__ = ["WAITED_KINDS", "blocker_lines", "merge_blockers", "name_agents", "still_blocking", "webhook_fields"]
+__all__ = ["WAITED_KINDS", "blocker_lines", "merge_blockers", "name_agents", "still_blocking", "suspend_blocked_body",
+           "webhook_fields"]
 
 # The kinds of a blocker that keep a suspend from going through; anything else it holds (idle,
 # shutdown, handle-lid-switch) is not waited for.
@@ -96,3 +97,13 @@ def webhook_fields(blockers: list[SuspendBlocker]) -> dict[str, object]:
     if first.agent:
         fields["blockerAgent"] = first.agent
     return fields
+
+
+def suspend_blocked_body(reason: str, mode: str, blockers: list[SuspendBlocker],
+                         session_end: dict[str, object] | None = None) -> dict[str, object]:
+    """The ``SuspendBlocked`` webhook body (sent to the PreSuspend URL): the trigger's reason, the mode,
+    the blocker fields and the ended session's identity when a session end triggered the suspend."""
+    body: dict[str, object] = {"eventType": "SuspendBlocked", "reason": reason, "suspendMode": mode,
+                               **webhook_fields(blockers)}
+    body.update({key: value for key, value in (session_end or {}).items() if key not in body})
+    return body

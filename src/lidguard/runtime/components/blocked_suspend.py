@@ -29,7 +29,7 @@ import anyio
 
 from ...platform.api import SuspendBlocker, SuspendBlockerChanges, SuspendMode, SuspendResult, Unsupported
 from .. import policy
-from ..blockers import blocker_lines, merge_blockers, name_agents, still_blocking, webhook_fields
+from ..blockers import blocker_lines, merge_blockers, name_agents, still_blocking, suspend_blocked_body
 from ..logs import format_utc
 from . import ComponentBase
 
@@ -109,8 +109,10 @@ class BlockedSuspendComponent(ComponentBase):
                                         f"({blocker_lines(before)}); SuspendIgnoresOtherBlockers is off, so "
                                         "lidguard waits for it."), before
         try:
-            result = await runtime.call_platform(
-                lambda: runtime.platform.suspend.suspend(mode, ignore_other_blockers=ignore))
+            suspender = runtime.platform.suspend
+            # The keyword only when set: a plain ``suspend(mode)`` is the default request.
+            result = await (runtime.call_platform(lambda: suspender.suspend(mode, ignore_other_blockers=True))
+                            if ignore else runtime.call_platform(suspender.suspend, mode))
         except Unsupported as error:
             result = SuspendResult(False, str(error))
         except Exception as error:
@@ -141,9 +143,7 @@ class BlockedSuspendComponent(ComponentBase):
         blocked.scope = runtime.spawn(lambda scope: self._wait(blocked))
         url = runtime.settings.pre_suspend_webhook_url
         if url and notify:
-            body = {"eventType": "SuspendBlocked", "reason": trigger.reason, "suspendMode": mode.value,
-                    **webhook_fields(blockers),
-                    **{key: value for key, value in (session_end or {}).items() if key not in ("eventType", "reason")}}
+            body = suspend_blocked_body(trigger.reason, mode.value, blockers, session_end)
             runtime.webhooks.send_in_background("SuspendBlocked", url, body, trigger.command)
         runtime.state_changed()
 
@@ -189,10 +189,12 @@ class BlockedSuspendComponent(ComponentBase):
                         return
                     if not reading.eligibility.eligible:
                         self.end("the lid opened or a display is on", cancel=False)
+                        runtime.state_changed()
                         return
                     held = runtime.suspend.held_back()
                     if held:
                         self.end(held[0], cancel=False)
+                        runtime.state_changed()
                         return
                     if blockers:
                         if blockers != blocked.blockers:
