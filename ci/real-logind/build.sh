@@ -47,13 +47,12 @@ DefaultTimeoutStartSec=20s
 DefaultTimeoutStopSec=5s
 CtrlAltDelBurstAction=none
 X
-# HandleLidSwitch comes from the instance's own drop-in (/run/systemd/logind.conf.d, written by the fixture).
+# HandleLidSwitch and HoldoffTimeoutSec come from the instance's own drop-in (/run/systemd/logind.conf.d).
 cat > "$E/logind.conf.d/lidguard-test.conf" <<'X'
 [Login]
 NAutoVTs=0
 ReserveVT=0
 KillUserProcesses=no
-HoldoffTimeoutSec=1s
 InhibitDelayMaxSec=3
 HandlePowerKey=ignore
 HandleSuspendKey=ignore

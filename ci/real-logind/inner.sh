@@ -15,8 +15,9 @@ mkdir -p /run/lidguard-stage /run/lidguard-test
 ro_bind "$stage" /run/lidguard-stage
 mount --bind "$rundir" /run/lidguard-test
 mkdir -p /run/systemd/logind.conf.d
-printf '[Login]\nHandleLidSwitch=%s\nHandleLidSwitchExternalPower=%s\nHandleLidSwitchDocked=ignore\n' \
-    "$(cat "$rundir/handle-lid-switch")" "$(cat "$rundir/handle-lid-switch")" > /run/systemd/logind.conf.d/lid.conf
+lid_action="$(cat "$rundir/handle-lid-switch")"
+printf '[Login]\nHandleLidSwitch=%s\nHandleLidSwitchExternalPower=%s\nHandleLidSwitchDocked=ignore\nHoldoffTimeoutSec=%ss\n' \
+    "$lid_action" "$lid_action" "$(cat "$rundir/holdoff-seconds")" > /run/systemd/logind.conf.d/instance.conf
 
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp

@@ -105,6 +105,22 @@ def lidguard_unprivileged(real_logind: RealLogind) -> Iterator[InsideLidguard]:
     inside.stop_runtimes()
 
 
+@pytest.fixture
+def inside() -> Iterator[Callable[..., InsideLidguard]]:
+    """``inside(instance, uid=None)``: lidguard inside an instance of the test's own (``fresh_logind``)."""
+    made: list[InsideLidguard] = []
+
+    def make(instance: RealLogind, uid: int | None = None) -> InsideLidguard:
+        home = Path(tempfile.mkdtemp(prefix="lg-rl-home-"))
+        home.chmod(0o755)
+        made.append(InsideLidguard(instance, home, uid=uid))
+        return made[-1]
+
+    yield make
+    for lidguard in made:
+        lidguard.stop_runtimes()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The controller (or a run without xdist) checks that no instance of this run is left on the host."""
     if hasattr(session.config, "workerinput"):

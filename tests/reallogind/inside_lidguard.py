@@ -70,6 +70,16 @@ class InsideLidguard:
     def json(self, *args: str) -> Any:
         return json.loads(self.run(*args, "--json", check=True).stdout)
 
+    def request(self, payload: dict[str, Any]) -> Any:
+        """One IPC request to this HOME's runtime, sent from inside (as the same user)."""
+        code = ("import json, sys\nfrom lidguard.ipc.client import send_request\n"
+                "from lidguard.platform.paths import resolve_paths\n"
+                "print(json.dumps(send_request(resolve_paths().socket_file, json.loads(sys.argv[1]))))")
+        result = run_inside(self.instance, [sys.executable, "-c", code, json.dumps(payload)], uid=self.uid,
+                            env=self.env)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
     def write_settings(self, **settings: Any) -> None:
         path = self.data_dir / "settings.json"
         path.parent.mkdir(parents=True, exist_ok=True)

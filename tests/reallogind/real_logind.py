@@ -147,16 +147,21 @@ def leftovers() -> list[str]:
 
 
 class RealLogind:
-    """One booted instance. ``handle_lid_switch``: logind's HandleLidSwitch (``suspend`` or ``ignore``)."""
+    """One booted instance. ``handle_lid_switch``: logind's HandleLidSwitch (``suspend`` or ``ignore``);
+    ``holdoff_seconds``: its HoldoffTimeoutSec (lid closes are ignored that long after start-up and after
+    each resume - and the fixture's fake sleep resumes at once, so with the lid still closed logind
+    suspends again once it is over: a test counting suspends picks a hold-off longer than its window)."""
 
-    def __init__(self, *, handle_lid_switch: str = "suspend") -> None:
+    def __init__(self, *, handle_lid_switch: str = "suspend", holdoff_seconds: int = 1) -> None:
         self.handle_lid_switch = handle_lid_switch
+        self.holdoff_seconds = holdoff_seconds
         self.stage = build_stage()
         self.folder = Path(tempfile.mkdtemp(prefix=PREFIX))
         self.id = self.folder.name
         self.bus_address = f"unix:path={self.folder}/system_bus_socket"
         self.nspid = 0
         self.boot_seconds = 0.0
+        self._booted_at = 0.0
         self._launcher: subprocess.Popen[bytes] | None = None
         self._connection: Any = None
         self.processes: list[subprocess.Popen[Any]] = []
@@ -171,6 +176,7 @@ class RealLogind:
         self.folder.chmod(0o755)
         (self.folder / "owner").write_text(str(os.getpid()))
         (self.folder / "handle-lid-switch").write_text(self.handle_lid_switch)
+        (self.folder / "holdoff-seconds").write_text(str(self.holdoff_seconds))
         (self.folder / "lid-state").write_text("0\n")
         rules = self.folder / "polkit-rules"
         rules.mkdir()
@@ -200,6 +206,7 @@ class RealLogind:
                     self.nspid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
             time.sleep(0.01)
         self.boot_seconds = time.monotonic() - began
+        self._booted_at = _uptime()
         if not self.nspid:
             pid = self._launcher.pid
             self.nspid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
@@ -338,10 +345,21 @@ class RealLogind:
         settled = self.wait_for(lambda: not self.prop("LidClosed") and not self.prop("PreparingForSleep")
                                 and not self.inhibitors(), timeout=15)
         assert settled, f"the instance did not settle: {self.inhibitors()}\n{self.log_tail()}"
-        if self.sleep_requests():
-            # HoldoffTimeoutSec=1s after a (recorded) resume: logind ignores lid closes until it is over.
-            time.sleep(1.1)
+        self.wait_out_holdoff()
         (self.folder / "sleep-requests.log").unlink(missing_ok=True)
+
+    def wait_out_holdoff(self) -> None:
+        """Waits until logind's HoldoffTimeoutSec since start-up and since the last (recorded, fake)
+        resume is over, so that a lid close counts again. A known timer of logind's, waited for once."""
+        last = max([self._booted_at, *(float(line.split()[0]) for line in self.sleep_requests())])
+        remaining = last + self.holdoff_seconds + 0.15 - _uptime()
+        if remaining > 0:
+            time.sleep(remaining)
+
+
+def _uptime() -> float:
+    """CLOCK_BOOTTIME as /proc/uptime gives it: the clock of the recorder's lines."""
+    return float(Path("/proc/uptime").read_text().split()[0])
 
 
 def _read(path: Path | str) -> str:
