@@ -289,6 +289,10 @@ class LinuxLidPolicy:
     0 (DoNothing) while our inhibitor is held, else 1 (Sleep), for both AC and DC.
     """
 
+    # A handle-lid-switch inhibitor never blocks a Suspend call: the runtime keeps it through its own
+    # suspend request and releases it after (runtime/components/protection.py, keep_lid_for_suspend).
+    hold_allows_suspend = True
+
     def __init__(self) -> None:
         self._hold: InhibitorHandle | None = None
         self._lock = threading.Lock()

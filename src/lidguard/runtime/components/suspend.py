@@ -271,27 +271,37 @@ class SuspendComponent(ComponentBase):
     async def _request(self, pending: PendingSuspend) -> None:
         """Releases protection (nothing wants it in this stage), then asks the platform to suspend."""
         runtime = self._runtime
-        trigger, mode = pending.trigger, pending.mode
         with anyio.CancelScope(shield=True):
-            await runtime.protection.reconcile()
-            await runtime.journal.suspend_requesting()  # journaled before the request (issue 39)
-            if self.pending is not pending or runtime.state.protection_wanted or self.held_back():
-                return  # a start, activity or pause canceled it while protection was released
-            result, blockers = await runtime.blocked.request(mode)
-            async with runtime.gate:
-                step = "requested" if result.succeeded else "blocked" if blockers else "failed"
-                event_name = self._log(trigger, step, result.message, succeeded=result.succeeded,
-                                       session=trigger.trigger_session)
-                runtime.suspend_history.append(SuspendHistoryEntry(
-                    recorded_at=runtime.clock.now(), suspend_mode=mode.value, reason=trigger.reason,
-                    succeeded=result.succeeded, message=result.message, event_name=event_name,
-                    command_name=trigger.command, active_session_count=len(runtime.state.sessions),
-                    suspend_trigger_session_count=trigger.soft_locked_session_count,
-                    session=trigger.trigger_session,
-                    session_state_reason=trigger.trigger_session.soft_lock_reason if trigger.trigger_session else None,
-                    blockers=tuple(blocker.to_wire() for blocker in blockers),
-                ), keep=runtime.settings.suspend_history_entry_count)
-                if blockers and not result.succeeded and self.pending is pending:
-                    runtime.blocked.start(trigger, mode, blockers, pending.session_end, notify=pending.notify)
-                if self.pending is pending:
-                    self.pending = None
+            # The lid hold (Linux) goes only after the request: see ProtectionComponent.keep_lid_for_suspend.
+            runtime.protection.keep_lid_for_suspend(True)
+            try:
+                await self._request_unprotected(pending)
+            finally:
+                runtime.protection.keep_lid_for_suspend(False)
+
+    async def _request_unprotected(self, pending: PendingSuspend) -> None:
+        """Keep-awake released (a held lid change may stay), the request, its record."""
+        runtime = self._runtime
+        trigger, mode = pending.trigger, pending.mode
+        await runtime.protection.reconcile()
+        await runtime.journal.suspend_requesting()  # journaled before the request (issue 39)
+        if self.pending is not pending or runtime.state.protection_wanted or self.held_back():
+            return  # a start, activity or pause canceled it while protection was released
+        result, blockers = await runtime.blocked.request(mode)
+        async with runtime.gate:
+            step = "requested" if result.succeeded else "blocked" if blockers else "failed"
+            event_name = self._log(trigger, step, result.message, succeeded=result.succeeded,
+                                   session=trigger.trigger_session)
+            runtime.suspend_history.append(SuspendHistoryEntry(
+                recorded_at=runtime.clock.now(), suspend_mode=mode.value, reason=trigger.reason,
+                succeeded=result.succeeded, message=result.message, event_name=event_name,
+                command_name=trigger.command, active_session_count=len(runtime.state.sessions),
+                suspend_trigger_session_count=trigger.soft_locked_session_count,
+                session=trigger.trigger_session,
+                session_state_reason=trigger.trigger_session.soft_lock_reason if trigger.trigger_session else None,
+                blockers=tuple(blocker.to_wire() for blocker in blockers),
+            ), keep=runtime.settings.suspend_history_entry_count)
+            if blockers and not result.succeeded and self.pending is pending:
+                runtime.blocked.start(trigger, mode, blockers, pending.session_end, notify=pending.notify)
+            if self.pending is pending:
+                self.pending = None
