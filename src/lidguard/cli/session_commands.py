@@ -92,6 +92,7 @@ class StatusView:
             "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
                                                    lid=response.get("LidSwitchState")),
             "suspendBlocked": _suspend_blocked(response.get("SuspendBlocked")),
+            "thermalMonitorRunning": response.get("ThermalMonitorRunning") is True,
             "protectionHeldBack": _held_back(response),
             "lidPolicyHeldBack": _lid_held_back(response),
             "paused": _paused_json(response.get("Paused")),
@@ -126,6 +127,9 @@ class StatusView:
         tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
         tail += suspend_blocked_lines(response.get("SuspendBlocked"))
+        if response.get("SuspendBlocked") and self.running:
+            running = response.get("ThermalMonitorRunning") is True
+            tail.append(f"Emergency thermal monitor: {'running' if running else 'off'}")
         paused = paused_line(response.get("Paused"))
         if paused is not None:
             tail.append(paused)
@@ -286,7 +290,7 @@ def suspend_blocked_lines(blocked: Any) -> list[str]:
     if view is None:
         return []
     lines = [f"Suspend blocked since {format_local(view['sinceUtc'])} ({view['mode']}): waiting for the blocker "
-             "to end, then suspending once; the thermal monitor stays on"]
+             "to end, then suspending once"]
     for blocker in view["blockers"]:
         parts = [f"{blocker.get('who') or 'unknown program'}" + (f" ({blocker['why']})" if blocker.get("why") else "")]
         labels = (("pid", "pid"), ("uid", "uid"), ("what", "blocks"), ("agent", "agent"))

@@ -370,5 +370,6 @@ class Runtime:
                                      "LidPolicyHeldBack": self.protection.lid_held_back(),
                                      "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
                                      "SuspendBlocked": self.blocked.describe(),
+                                     "ThermalMonitorRunning": self.emergency.monitoring,
                                      **(extra or {})},
                               list_sessions=_LIST_SESSIONS.get() if list_sessions is None else list_sessions)
