@@ -277,7 +277,8 @@ def _suspend_blocked(blocked: Any) -> dict[str, Any] | None:
     """camelCase ``SuspendBlocked`` (a suspend waits for another program's sleep blocker), else None."""
     if not isinstance(blocked, dict):
         return None
-    blockers = blocked.get("Blockers") if isinstance(blocked.get("Blockers"), list) else []
+    listed = blocked.get("Blockers")
+    blockers: list[Any] = listed if isinstance(listed, list) else []
     return {"mode": blocked.get("Mode"), "reason": blocked.get("Reason"), "sinceUtc": blocked.get("SinceUtc"),
             "waiting": blocked.get("Waiting") is True,
             "blockers": [{key[:1].lower() + key[1:]: value for key, value in blocker.items()}

@@ -77,9 +77,6 @@ class BlockedSuspendComponent(ComponentBase):
         if self.blocked is not None and self._runtime.state.protection_wanted:
             self.end("a session needs protection again")
 
-    def holds_back_suspend(self) -> str | None:
-        return None
-
     # -- the request (off the gate) -----------------------------------------------------------------
     async def read_blockers(self) -> list[SuspendBlocker]:
         """The OS's foreign sleep blockers, agents named; empty when the OS cannot list them."""
