@@ -365,6 +365,7 @@ class Runtime:
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
                                      "ProtectionHeldBack": self.protection.held_back(),
                                      "LidPolicyHeldBack": self.protection.lid_held_back(),
+                                     "LastSuspendFailure": self.suspend.last_failure,
                                      "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
                                      **(extra or {})},
                               list_sessions=_LIST_SESSIONS.get() if list_sessions is None else list_sessions)
