@@ -25,6 +25,10 @@ def main() -> None:
                       settings=Settings.from_raw(headless_defaults().to_file_json()))
     held: list[list[str]] = []
 
+    def ours() -> list[str]:
+        with LogindConnection() as connection:
+            return sorted(entry[0] for entry in connection.list_inhibitors() if entry[1] == "lidguard")
+
     async def run() -> None:
         async with anyio.create_task_group() as task_group:
             await runtime.run(task_group)
@@ -34,16 +38,16 @@ def main() -> None:
             with anyio.fail_after(60):
                 while len(runtime.suspend_history.newest_first()) < wanted:
                     await anyio.sleep(0.05)
-                # Both refused: protection comes back for the running session.
-                while reapplied and not runtime.protection.applied:
+                held.append(ours())
+                # Both refused: protection comes back for the running session (keep-awake, then the lid).
+                while reapplied and held[-1] != ["handle-lid-switch", "idle", "sleep"]:
                     await anyio.sleep(0.05)
-            with LogindConnection() as connection:
-                held.append(sorted(entry[0] for entry in connection.list_inhibitors() if entry[1] == "lidguard"))
+                    held.append(ours())
             task_group.cancel_scope.cancel()
         await runtime.shutdown()
 
     anyio.run(run, backend="trio")
-    print(json.dumps({"history": runtime.suspend_history.newest_first(), "held": held[0]}))
+    print(json.dumps({"history": runtime.suspend_history.newest_first(), "held": held[-1]}))
 
 
 if __name__ == "__main__":
