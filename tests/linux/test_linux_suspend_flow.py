@@ -138,7 +138,7 @@ def test_main_scenario_in_process_one_suspend_after_pre_suspend_with_keep_awake_
             started = await runtime.handle_message({"Command": "start", "Provider": "Claude",
                                                     "SessionIdentifier": "s1", "WorkingDirectory": "/w"})
             assert started["Succeeded"], started["Message"]
-            assert len(ours(logind_mock.list_inhibitors())) == 2  # sleep:idle + handle-lid-switch
+            assert len(ours(logind_mock.list_inhibitors())) == 3  # sleep, idle, handle-lid-switch
             stopped_at.append(time.monotonic())
             reply = await runtime.handle_message({
                 "Command": "stop", "Provider": "Claude", "SessionIdentifier": "s1", "IsProviderSessionEnd": True,
@@ -206,7 +206,7 @@ def test_end_to_end_pre_suspend_after_the_delay_then_exactly_one_suspend(
     lidguard.run("settings", "--post-stop-suspend-delay-seconds", "2", "--pre-suspend-webhook-url", receiver.url,
                  check=True)
     lidguard.run("start", "--provider", "claude", "--session", "e2e", check=True)
-    assert lidguard.wait_until(lambda: len(ours(logind_mock.list_inhibitors())) == 2)
+    assert lidguard.wait_until(lambda: len(ours(logind_mock.list_inhibitors())) == 3)
     stopped_at = time.monotonic()
     # What a Claude `Stop` hook sends (issue 7 builds the hook command itself): a provider-reported end
     # with the payload's last_assistant_message.

@@ -6,9 +6,10 @@ namespace is pid 0 there, and ``Inhibit`` answers ``System.Error.EPROTO``. So co
     nsenter -t NSPID -p -- unshare --mount --mount-proc --propagation private --
         [setpriv --reuid=U --regid=U --clear-groups --] env -i ... DBUS_SYSTEM_BUS_ADDRESS=<instance> CMD
 
-(a /proc of its own PID namespace, the host's file system otherwise; numeric ids: the host's passwd
-does not know the instance's test users). Killing nsenter does not end its child, so every process
-gets its own process group (``start_new_session``) and is ended with ``killpg``.
+(a /proc of its own PID namespace, the host's file system otherwise; for a test uid the instance's
+passwd and group are bound over the host's in that private mount namespace). Killing nsenter does not
+end its child, so every process gets its own process group (``start_new_session``) and is ended with
+``killpg``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ def inside_argv(instance: RealLogind, argv: Sequence[str], *, uid: int | None = 
     prefix = ["nsenter", "-t", str(instance.nspid), "-p", "--",
               "unshare", "--mount", "--mount-proc", "--propagation", "private", "--"]
     if uid is not None:
-        prefix += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+        # The instance's passwd and group (its test users) in this private mount namespace, so the
+        # process finds its own user name as it would on a real machine.
+        prefix += ["sh", "-c", 'mount --bind "$0/passwd" /etc/passwd && mount --bind "$0/group" /etc/group '
+                   '&& exec "$@"', str(instance.stage),
+                   "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(env or {}),
                    "DBUS_SYSTEM_BUS_ADDRESS": instance.bus_address}
     return [*prefix, "env", "-i", *(f"{key}={value}" for key, value in environment.items()), *argv]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -130,3 +131,22 @@ def test_a_suspend_only_writes_the_recorder_line_and_a_stopped_instance_leaves_n
     assert [h for h in HIERARCHIES if Path("/sys/fs/cgroup", h, instance_id).exists()] == []
     assert _host_snapshot() == before
     assert not os.path.exists("/run/mount/utab") or "utab" in before["run"]
+
+
+def test_the_start_up_sweep_ends_an_instance_whose_pytest_process_is_gone(fresh_logind):
+    from real_logind import sweep_stale
+
+    instance = fresh_logind()
+    (instance.folder / "owner").write_text(str(_dead_pid()))
+    nspid = instance.nspid
+    assert instance.id in sweep_stale()
+    assert not instance.folder.exists()
+    assert [h for h in HIERARCHIES if Path("/sys/fs/cgroup", h, instance.id).exists()] == []
+    assert instance.wait_for(lambda: not Path(f"/proc/{nspid}").exists()
+                             or "Z" in Path(f"/proc/{nspid}/stat").read_text().split()[2], timeout=10)
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid

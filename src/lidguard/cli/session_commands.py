@@ -95,6 +95,7 @@ class StatusView:
             "thermalMonitorRunning": response.get("ThermalMonitorRunning") is True,
             "protectionHeldBack": _held_back(response),
             "lidPolicyHeldBack": _lid_held_back(response),
+            "lastSuspendFailure": _last_suspend_failure(response),
             "paused": _paused_json(response.get("Paused")),
             "displayDimmed": _dimmed(response.get("DisplayDimmed")),
             "settingsFile": str(self.context.paths.settings_file),
@@ -137,6 +138,10 @@ class StatusView:
         lid_note = _lid_held_back(response)
         if lid_note is not None:
             tail.append(f"Lid-close action held back: {lid_note}")
+        failure = _last_suspend_failure(response)
+        if failure is not None:
+            tail.append(f"Last suspend request failed ({failure['suspendMode']}, {failure['reason']}, "
+                        f"{failure['recordedAt']}): {failure['message']}")
         refused = self.watch_refused
         if refused:  # status --watch: the runtime refused the stream (every watcher slot taken)
             tail.append(f"Live updates refused: {refused} Falling back to polling status.")
@@ -310,6 +315,16 @@ def _lid_held_back(response: dict[str, Any]) -> str | None:
     """Why the lid-close change is left alone while keep-awake is held (a missing permission)."""
     note = response.get("LidPolicyHeldBack")
     return note if isinstance(note, str) and note else None
+
+
+def _last_suspend_failure(response: dict[str, Any]) -> dict[str, str] | None:
+    """camelCase ``LastSuspendFailure`` (the newest suspend request was refused: why, and the command
+    that fixes it when there is one), else None."""
+    failure = response.get("LastSuspendFailure")
+    keys = ("RecordedAt", "SuspendMode", "Reason", "Message")
+    if not isinstance(failure, dict) or not all(isinstance(failure.get(key), str) for key in keys):
+        return None
+    return {key[:1].lower() + key[1:]: failure[key] for key in keys}
 
 
 def _dimmed(dimmed: Any) -> dict[str, Any] | None:

@@ -368,6 +368,7 @@ class Runtime:
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
                                      "ProtectionHeldBack": self.protection.held_back(),
                                      "LidPolicyHeldBack": self.protection.lid_held_back(),
+                                     "LastSuspendFailure": self.suspend.last_failure,
                                      "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
                                      "SuspendBlocked": self.blocked.describe(),
                                      "ThermalMonitorRunning": self.emergency.monitoring,

@@ -66,7 +66,7 @@ IGNORE_INHIBIT_ACTIONS = (
 SUBCOMMANDS = ("status", "check", "install", "remove")
 SUDO_TIMEOUT_SECONDS = 120.0
 QUERY_TIMEOUT_SECONDS = 5.0
-CHECK_INHIBITOR_WHAT = "sleep:idle:handle-lid-switch"
+CHECK_INHIBITOR_WHAT = ("sleep", "idle", "handle-lid-switch")  # one at a time: a combined one is checked as lid
 CHECK_INHIBITOR_WHY = "LidGuard linux-permission check (acquired and released at once)."
 # Exit codes of the sudo scripts: 17 = existing file is not managed by LidGuard, 2 = nothing to remove.
 UNMANAGED_EXIT_CODE = 17
@@ -249,7 +249,8 @@ def run_check(out: TextIO) -> int:
     failures = 0
     print("Linux permission check:", file=out)
     try:
-        acquire_inhibitor(CHECK_INHIBITOR_WHAT, CHECK_INHIBITOR_WHY).release()
+        for kind in CHECK_INHIBITOR_WHAT:
+            acquire_inhibitor(kind, CHECK_INHIBITOR_WHY).release()
         print("inhibitor acquire/release: ok", file=out)
     except (LogindError, Unsupported, OSError) as error:
         failures += 1

@@ -65,6 +65,7 @@ class SuspendComponent(ComponentBase):
         self._runtime = runtime
         self.pending: PendingSuspend | None = None
         self.follow_up: FollowUpComponent | None = None
+        self.last_failure: dict[str, str] | None = None  # the newest refused request (status: LastSuspendFailure)
 
     def attach_follow_up(self, component: FollowUpComponent) -> None:
         """The ask-before-sleep component plugs its stage in here."""
@@ -301,6 +302,10 @@ class SuspendComponent(ComponentBase):
                 session_state_reason=trigger.trigger_session.soft_lock_reason if trigger.trigger_session else None,
                 blockers=tuple(blocker.to_wire() for blocker in blockers),
             ), keep=runtime.settings.suspend_history_entry_count)
+            # The newest request's failure stays in every status reply until one succeeds (issue 34).
+            self.last_failure = None if result.succeeded else {
+                "RecordedAt": runtime.clock.now().isoformat(), "SuspendMode": mode.value,
+                "Reason": trigger.reason, "Message": result.message}
             if blockers and not result.succeeded and self.pending is pending:
                 runtime.blocked.start(trigger, mode, blockers, pending.session_end, notify=pending.notify)
             if self.pending is pending:
