@@ -45,9 +45,15 @@ spec = importlib.util.find_spec("lidguard")
 source = Path("src/lidguard/__init__.py").resolve()
 if spec is None or spec.origin is None or Path(spec.origin).resolve() != source:
     problems.append(f"python: lidguard is not installed editable from {source.parent}")
-for tool in ("dbus-daemon", "systemd-inhibit", "systemctl", "gcc", "pgrep", "Xvfb", "trayer"):
+for tool in ("dbus-daemon", "systemd-inhibit", "systemctl", "gcc", "pgrep", "Xvfb", "trayer",
+             "nsenter", "unshare", "setpriv"):
     if shutil.which(tool) is None:
         problems.append(f"system: {tool} is not installed")
+# tests/reallogind: a real systemd-logind + polkitd (ci/real-logind/), the evdev shim's headers.
+for path in ("/lib/systemd/systemd-logind", "/usr/lib/polkit-1/polkitd", "/usr/include/linux/input.h",
+             "/usr/include/dlfcn.h"):
+    if not Path(path).exists():
+        problems.append(f"system: {path} is missing (polkitd, systemd, linux-libc-dev, libc6-dev)")
 mock_python = os.environ.get("LIDGUARD_DBUSMOCK_PYTHON", "/usr/bin/python3")
 probe = subprocess.run([mock_python, "-c", "import dbusmock, dbus, gi"], capture_output=True) \
     if Path(mock_python).exists() else None
@@ -94,9 +100,10 @@ system_lane() {
         # dbus-daemon + python-dbusmock (logind template, runs under Debian's python3 with PyGObject),
         # systemd tools (systemd-inhibit, systemctl, busctl) and libsystemd for the sd-bus binding,
         # a compiler and Python headers for the Cython modules; Xvfb and trayer (an XEmbed tray) for
-        # tests/tray.
+        # tests/tray; polkitd, util-linux (nsenter, unshare, setpriv) and the C headers of the fake evdev
+        # shim for tests/reallogind's real systemd-logind.
         bash ci/apt-install.sh dbus-daemon dbus python3-dbusmock python3-dbus python3-gi systemd libsystemd0 gcc \
-            python3-dev procps xvfb trayer
+            python3-dev procps xvfb trayer polkitd util-linux libc6-dev linux-libc-dev
     fi
 }
 # Waits for a lane, prints its log, says when it failed (exit 1).

@@ -172,6 +172,35 @@ with open({path!r}, 'a') as _accepted:
 """
 
 
+# Inhibit as the logind template has it (the same inhibitors list, uid 1000, pid 123456), plus what a
+# real logind does on every block inhibitor's start and stop: BlockInhibited changes and is announced
+# with PropertiesChanged (Mock.UpdateProperties emits it).
+_FOLLOWING_INHIBIT_CODE = """
+import os
+from gi.repository import GLib
+_store = globals()
+_store.setdefault('inhibitors', [])
+_read, _write = os.pipe()
+_entry = (args[0], args[1], args[2], args[3], dbus.UInt32(1000), dbus.UInt32(123456))
+_store['inhibitors'].append(_entry)
+def _announce(_self=self, _store=_store):
+    _kinds = []
+    for _held in _store['inhibitors']:
+        if _held[3] == 'block':
+            _kinds += [_kind for _kind in _held[0].split(':') if _kind not in _kinds]
+    _self.UpdateProperties('org.freedesktop.login1.Manager', {'BlockInhibited': dbus.String(':'.join(_kinds))})
+def _dropped(fd, condition, _entry=_entry, _store=_store, _announce=_announce):
+    os.close(fd)
+    _store['inhibitors'].remove(_entry)
+    _announce()
+    return False
+GLib.unix_fd_add_full(GLib.PRIORITY_HIGH, _read, GLib.IO_HUP, _dropped)
+GLib.idle_add(os.close, _write)
+_announce()
+ret = _write
+"""
+
+
 class LogindMock:
     """A fresh ``python3 -m dbusmock --system --template logind`` process on ``bus``.
 
@@ -199,6 +228,12 @@ class LogindMock:
             for method in SLEEP_METHODS:
                 self.add_method(method, "b", "", _STRICT_SLEEP_CODE.format(
                     error=BLOCKED_BY_INHIBITOR, path=str(self.accepted_file), method=method))
+
+    def follow_block_inhibited(self) -> None:
+        """Adds logind's ``BlockInhibited`` property, kept up to date with PropertiesChanged on every
+        inhibitor's start and stop, as a real logind does (issue 34.3's listener)."""
+        self.add_property("BlockInhibited", "")
+        self.add_method("Inhibit", "ssss", "h", _FOLLOWING_INHIBIT_CODE)
 
     def accepted_calls(self, method: str | None = None) -> list[dict[str, Any]]:
         """The sleep requests the strict mock accepted: {"method", "args", "at" (monotonic), "held"}."""

@@ -50,7 +50,7 @@ def test_claude_stop_hook_pre_suspend_with_the_message_then_exactly_one_suspend(
                  pre_suspend_receiver.url, check=True)
     started = _claude_hook(lidguard, PROMPT)  # launches the runtime on the Linux backend
     assert started.returncode == 0 and started.stdout == b"", started.stderr
-    assert lidguard.wait_until(lambda: len(ours(logind_mock.list_inhibitors())) == 2, timeout=30)
+    assert lidguard.wait_until(lambda: len(ours(logind_mock.list_inhibitors())) == 3, timeout=30)
     stopped_at = time.monotonic()
     stopped = _claude_hook(lidguard, STOP)
     assert stopped.returncode == 0 and stopped.stdout == b"", stopped.stderr  # no ask-before-sleep: no output

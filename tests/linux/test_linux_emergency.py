@@ -107,7 +107,7 @@ def test_hot_closed_lid_one_accepted_hibernate_on_the_first_hot_reading_after_th
     _run(runtime, lambda: logind_mock.accepted_calls())
     [accepted] = logind_mock.accepted_calls()
     assert accepted["method"] == "Hibernate" and accepted["args"] == [False]
-    assert accepted["held"] == []  # sleep:idle and handle-lid-switch released right before the request
+    assert accepted["held"] == []  # sleep, idle and handle-lid-switch released right before the request
     assert logind_mock.get_method_calls("Suspend") == []
     # Within one poll of the threshold: the very first (hot) reading triggered it.
     assert [values for _, values in thermal.readings] == [[94.0, 96.0]]
@@ -141,11 +141,11 @@ def test_both_refused_re_applies_the_inhibitors_for_the_running_session(
 
     def protected_again() -> bool:
         if len(runtime.suspend_history.newest_first()) >= 2 and runtime.protection.applied:
-            reapplied.append(len(ours(logind_mock.list_inhibitors())) == 2)
+            reapplied.append(len(ours(logind_mock.list_inhibitors())) == 3)
         return bool(reapplied)
 
     _run(runtime, protected_again)
-    assert reapplied == [True]  # sleep:idle + handle-lid-switch held again while the session runs
+    assert reapplied == [True]  # sleep, idle and handle-lid-switch held again while the session runs
     assert logind_mock.accepted_calls() == []
     log = (resolve_paths().session_log_file).read_text()
     assert "emergency-hibernation-protection-reapplied" in log

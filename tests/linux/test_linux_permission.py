@@ -261,3 +261,26 @@ def test_check_fails_when_logind_is_missing(inhibitor_backend: str, system_bus: 
     assert "inhibitor acquire/release: failed - " in out
     assert "logind CanSuspend: failed - " in out and "org.freedesktop.login1" in out
     assert "Polkit" not in out
+
+
+@pytest.mark.parametrize("ignores", [False, True])
+def test_the_rule_grants_suspend_ignore_inhibit_only_while_suspend_ignores_other_blockers(
+    rule_path: Path, unreachable_system_bus: str, monkeypatch: pytest.MonkeyPatch, as_root: None,
+    sudo_calls: Path, ignores: bool,
+) -> None:
+    import json
+
+    from lidguard.platform.paths import resolve_paths
+
+    settings_file = resolve_paths().settings_file
+    settings_file.parent.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text(json.dumps({"SuspendIgnoresOtherBlockers": ignores}))
+    monkeypatch.setenv("SUDO_USER", "alice")
+    code, out, err = run("install")
+    assert code == 0, err
+    text = rule_path.read_text()
+    assert text == render_rule("alice", ignore_inhibit=ignores)
+    assert ('"org.freedesktop.login1.suspend-ignore-inhibit"' in text) is ignores
+    assert ('"org.freedesktop.login1.hibernate-ignore-inhibit"' in text) is ignores
+    assert ("suspend-ignore-inhibit" in out) is ignores
+    assert '"org.freedesktop.login1.suspend"' in text  # the seven actions either way

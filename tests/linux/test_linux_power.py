@@ -35,14 +35,16 @@ def _whats(entries: list[tuple]) -> list[str]:
     return sorted(entry[0] for entry in entries)
 
 
-def test_protection_is_a_sleep_idle_inhibitor_until_released(
+def test_protection_is_a_sleep_and_an_idle_inhibitor_until_released(
     inhibitor_backend: str, logind_mock: LogindMock
 ) -> None:
     power = LinuxPowerRequests()
     assert isinstance(power, PowerRequests)
     handle = power.apply(ProtectionRequest(reason=REASON))
     entries = logind_mock.list_inhibitors()
-    assert entries == [("sleep:idle", "lidguard", REASON, "block", 1000, 123456)]
+    # One per kind: logind checks a combined "sleep:idle" against the handle-lid-switch permission.
+    assert sorted(entries) == [("idle", "lidguard", REASON, "block", 1000, 123456),
+                               ("sleep", "lidguard", REASON, "block", 1000, 123456)]
     assert handle.description
     handle.release()
     assert logind_mock.wait_for_inhibitors(lambda found: not found) == []
@@ -89,14 +91,14 @@ def test_lid_policy_is_a_separate_handle_lid_switch_inhibitor(
     lid.set_do_nothing(before)
     lid.set_do_nothing(before)  # already held: no second inhibitor
     entries = logind_mock.list_inhibitors()
-    assert _whats(entries) == ["handle-lid-switch", "sleep:idle"]
+    assert _whats(entries) == ["handle-lid-switch", "idle", "sleep"]
     lid_entry = next(entry for entry in entries if entry[0] == "handle-lid-switch")
     assert lid_entry[1:4] == ("lidguard", LID_SWITCH_WHY, "block")
     during = lid.read_lid_actions()
     assert (during.alternating_current_action, during.direct_current_action) == (0, 0)
 
     lid.restore_lid_actions(before)
-    assert _whats(logind_mock.wait_for_inhibitors(lambda found: len(found) == 1)) == ["sleep:idle"]
+    assert _whats(logind_mock.wait_for_inhibitors(lambda found: len(found) == 2)) == ["idle", "sleep"]
     assert lid.read_lid_actions().alternating_current_action == 1
     handle.release()
     assert logind_mock.wait_for_inhibitors(lambda found: not found) == []
@@ -113,7 +115,7 @@ def test_drop_runtime_hold_and_close_release_everything(
     power.apply(ProtectionRequest())
     power.apply(ProtectionRequest(prevent_system_sleep=False, prevent_display_sleep=True))
     lid.set_do_nothing(lid.read_lid_actions())
-    assert len(logind_mock.list_inhibitors()) == 3
+    assert len(logind_mock.list_inhibitors()) == 4  # sleep + idle, idle, handle-lid-switch
     power.close()
     lid.close()
     assert logind_mock.wait_for_inhibitors(lambda found: not found) == []
@@ -168,7 +170,7 @@ def test_kill_9_of_the_holding_process_drops_its_inhibitors(
     try:
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "held"
-        assert _whats(logind_mock.list_inhibitors()) == ["handle-lid-switch", "sleep:idle"]
+        assert _whats(logind_mock.list_inhibitors()) == ["handle-lid-switch", "idle", "sleep"]
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(timeout=5)
         assert logind_mock.wait_for_inhibitors(lambda found: not found) == []

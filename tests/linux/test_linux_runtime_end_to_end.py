@@ -89,11 +89,12 @@ def described(entries: list[tuple]) -> list[tuple[str, str, str, str]]:
     return sorted(tuple(entry[:4]) for entry in ours(entries))
 
 
-# What a session under the default settings holds: one sleep:idle block inhibitor for the power request
+# What a session under the default settings holds: a sleep and an idle block inhibitor for the power request
 # and one handle-lid-switch block inhibitor for the lid policy, each with its own reason.
 PROTECTED = sorted([
     ("handle-lid-switch", INHIBITOR_WHO, LID_SWITCH_WHY, "block"),
-    ("sleep:idle", INHIBITOR_WHO, DEFAULT_POWER_REQUEST_REASON, "block"),
+    ("idle", INHIBITOR_WHO, DEFAULT_POWER_REQUEST_REASON, "block"),
+    ("sleep", INHIBITOR_WHO, DEFAULT_POWER_REQUEST_REASON, "block"),
 ])
 
 

@@ -33,6 +33,9 @@ DEFAULT_STATE = {
     "hid_idle_ns": 1_500_000_000,   # ioreg IOHIDSystem HIDIdleTime; null: the key is missing
     "muted": False,
     "visudo": "ok",                 # ok | reject
+    # pmset -g assertions: [{"pid", "process", "type", "name", "details"?}] beside powerd's UserIsActive
+    # (the caffeinate stand-in adds nothing here).
+    "assertions": [],
 }
 
 
@@ -103,6 +106,8 @@ def pmset(argv: list[str]) -> None:
         note = " (sleep prevented by SleepDisabled, caffeinate)" if state["sleep_disabled"] else ""
         print(_fixture(f"pmset-g-{state['machine']}.txt", sleep_disabled=state["sleep_disabled"],
                        hibernatemode=state["hibernatemode"], sleep_note=note), end="")
+    elif argv[:2] == ["-g", "assertions"]:
+        print(_assertions(state), end="")
     elif argv == ["sleepnow"]:
         if state["sleepnow_exit"]:
             _fail("Sleep could not be requested: IOPMSleepSystem returned 0xe00002bc", state["sleepnow_exit"])
@@ -119,6 +124,19 @@ def pmset(argv: list[str]) -> None:
         save_state(state)
     else:
         _fail(f"pmset stand-in: unexpected arguments {argv}", 2)
+
+
+def _assertions(state: dict) -> str:
+    listed = ""
+    for item in state.get("assertions", []):
+        listed += (f"   pid {item['pid']}({item['process']}): [0x0000a1b2000{item['pid']:05d}] 00:05:12 "
+                   f"{item['type']} named: \"{item['name']}\"  \n")
+        if item.get("details"):
+            listed += f"\tDetails: {item['details']}\n"
+    kinds = [item["type"] for item in state.get("assertions", [])]
+    return _fixture("pmset-g-assertions.txt", listed=listed,
+                    prevent_system_sleep=int("PreventSystemSleep" in kinds),
+                    prevent_idle_sleep=int("PreventUserIdleSystemSleep" in kinds))
 
 
 def _sudoers_allows(command: list[str]) -> bool:

@@ -18,6 +18,8 @@ USER_ONLY = {
     "postSessionEndWebhookUrl": ("--post-session-end-webhook-url", "https://attacker.example/end"),
     "closedLidStopFollowUpWebhookUrl": ("--closed-lid-stop-follow-up-webhook-url", "https://attacker.example/ask"),
     "webhookPreviews": ("--webhook-previews", True),
+    # Issue 34.3: suspending over other programs' sleep blockers overrides their protection.
+    "suspendIgnoresOtherBlockers": ("--suspend-ignores-other-blockers", True),
 }
 USER_URL = "https://notify.user.example/hook"
 
@@ -25,7 +27,7 @@ USER_URL = "https://notify.user.example/hook"
 def test_mcp_refuses_user_only_settings_and_leaves_the_file_unchanged(lidguard: Any) -> None:
     lidguard.run("settings", "--pre-suspend-webhook-url", USER_URL, "--post-session-end-webhook-url", USER_URL,
                  "--closed-lid-stop-follow-up-webhook-url", USER_URL, "--webhook-previews", "false",
-                 "--session-timeout-minutes", "45", check=True)
+                 "--suspend-ignores-other-blockers", "true", "--session-timeout-minutes", "45", check=True)
     settings_file = lidguard.data_dir / "settings.json"
     before = settings_file.read_bytes()
 
@@ -33,7 +35,7 @@ def test_mcp_refuses_user_only_settings_and_leaves_the_file_unchanged(lidguard: 
         out: dict[str, Any] = {"tools": {tool.name: tool for tool in (await session.list_tools()).tools}}
         for name, (_option, value) in USER_ONLY.items():
             out[name] = await session.call_tool("update_settings", {name: value})
-            cleared = False if name == "webhookPreviews" else "off"
+            cleared = False if isinstance(value, bool) else "off"
             out[f"{name}-cleared"] = await session.call_tool("update_settings", {name: cleared})
         # Mixed with an allowed setting: the whole call is refused, nothing of it is saved.
         out["mixed"] = await session.call_tool("update_settings", {
@@ -63,11 +65,12 @@ def test_mcp_refuses_user_only_settings_and_leaves_the_file_unchanged(lidguard: 
     for key in ("PreSuspendWebhookUrl", "PostSessionEndWebhookUrl", "ClosedLidStopFollowUpWebhookUrl"):
         assert stored[key] == USER_URL, key
     assert stored["WebhookPreviews"] is False
+    assert stored["SuspendIgnoresOtherBlockers"] is True  # kept by the reset, as the user set it
     assert stored["SessionTimeoutMinutes"] == 12  # the default again
     reset = out["reset"]
     assert reset["updatedStoredSettings"]["closedLidStopFollowUpWebhookUrl"] == "set"  # kept, never shown
     assert not {"preSuspendWebhookUrl", "postSessionEndWebhookUrl", "closedLidStopFollowUpWebhookUrl",
-                "webhookPreviews"} & set(reset["appliedChanges"])
+                "webhookPreviews", "suspendIgnoresOtherBlockers"} & set(reset["appliedChanges"])
     assert "user-only" in reset["summary"].lower()
 
     # The remove command a refusal names is the CLI's own.

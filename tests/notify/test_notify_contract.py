@@ -85,3 +85,23 @@ def test_a_stale_claim_is_taken_again_and_delivered_subscriptions_are_skipped(tm
         assert store.claim_events(stale_seconds=300) == []
     finally:
         store.close()
+
+
+def test_the_runtime_suspend_blocked_body_is_accepted_and_shown(notify_client: Any, notify_config: Any) -> None:
+    from lidguard.notify.events import push_payload
+    from lidguard.platform.api import SuspendBlocker
+    from lidguard.runtime.blockers import suspend_blocked_body
+
+    blockers = [SuspendBlocker("backup-tool", "Nightly backup", 4242, 1001, "sleep", agent=None),
+                SuspendBlocker("Claude Code", "turn", 77, 1000, "sleep:idle", agent="Claude")]
+    body = suspend_blocked_body("Completed", "Sleep", blockers,
+                                {"provider": "Codex", "sessionIdentifier": "019a-sess", "activeSessionCount": 0})
+    response = notify_client.post(notify_config.webhook_url(), json=body)
+    assert response.status_code == 202, response.text
+    shown = push_payload(body, "https://notify.test")
+    assert shown["title"] == "LidGuard suspend blocked"
+    assert "backup-tool (Nightly backup), pid 4242, uid 1001; Claude Code (turn)" in shown["body"]
+    missing = {key: value for key, value in body.items() if key != "blockedBy"}
+    assert notify_client.post(notify_config.webhook_url(), json=missing).status_code == 400
+    assert notify_client.post(notify_config.webhook_url(), json={**body, "reason": "Blocked"}).status_code == 400
+    assert notify_client.post(notify_config.webhook_url(), json={**body, "blockerPid": -1}).status_code == 400

@@ -165,11 +165,14 @@ class SlowSuspendPlatform(FakePlatform):
         inner = self.suspend
 
         class _Slow:
-            def suspend(inner_self, mode: SuspendMode) -> SuspendResult:  # noqa: N805
+            list_blockers = inner.list_blockers
+            blocker_changes = inner.blocker_changes
+
+            def suspend(inner_self, mode: SuspendMode, *, ignore_other_blockers: bool = False) -> SuspendResult:  # noqa: N805
                 self.entered.set()
                 self.release.wait(self.latency)
                 try:
-                    return inner.suspend(mode)
+                    return inner.suspend(mode, ignore_other_blockers=ignore_other_blockers)
                 finally:
                     self.finished.set()
 

@@ -49,9 +49,9 @@ def settings(**changes: Any) -> Settings:
 
 
 class WindowsHarness:
-    def __init__(self, api: FakeWindowsApi, configured: Settings) -> None:
+    def __init__(self, api: FakeWindowsApi, configured: Settings, **platform_options: Any) -> None:
         self.api = api
-        self.platform = WindowsPlatform(api, binding_reason="fake binding")
+        self.platform = WindowsPlatform(api, binding_reason="fake binding", **platform_options)
         self.paths = resolve_paths()
         self.runtime = Runtime(platform=self.platform, paths=self.paths, settings=configured,
                                clock=LoopClock(), offload_platform_calls=False)

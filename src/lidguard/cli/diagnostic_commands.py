@@ -117,6 +117,11 @@ def _suspend_history(context: CliContext, args: argparse.Namespace) -> int:
                 lines.append(f"  temperature={entry['ObservedTemperatureCelsius']} Celsius "
                              f"mode={entry.get('EmergencyHibernationTemperatureMode')} "
                              f"threshold={entry.get('EmergencyHibernationTemperatureCelsius')} Celsius")
+            for blocker in entry.get("Blockers") or []:
+                if isinstance(blocker, dict):
+                    lines.append(f"  blockedBy={blocker.get('Who')} why=\"{blocker.get('Why')}\" "
+                                 f"pid={blocker.get('Pid')} uid={blocker.get('Uid')} what={blocker.get('What')} "
+                                 f"agent={blocker.get('Agent')}")
             if entry.get("WorkingDirectory"):
                 lines.append(f"  cwd=\"{entry['WorkingDirectory']}\"")
             if entry.get("Message"):

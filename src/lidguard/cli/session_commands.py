@@ -12,6 +12,7 @@ from .fast import COMMAND_HELP, OPTION_HELP, options_of
 from .output import (
     CliError,
     escape_control,
+    format_local,
     pending_suspend_json,
     pending_suspend_line,
     print_json,
@@ -94,8 +95,11 @@ class StatusView:
             "visibleDisplayMonitorCount": response.get("VisibleDisplayMonitorCount", 0),
             "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
                                                    lid=response.get("LidSwitchState")),
+            "suspendBlocked": _suspend_blocked(response.get("SuspendBlocked")),
+            "thermalMonitorRunning": response.get("ThermalMonitorRunning") is True,
             "protectionHeldBack": _held_back(response),
             "lidPolicyHeldBack": _lid_held_back(response),
+            "lastSuspendFailure": _last_suspend_failure(response),
             "paused": _paused_json(response.get("Paused")),
             "displayDimmed": _dimmed(response.get("DisplayDimmed")),
             "settingsFile": str(self.context.paths.settings_file),
@@ -127,6 +131,10 @@ class StatusView:
         tail = [self.fake_platform["text"]] if self.fake_platform else []
         tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
+        tail += suspend_blocked_lines(response.get("SuspendBlocked"))
+        if response.get("SuspendBlocked") and self.running:
+            running = response.get("ThermalMonitorRunning") is True
+            tail.append(f"Emergency thermal monitor: {'running' if running else 'off'}")
         paused = paused_line(response.get("Paused"))
         if paused is not None:
             tail.append(paused)
@@ -134,6 +142,10 @@ class StatusView:
         lid_note = _lid_held_back(response)
         if lid_note is not None:
             tail.append(f"Lid-close action held back: {lid_note}")
+        failure = _last_suspend_failure(response)
+        if failure is not None:
+            tail.append(f"Last suspend request failed ({failure['suspendMode']}, {failure['reason']}, "
+                        f"{failure['recordedAt']}): {failure['message']}")
         refused = self.watch_refused
         if refused:  # status --watch: the runtime refused the stream (every watcher slot taken)
             tail.append(f"Live updates refused: {refused} Falling back to polling status.")
@@ -275,6 +287,33 @@ def add_session_commands(subparsers: Any) -> None:
     _add_hook_command_help(subparsers, "mark-session-softlocked")
 
 
+def _suspend_blocked(blocked: Any) -> dict[str, Any] | None:
+    """camelCase ``SuspendBlocked`` (a suspend waits for another program's sleep blocker), else None."""
+    if not isinstance(blocked, dict):
+        return None
+    listed = blocked.get("Blockers")
+    blockers: list[Any] = listed if isinstance(listed, list) else []
+    return {"mode": blocked.get("Mode"), "reason": blocked.get("Reason"), "sinceUtc": blocked.get("SinceUtc"),
+            "waiting": blocked.get("Waiting") is True,
+            "blockers": [{key[:1].lower() + key[1:]: value for key, value in blocker.items()}
+                         for blocker in blockers if isinstance(blocker, dict)]}
+
+
+def suspend_blocked_lines(blocked: Any) -> list[str]:
+    """``Suspend blocked by another program: backup (nightly), pid 42, uid 1001`` per blocker, plus the wait."""
+    view = _suspend_blocked(blocked)
+    if view is None:
+        return []
+    lines = [f"Suspend blocked since {format_local(view['sinceUtc'])} ({view['mode']}): waiting for the blocker "
+             "to end, then suspending once"]
+    for blocker in view["blockers"]:
+        parts = [f"{blocker.get('who') or 'unknown program'}" + (f" ({blocker['why']})" if blocker.get("why") else "")]
+        labels = (("pid", "pid"), ("uid", "uid"), ("what", "blocks"), ("agent", "agent"))
+        parts += [f"{label} {blocker[key]}" for key, label in labels if blocker.get(key) not in (None, "")]
+        lines.append("Suspend blocked by: " + ", ".join(str(part) for part in parts))
+    return lines
+
+
 def _held_back(response: dict[str, Any]) -> list[str]:
     """Why the runtime holds protection back (power policy, Emergency Hibernation); sessions stay."""
     reasons = response.get("ProtectionHeldBack")
@@ -285,6 +324,16 @@ def _lid_held_back(response: dict[str, Any]) -> str | None:
     """Why the lid-close change is left alone while keep-awake is held (a missing permission)."""
     note = response.get("LidPolicyHeldBack")
     return note if isinstance(note, str) and note else None
+
+
+def _last_suspend_failure(response: dict[str, Any]) -> dict[str, str] | None:
+    """camelCase ``LastSuspendFailure`` (the newest suspend request was refused: why, and the command
+    that fixes it when there is one), else None."""
+    failure = response.get("LastSuspendFailure")
+    keys = ("RecordedAt", "SuspendMode", "Reason", "Message")
+    if not isinstance(failure, dict) or not all(isinstance(failure.get(key), str) for key in keys):
+        return None
+    return {key[:1].lower() + key[1:]: failure[key] for key in keys}
 
 
 def _dimmed(dimmed: Any) -> dict[str, Any] | None:

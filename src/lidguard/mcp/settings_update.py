@@ -10,7 +10,8 @@ command for that instead).
 
 User-only settings (issue 39): where data leaves the machine - every webhook URL, the ask-before-sleep one
 among them, whose replies come back to the agent as its next prompt - and what leaves with it (the prompt
-and reply previews in webhook bodies). A model that could set them could send the session's text anywhere,
+and reply previews in webhook bodies) - and ``SuspendIgnoresOtherBlockers``, which overrides other programs'
+sleep protection. A model that could set them could send the session's text anywhere,
 or feed itself text from anywhere; the tool refuses them with the command the user runs instead, and a
 reset to defaults keeps them.
 """
@@ -26,7 +27,8 @@ from ..settings.model import NUMBER_RANGES, URL_SETTINGS
 __all__ = ["UPDATE_FIELDS", "USER_ONLY_SETTINGS", "UpdateField", "changed_fields", "kept_user_only",
            "parse_updates", "user_only_note"]
 
-USER_ONLY_SETTINGS: tuple[str, ...] = (*URL_SETTINGS, "WebhookPreviews")
+# SuspendIgnoresOtherBlockers overrides other programs' sleep protection (a backup, an update): the user's call.
+USER_ONLY_SETTINGS: tuple[str, ...] = (*URL_SETTINGS, "WebhookPreviews", "SuspendIgnoresOtherBlockers")
 
 
 def _camel(key: str) -> str:

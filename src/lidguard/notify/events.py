@@ -1,4 +1,4 @@
-"""Webhook body validation (PreSuspend, PostSessionEnd, StopFollowUp) and the Web Push payloads."""
+"""Webhook body validation (PreSuspend, PostSessionEnd, StopFollowUp, SuspendBlocked) and the Web Push payloads."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..shared.text import has_lone_surrogate
 
 __all__ = ["EVENT_TYPES", "MAX_BODY_BYTES", "WebhookError", "has_lone_surrogate", "push_payload", "validate_webhook"]
 
-EVENT_TYPES = ("PreSuspend", "PostSessionEnd", "StopFollowUp")
+EVENT_TYPES = ("PreSuspend", "PostSessionEnd", "StopFollowUp", "SuspendBlocked")
 PRE_SUSPEND_REASONS = ("Completed", "SoftLocked", "EmergencyHibernation")
 MAX_BODY_BYTES = 64 * 1024
 MAX_FOLLOW_UP_WINDOW = timedelta(hours=24)
@@ -21,13 +21,15 @@ MAX_FOLLOW_UP_WINDOW = timedelta(hours=24)
 TEXT_LIMITS = {"inputPromptPreview": 2000, "lastAssistantMessage": 8000, "workingDirectory": 4096,
                "transcriptPath": 4096}
 DEFAULT_TEXT_LIMIT = 512
-INTEGER_FIELDS = ("softLockedSessionCount", "activeSessionCount")
-MAX_SESSION_COUNT = 1_000_000
+INTEGER_FIELDS = ("softLockedSessionCount", "activeSessionCount", "blockerCount", "blockerPid", "blockerUid")
+MAX_SESSION_COUNT = 1_000_000  # also the bound of the blocker fields' integers...
+MAX_ID = 2**32 - 1  # ...except a blocker's pid and uid (32-bit on every OS lidguard runs on)
 # The fields lidguard sends as text: anything else there (a 30-digit number, a float) is refused, so the
 # database columns only ever get strings.
 TEXT_FIELDS = ("eventType", "reason", "provider", "providerName", "sessionIdentifier", "workingDirectory",
                "transcriptPath", "inputPromptPreview", "lastAssistantMessage", "followUpId", "createdAtUtc",
-               "expiresAtUtc", "startedAtUtc", "lastActivityAtUtc", "endedAtUtc", "endReason")
+               "expiresAtUtc", "startedAtUtc", "lastActivityAtUtc", "endedAtUtc", "endReason", "suspendMode",
+               "blockedBy", "blockerWho", "blockerWhy", "blockerWhat", "blockerAgent")
 # The agents' own names (lidguard.agents), then the providers that are no agent of the registry.
 PROVIDER_TITLES = {**{agent.PROVIDER: agent.DISPLAY for agent in all_agents()}, "Custom": "Custom agent",
                    "Unknown": "Agent"}
@@ -65,14 +67,16 @@ def validate_webhook(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise WebhookError("The webhook body must be a JSON object.")
     if body.get("eventType") not in EVENT_TYPES:
-        raise WebhookError("eventType is required and must be PreSuspend, PostSessionEnd or StopFollowUp.")
+        raise WebhookError("eventType is required and must be PreSuspend, PostSessionEnd, StopFollowUp or "
+                           "SuspendBlocked.")
     for key, value in body.items():
         if not isinstance(key, str) or len(key) > 64 or has_lone_surrogate(key):
             raise WebhookError("The webhook body has an invalid key.")
         if key in INTEGER_FIELDS:
+            bound = MAX_ID if key in ("blockerPid", "blockerUid") else MAX_SESSION_COUNT
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                      or not 0 <= value <= MAX_SESSION_COUNT):
-                raise WebhookError(f"{key} must be an integer from 0 to {MAX_SESSION_COUNT}.")
+                                      or not 0 <= value <= bound):
+                raise WebhookError(f"{key} must be an integer from 0 to {bound}.")
         elif key in TEXT_FIELDS and value is not None and not isinstance(value, str):
             raise WebhookError(f"{key} must be a string.")
         elif isinstance(value, (dict, list)):
@@ -80,9 +84,11 @@ def validate_webhook(body: Any) -> dict[str, Any]:
         elif not isinstance(value, (int, float, bool)):
             _check_text(key, value)
     event_type, reason = body["eventType"], body.get("reason")
-    if event_type == "PreSuspend":
+    if event_type in ("PreSuspend", "SuspendBlocked"):
         if reason not in PRE_SUSPEND_REASONS:
-            raise WebhookError("reason must be Completed, SoftLocked or EmergencyHibernation for PreSuspend.")
+            raise WebhookError(f"reason must be Completed, SoftLocked or EmergencyHibernation for {event_type}.")
+        if event_type == "SuspendBlocked":
+            _require(body, "blockedBy")
         return dict(body)
     if reason not in ("SessionEnded", None) or (event_type == "PostSessionEnd" and reason is None):
         raise WebhookError(f"reason must be SessionEnded for {event_type}.")
@@ -134,6 +140,10 @@ def push_payload(event: dict[str, Any], public_base_url: str) -> dict[str, str]:
         if remaining is not None:
             body += f" Active sessions remaining: {remaining}."
         return {"title": "LidGuard session ended", "body": _shorten(body, 300), "url": events_url, "tag": tag}
+    if event_type == "SuspendBlocked":
+        body = (f"Another program keeps the machine awake: {event.get('blockedBy')}. LidGuard waits for it "
+                "to end, then suspends; the thermal monitor stays on.")
+        return {"title": "LidGuard suspend blocked", "body": _shorten(body, 300), "url": events_url, "tag": tag}
     if reason == "Completed":
         title = "LidGuard session completed"
         body = "The last active session ended and LidGuard is preparing the configured suspend flow."

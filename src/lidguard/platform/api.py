@@ -57,6 +57,8 @@ __all__ = [
     "SoundOutcome",
     "SoundPlayer",
     "SuspendMode",
+    "SuspendBlocker",
+    "SuspendBlockerChanges",
     "SuspendResult",
     "Suspender",
     "TemperatureMode",
@@ -121,6 +123,52 @@ class DisplayConnector:
 class SuspendResult:
     succeeded: bool
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SuspendBlocker:
+    """Another program that blocks sleep (issue 34.3): a logind ``block`` inhibitor on ``sleep``
+    (ListInhibitors), a macOS PreventSystemSleep/PreventUserIdleSystemSleep assertion, a Windows
+    ``powercfg /requests`` SYSTEM request. ``what``: the kinds it blocks (logind ``sleep:idle``, the
+    macOS assertion type, ``SYSTEM``); None where the OS does not say. ``agent``: the agent it belongs
+    to, filled in by the runtime (``runtime/blockers.py``) when it is one lidguard knows."""
+
+    who: str
+    why: str
+    pid: int | None = None
+    uid: int | None = None
+    what: str = "sleep"
+    mode: str = "block"
+    agent: str | None = None
+
+    def kinds(self) -> frozenset[str]:
+        return frozenset(part for part in self.what.split(":") if part)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"Who": self.who, "Why": self.why, "Pid": self.pid, "Uid": self.uid, "What": self.what,
+                "Mode": self.mode, "Agent": self.agent}
+
+    def describe(self) -> str:
+        """``backup (nightly backup), pid 1234, uid 1001, agent Claude``: one line for status and logs."""
+        parts = [f"{self.who or 'unknown program'}" + (f" ({self.why})" if self.why else "")]
+        if self.pid is not None:
+            parts.append(f"pid {self.pid}")
+        if self.uid is not None:
+            parts.append(f"uid {self.uid}")
+        if self.agent:
+            parts.append(f"agent {self.agent}")
+        return ", ".join(parts)
+
+
+class SuspendBlockerChanges(Protocol):
+    """Notifications that the OS's sleep blockers may have changed (logind's BlockInhibited through
+    PropertiesChanged). ``wait`` returns after a change and raises ``OSError`` when the listener broke;
+    ``close`` is idempotent. Optional: ``Suspender.blocker_changes`` raises ``Unsupported`` where the
+    backend has none, and the runtime polls ``list_blockers`` instead."""
+
+    async def wait(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +276,20 @@ class DisplayReader(Protocol):
 
 @runtime_checkable
 class Suspender(Protocol):
-    def suspend(self, mode: SuspendMode) -> SuspendResult: ...
+    def suspend(self, mode: SuspendMode, *, ignore_other_blockers: bool = False) -> SuspendResult:
+        """``ignore_other_blockers`` (``SuspendIgnoresOtherBlockers``): ask the OS to suspend over other
+        programs' sleep blockers (logind: suspend-ignore-inhibit); False: a backend that can see them
+        refuses at once, naming them, instead of asking."""
+        ...
+
+    def list_blockers(self) -> list[SuspendBlocker]:
+        """Other programs' sleep blockers now (lidguard's own left out); ``Unsupported`` where the OS
+        cannot list them, ``OSError`` when listing failed now."""
+        ...
+
+    def blocker_changes(self) -> SuspendBlockerChanges:
+        """A listener for blocker changes (see ``SuspendBlockerChanges``); ``Unsupported`` = poll."""
+        ...
 
 
 @runtime_checkable

@@ -52,6 +52,8 @@ from .api import (
     PowerSourceChanges,
     ProcessInfo,
     ProtectionRequest,
+    SuspendBlocker,
+    SuspendBlockerChanges,
     SuspendMode,
     SuspendResult,
     Unsupported,
@@ -79,6 +81,10 @@ class FakeMachine:
     brightness_failure: str | None = None
     idle: bool = False
     idle_since: datetime | None = None
+    # Other programs' sleep blockers (issue 34.3): ``"otherBlockers": [{"who": "backup", "why": "...",
+    # "pid": 1234, "uid": 1001, "what": "sleep"}]``; a suspend is refused while one is held unless asked
+    # to ignore them (``SuspendIgnoresOtherBlockers``).
+    other_blockers: list[SuspendBlocker] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # what LIDGUARD_FAKE_STATE got wrong, for status
 
     @classmethod
@@ -119,11 +125,25 @@ class FakeMachine:
         machine.brightness_failure = str(brightness_failure) if brightness_failure else None
         machine.idle = data.get("idle") is True
         machine.idle_since = _utc_from_json(data.get("idleSinceUtc"))
+        blockers = data.get("otherBlockers", [])
+        if isinstance(blockers, list) and all(isinstance(item, dict) for item in blockers):
+            machine.other_blockers = [_blocker_from_json(item) for item in blockers]
+        else:
+            machine.problems.append('"otherBlockers" must be a list of objects like [{"who": "backup", '
+                                    '"why": "nightly", "pid": 1234, "uid": 1001}]; none is used')
         source = data.get("powerSource")
         if isinstance(source, dict):
             machine.power_source = PowerSource(source.get("onAc"), source.get("batteryPercent"),
                                                source.get("batteryStatus"))
         return machine
+
+
+def _blocker_from_json(item: dict[str, Any]) -> SuspendBlocker:
+    def number(value: Any) -> int | None:
+        return value if type(value) is int else None
+
+    return SuspendBlocker(str(item.get("who", "")), str(item.get("why", "")), number(item.get("pid")),
+                          number(item.get("uid")), str(item.get("what", "sleep")), str(item.get("mode", "block")))
 
 
 def _brightness_from_json(level: Any) -> BrightnessLevel | None:
@@ -374,16 +394,28 @@ class _FakeSuspender:
     def __init__(self, platform: FakePlatform) -> None:
         self._platform = platform
 
-    def suspend(self, mode: SuspendMode) -> SuspendResult:
+    def list_blockers(self) -> list[SuspendBlocker]:
+        return [blocker for blocker in self._platform.machine.other_blockers if "sleep" in blocker.kinds()]
+
+    def blocker_changes(self) -> SuspendBlockerChanges:
+        raise Unsupported("suspend_blocker_changes", "the fake platform is polled")
+
+    def suspend(self, mode: SuspendMode, *, ignore_other_blockers: bool = False) -> SuspendResult:
         machine = self._platform.machine
         succeeds = machine.hibernate_succeeds if mode is SuspendMode.HIBERNATE else machine.suspend_succeeds
         action = "hibernate-requested" if mode is SuspendMode.HIBERNATE else "suspend-requested"
+        others = self.list_blockers()
+        if others and not ignore_other_blockers:
+            self._platform.record(action, succeeded=False, blockedBy=[blocker.who for blocker in others])
+            return SuspendResult(False, f"Fake {mode.value.lower()} refused: blocked by "
+                                        f"{'; '.join(blocker.describe() for blocker in others)}.")
         blockers = self._platform.own_sleep_blockers()
         if blockers and machine.refuse_while_blocked:
             self._platform.record(action, succeeded=False, blockedBy=blockers)
             return SuspendResult(False, f"Fake {mode.value.lower()} refused: blocked by {' and '.join(blockers)} "
                                         "held by lidguard itself.")
-        self._platform.record(action, succeeded=succeeds, blockedBy=blockers)
+        self._platform.record(action, succeeded=succeeds, blockedBy=blockers,
+                              **({"ignoredOtherBlockers": [blocker.who for blocker in others]} if others else {}))
         if succeeds:
             return SuspendResult(True, f"Fake {mode.value.lower()} requested.")
         return SuspendResult(False, f"Fake {mode.value.lower()} failed as the simulated machine says.")

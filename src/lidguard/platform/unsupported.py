@@ -17,6 +17,8 @@ from .api import (
     PowerSourceChanges,
     ProcessInfo,
     ProtectionRequest,
+    SuspendBlocker,
+    SuspendBlockerChanges,
     SuspendMode,
     SuspendResult,
     Unsupported,
@@ -68,7 +70,13 @@ class _Display(_UnsupportedCapability):
 
 
 class _Suspend(_UnsupportedCapability):
-    def suspend(self, mode: SuspendMode) -> SuspendResult:
+    def suspend(self, mode: SuspendMode, *, ignore_other_blockers: bool = False) -> SuspendResult:
+        raise self._fail()
+
+    def list_blockers(self) -> list[SuspendBlocker]:
+        raise self._fail()
+
+    def blocker_changes(self) -> SuspendBlockerChanges:
         raise self._fail()
 
 

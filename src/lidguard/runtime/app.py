@@ -25,6 +25,7 @@ from ..settings.model import Settings
 from . import policy, suspend_policy
 from .clock import Clock, StepBackDetector, WallClock
 from .components import Component, ComponentBase
+from .components.blocked_suspend import BlockedSuspendComponent
 from .components.codex_rollouts import CodexRolloutComponent
 from .components.dimming import DimmingComponent
 from .components.emergency import EmergencyComponent
@@ -105,6 +106,7 @@ class Runtime:
         self.protection = ProtectionComponent(self)
         self.webhooks = WebhookComponent(self, webhook_transport)
         self.suspend = SuspendComponent(self)
+        self.blocked = BlockedSuspendComponent(self)
         self.emergency = EmergencyComponent(self)
         self.watchers = WatcherComponent(self)
         self.timers = TimerComponent(self)
@@ -115,7 +117,8 @@ class Runtime:
         self.status_stream = StatusStreamComponent(self)
         self.dimming = DimmingComponent(self)
         # The timers come last: their cleanup asks every other component whether it is busy.
-        self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
+        self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.blocked,
+                                             self.emergency,
                                              FollowUpComponent(self, webhook_transport),
                                              self.watchers, TranscriptComponent(self), PowerPolicyComponent(self),
                                              LeaseComponent(self), CodexRolloutComponent(self), self.journal,
@@ -373,6 +376,9 @@ class Runtime:
                               extra={"ClosedLidSuspendEligible": reading.eligibility.eligible,
                                      "ProtectionHeldBack": self.protection.held_back(),
                                      "LidPolicyHeldBack": self.protection.lid_held_back(),
+                                     "LastSuspendFailure": self.suspend.last_failure,
                                      "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
+                                     "SuspendBlocked": self.blocked.describe(),
+                                     "ThermalMonitorRunning": self.emergency.monitoring,
                                      **(extra or {})},
                               list_sessions=_LIST_SESSIONS.get() if list_sessions is None else list_sessions)

@@ -142,6 +142,8 @@ class SuspendHistoryEntry:
     observed_temperature_celsius: int | None = None
     emergency_hibernation_temperature_celsius: int | None = None
     emergency_hibernation_temperature_mode: str | None = None
+    # Other programs' sleep blockers named around a refused request (issue 34.3), as ``SuspendBlocker.to_wire``.
+    blockers: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         session = self.session
@@ -163,6 +165,7 @@ class SuspendHistoryEntry:
             "ObservedTemperatureCelsius": self.observed_temperature_celsius,
             "EmergencyHibernationTemperatureCelsius": self.emergency_hibernation_temperature_celsius,
             "EmergencyHibernationTemperatureMode": self.emergency_hibernation_temperature_mode,
+            **({"Blockers": list(self.blockers)} if self.blockers else {}),
         }
 
 

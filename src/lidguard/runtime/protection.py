@@ -172,6 +172,17 @@ class ProtectionTarget:
     change_lid_action: bool
 
 
+# Only the lid-close change, no keep-awake: what a suspend request runs under where the lid hold does not
+# block the request itself (``lid_hold_allows_suspend``).
+LID_ONLY = ProtectionTarget(ProtectionRequest(False, False, False, ""), True)
+
+
+def lid_hold_allows_suspend(platform: Platform) -> bool:
+    """True when the platform's lid hold leaves a suspend request alone (a logind handle-lid-switch
+    inhibitor): the hold is then kept through lidguard's own request and released after it."""
+    return getattr(platform.lid_policy, "hold_allows_suspend", False) is True
+
+
 def protection_target(settings: Settings) -> ProtectionTarget:
     return ProtectionTarget(protection_request(settings), settings.change_lid_action)
 
@@ -213,6 +224,8 @@ class ProtectionCoordinator:
     def current(self) -> ProtectionTarget | None:
         if not self.applied:
             return None
+        if self._power is None and self._lid_changed:
+            return LID_ONLY
         return ProtectionTarget(self._request or ProtectionRequest(), self._lid_changed or self._lid_declined)
 
     @property
@@ -237,6 +250,11 @@ class ProtectionCoordinator:
         back and re-raises; on a failure while protected, keeps what is held and re-raises."""
         if target is None:
             self.release()
+            return
+        if target == LID_ONLY:  # keep-awake goes, a held lid change stays (never taken here)
+            if self._power is not None:
+                power, self._power, self._request = self._power, None, None
+                power.release()
             return
         from_nothing = not self.applied
         try:

@@ -64,6 +64,7 @@ def _all_lines(settings: Settings) -> list[str]:
         f"  Post-stop suspend sound: {_off(settings.post_stop_suspend_sound)}",
         "  Post-stop suspend sound volume override percent: "
         f"{_off(settings.post_stop_suspend_sound_volume_override_percent, '%')}",
+        f"  Suspend ignores other blockers: {_flag(settings.suspend_ignores_other_blockers)}",
         f"  Suspend history count: {_off(settings.suspend_history_entry_count, ' entries')}",
         f"  Pre-suspend webhook URL: {_off(settings.pre_suspend_webhook_url)}",
         f"  Post-session-end webhook URL: {_off(settings.post_session_end_webhook_url)}",

@@ -288,6 +288,9 @@ class Settings:
     closed_lid_stop_follow_up_webhook_url: str = _stored("ClosedLidStopFollowUpWebhookUrl", "")
     closed_lid_stop_follow_up_delay_seconds: int = _stored("ClosedLidStopFollowUpDelaySeconds", 120)
     repeat_closed_lid_stop_follow_up: bool = _stored("RepeatClosedLidStopFollowUp", True)
+    # Issue 34.3: true = a suspend asks the OS to ignore other programs' sleep blockers (logind's
+    # suspend-ignore-inhibit); false = they are honoured, named in status, and waited for.
+    suspend_ignores_other_blockers: bool = _stored("SuspendIgnoresOtherBlockers", False)
     closed_lid_stop_follow_up_sound: str = _stored("ClosedLidStopFollowUpSound", "")
     closed_lid_stop_follow_up_sound_volume_override_percent: int | None = _stored(
         "ClosedLidStopFollowUpSoundVolumeOverridePercent", None)
@@ -390,7 +393,7 @@ def _first(normalize: Callable[..., tuple[Any, str | None]], *arguments: Any) ->
 
 
 BOOL_SETTINGS = ("ChangeLidAction", "WatchParentProcess", "EmergencyHibernationOnHighTemperature",
-                 "RepeatClosedLidStopFollowUp", "WebhookPreviews", "LogFullText")
+                 "RepeatClosedLidStopFollowUp", "WebhookPreviews", "LogFullText", "SuspendIgnoresOtherBlockers")
 _POWER_REQUEST_NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "PreventSystemSleep": _bool_field(True),
     "PreventAwayModeSleep": lambda value: normalize_bool(value, away_mode_supported())[0],

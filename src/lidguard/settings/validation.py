@@ -218,6 +218,9 @@ SETTING_OPTIONS: tuple[SettingOption, ...] = (
                   "off|NAME|WAV", "Sound played before suspending."),
     _number_option(("post-stop-suspend-sound-volume-override-percent",),
                    "PostStopSuspendSoundVolumeOverridePercent", "Master volume in percent while the sound plays."),
+    _bool_option(("suspend-ignores-other-blockers",), ("SuspendIgnoresOtherBlockers",),
+                 "Suspend even while another program blocks sleep (logind suspend-ignore-inhibit; "
+                 "default: wait for it and name it in status)."),
     _number_option(("suspend-history-count", "suspend-history-entry-count"), "SuspendHistoryEntryCount",
                    "Suspend history entries kept (off = no history)."),
     SettingOption(("pre-suspend-webhook-url", "suspend-webhook-url"), ("PreSuspendWebhookUrl",),

@@ -72,6 +72,7 @@ def headless_defaults_json() -> dict[str, Any]:
         "ClosedLidStopFollowUpWebhookUrl": "",
         "ClosedLidStopFollowUpDelaySeconds": 120,
         "RepeatClosedLidStopFollowUp": True,
+        "SuspendIgnoresOtherBlockers": False,
         "ClosedLidStopFollowUpSound": "",
         "ClosedLidStopFollowUpSoundVolumeOverridePercent": None,
         "PowerPolicy": "AcOrBattery",

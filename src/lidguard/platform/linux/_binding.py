@@ -228,6 +228,11 @@ class LogindConnection:
         """ListInhibitors() -> a(ssssuu): (what, who, why, mode, uid, pid) per inhibitor."""
         return self._call_manager("ListInhibitors", [], [], self._read_inhibitor_array)
 
+    def read_string_property(self, name: str) -> str:
+        """A string Manager property such as ``BlockInhibited`` (org.freedesktop.DBus.Properties.Get)."""
+        return self._call(LOGIND_PATH, "org.freedesktop.DBus.Properties", "Get", [b"s", b"s"],
+                          [LOGIND_MANAGER_INTERFACE, name], self._read_variant_string)
+
     def read_bool_property(self, name: str) -> bool:
         """A boolean Manager property such as ``LidClosed`` or ``Docked`` (sd_bus_get_property_trivial(3))."""
         return bool(self.read_property(LOGIND_PATH, LOGIND_MANAGER_INTERFACE, name, "b"))
@@ -363,6 +368,12 @@ class LogindConnection:
         pointer = self._ffi.new("const char **")
         self._check(self._lib.sd_bus_message_read_basic(reply, b"s", pointer), "read string")
         return self._ffi.string(pointer[0]).decode("utf-8", "replace")
+
+    def _read_variant_string(self, reply: Any) -> str:
+        self._check(self._lib.sd_bus_message_enter_container(reply, b"v", b"s"), "enter variant")
+        value = self._read_string(reply)
+        self._check(self._lib.sd_bus_message_exit_container(reply), "exit variant")
+        return value
 
     def _read_object_path(self, reply: Any) -> str:
         pointer = self._ffi.new("const char **")

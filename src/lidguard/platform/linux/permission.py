@@ -2,7 +2,8 @@
 
 The stock logind polkit policy allows ``inhibit-block-sleep``/``inhibit-handle-lid-switch``/``suspend``
 only to active local sessions, so a runtime started from SSH or a service is denied. The rule grants
-exactly seven ``org.freedesktop.login1.*`` actions to one user (polkit(8), "AUTHORIZATION RULES").
+exactly seven ``org.freedesktop.login1.*`` actions to one user (polkit(8), "AUTHORIZATION RULES"), plus
+``suspend-ignore-inhibit``/``hibernate-ignore-inhibit`` while ``SuspendIgnoresOtherBlockers`` is on.
 A file is ours only when it carries both managed markers; anything else is never overwritten or removed.
 Root writes the file itself (atomic, mode 0644); other users go through one ``sudo sh -c`` script.
 """
@@ -56,10 +57,16 @@ LIDGUARD_POLKIT_ACTIONS = (
     "org.freedesktop.login1.inhibit-block-idle",
     "org.freedesktop.login1.inhibit-handle-lid-switch",
 )
+# Added while SuspendIgnoresOtherBlockers is on (issue 34.3): logind then lets this user's Suspend and
+# Hibernate through another user's block inhibitor (logind's default for them is auth_admin_keep).
+IGNORE_INHIBIT_ACTIONS = (
+    "org.freedesktop.login1.suspend-ignore-inhibit",
+    "org.freedesktop.login1.hibernate-ignore-inhibit",
+)
 SUBCOMMANDS = ("status", "check", "install", "remove")
 SUDO_TIMEOUT_SECONDS = 120.0
 QUERY_TIMEOUT_SECONDS = 5.0
-CHECK_INHIBITOR_WHAT = "sleep:idle:handle-lid-switch"
+CHECK_INHIBITOR_WHAT = ("sleep", "idle", "handle-lid-switch")  # one at a time: a combined one is checked as lid
 CHECK_INHIBITOR_WHY = "LidGuard linux-permission check (acquired and released at once)."
 # Exit codes of the sudo scripts: 17 = existing file is not managed by LidGuard, 2 = nothing to remove.
 UNMANAGED_EXIT_CODE = 17
@@ -117,9 +124,11 @@ def _unescape_js_string(value: str) -> str:
     return re.sub(r"\\(.)", r"\1", value)
 
 
-def render_rule(user: str) -> str:
-    """The exact rule text: both markers as ``//`` lines at the top, then one polkit.addRule."""
-    actions = ",\n".join(f'        "{action}"' for action in LIDGUARD_POLKIT_ACTIONS)
+def render_rule(user: str, *, ignore_inhibit: bool = False) -> str:
+    """The exact rule text: both markers as ``//`` lines at the top, then one polkit.addRule;
+    ``ignore_inhibit`` (SuspendIgnoresOtherBlockers) adds ``IGNORE_INHIBIT_ACTIONS``."""
+    granted = LIDGUARD_POLKIT_ACTIONS + (IGNORE_INHIBIT_ACTIONS if ignore_inhibit else ())
+    actions = ",\n".join(f'        "{action}"' for action in granted)
     return (
         f"// {MANAGED_MARKERS[0]}\n"
         f"// {MANAGED_MARKERS[1]}\n"
@@ -251,7 +260,8 @@ def run_check(out: TextIO) -> int:
     failures = 0
     print("Linux permission check:", file=out)
     try:
-        acquire_inhibitor(CHECK_INHIBITOR_WHAT, CHECK_INHIBITOR_WHY).release()
+        for kind in CHECK_INHIBITOR_WHAT:
+            acquire_inhibitor(kind, CHECK_INHIBITOR_WHY).release()
         print("inhibitor acquire/release: ok", file=out)
     except (LogindError, Unsupported, OSError) as error:
         failures += 1
@@ -279,8 +289,21 @@ def run_check(out: TextIO) -> int:
     return 1 if failures else 0
 
 
-def install_rule(path: Path, user: str, *, use_sudo: bool, out: TextIO, err: TextIO) -> int:
-    content = render_rule(user)
+def suspend_ignores_other_blockers() -> bool:
+    """The user's ``SuspendIgnoresOtherBlockers`` (False when the settings file cannot be read)."""
+    from ...settings.store import load_settings_report
+    from ..paths import resolve_paths
+
+    try:
+        return load_settings_report(resolve_paths().settings_file).settings.suspend_ignores_other_blockers
+    except Exception:  # noqa: BLE001 - an unusable settings file grants nothing extra
+        return False
+
+
+def install_rule(path: Path, user: str, *, use_sudo: bool, out: TextIO, err: TextIO,
+                 ignore_inhibit: bool | None = None) -> int:
+    ignore_inhibit = suspend_ignores_other_blockers() if ignore_inhibit is None else ignore_inhibit
+    content = render_rule(user, ignore_inhibit=ignore_inhibit)
     if not use_sudo:
         try:
             existing = _read_rule(path)
@@ -311,6 +334,9 @@ def install_rule(path: Path, user: str, *, use_sudo: bool, out: TextIO, err: Tex
             )
             return 1
     print(f"Installed LidGuard polkit rule for user {user}: {path}", file=out)
+    if ignore_inhibit:
+        print("SuspendIgnoresOtherBlockers is on: the rule also grants "
+              f"{' and '.join(IGNORE_INHIBIT_ACTIONS)}.", file=out)
     return 0
 
 

@@ -238,8 +238,39 @@ def _close_pipes(process: subprocess.Popen[bytes]) -> None:
                 pipe.close()
 
 
+def _acquire_each_kind(kinds: list[str], why: str) -> InhibitorHandle:
+    """One inhibitor per kind, released together; all or nothing (a refusal releases the others).
+
+    Why not one ``sleep:idle`` inhibitor: logind checks a ``what`` naming more than one kind against
+    ``org.freedesktop.login1.inhibit-handle-lid-switch`` (logind 252's method_inhibit picks the
+    per-kind action only when ``what`` is exactly one kind; tests/reallogind), so a user granted
+    inhibit-block-sleep and inhibit-block-idle but not the lid switch lost keep-awake with it."""
+    handles: list[InhibitorHandle] = []
+    try:
+        for kind in kinds:
+            handles.append(acquire_inhibitor(kind, why))
+    except BaseException:
+        for handle in handles:
+            handle.release()
+        raise
+    if len(handles) == 1:
+        return handles[0]
+
+    def release_all() -> None:
+        errors = []
+        for handle in handles:
+            try:
+                handle.release()
+            except Exception as error:  # release the others first
+                errors.append(error)
+        if errors:
+            raise errors[0]
+
+    return InhibitorHandle(" + ".join(handle.description for handle in handles), release_all)
+
+
 class LinuxPowerRequests:
-    """PowerRequests: one ``sleep:idle`` (or ``idle``) block inhibitor per applied protection."""
+    """PowerRequests: a ``sleep`` and an ``idle`` (or only an ``idle``) block inhibitor per applied protection."""
 
     def __init__(self) -> None:
         self._handles: list[InhibitorHandle] = []
@@ -249,7 +280,7 @@ class LinuxPowerRequests:
         what = build_inhibit_what(request)
         if not what:
             return InhibitorHandle("nothing to block (no sleep or display protection requested)", None)
-        handle = acquire_inhibitor(what, request.reason.strip() or DEFAULT_POWER_WHY)
+        handle = _acquire_each_kind(what.split(":"), request.reason.strip() or DEFAULT_POWER_WHY)
         with self._lock:
             self._handles = [known for known in self._handles if known.held] + [handle]
         return handle
@@ -266,7 +297,8 @@ class LinuxPowerRequests:
 
 
 LINUX_LID_HINT = ("the lid-close action needs polkit's org.freedesktop.login1.inhibit-handle-lid-switch "
-                  "permission for this user (an active local session has it by default)")
+                  "permission for this user (an active local session has it by default; "
+                  "`lidguard linux-permission install` grants it)")
 _POLKIT_REFUSALS = ("org.freedesktop.DBus.Error.AccessDenied",
                     "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired")
 
@@ -288,6 +320,10 @@ class LinuxLidPolicy:
     Nothing is written anywhere: the "scheme" is a fixed identifier and the "action" read back is
     0 (DoNothing) while our inhibitor is held, else 1 (Sleep), for both AC and DC.
     """
+
+    # A handle-lid-switch inhibitor never blocks a Suspend call: the runtime keeps it through its own
+    # suspend request and releases it after (runtime/components/protection.py, keep_lid_for_suspend).
+    hold_allows_suspend = True
 
     def __init__(self) -> None:
         self._hold: InhibitorHandle | None = None

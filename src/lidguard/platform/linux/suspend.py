@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 
-from ..api import SuspendMode, SuspendResult, Unsupported
+from ..api import SuspendBlocker, SuspendBlockerChanges, SuspendMode, SuspendResult, Unsupported
 from ._binding import (
     LogindConnection,
     LogindError,
@@ -45,13 +45,33 @@ _LOGIND_METHODS = {
 
 
 class LinuxSuspender:
-    """Suspender. Raises ``Unsupported("suspend", ...)`` when neither logind nor systemctl is usable."""
+    """Suspender. Raises ``Unsupported("suspend", ...)`` when neither logind nor systemctl is usable.
 
-    def suspend(self, mode: SuspendMode) -> SuspendResult:
+    Other programs' sleep blockers (``blockers.py``, ListInhibitors): the runtime does not request
+    while one is listed unless ``SuspendIgnoresOtherBlockers`` is on (``runtime/blockers.py``); then
+    the request goes to logind as it is - root passes (CAP_SYS_BOOT), a user needs
+    ``login1.suspend-ignore-inhibit``, which the polkit rule of ``linux-permission install`` grants
+    while that setting is on.
+    """
+
+    def suspend(self, mode: SuspendMode, *, ignore_other_blockers: bool = False) -> SuspendResult:
         active, reason = binding_status()
         if active:
             return self._suspend_with_logind(mode)
         return self._suspend_with_systemctl(mode, binding_reason=reason)
+
+    def list_blockers(self) -> list[SuspendBlocker]:
+        active, reason = binding_status()
+        if not active:
+            raise Unsupported("suspend_blockers", f"the logind binding is inactive ({reason})")
+        from .blockers import list_sleep_blockers
+
+        return list_sleep_blockers()
+
+    def blocker_changes(self) -> SuspendBlockerChanges:
+        from .blockers import BlockInhibitedChanges
+
+        return BlockInhibitedChanges()
 
     def describe(self) -> str:
         active, reason = binding_status()

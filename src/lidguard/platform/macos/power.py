@@ -81,6 +81,10 @@ def read_pmset_settings(capability: str) -> str:
     return result.stdout
 
 
+# The caffeinate helpers this process holds: left out of the foreign blockers (``assertions.py``).
+OWN_HELPER_PIDS: set[int] = set()
+
+
 class CaffeinateHandle:
     """One running ``caffeinate``; ``release`` (idempotent) terminates it, kills it after 2 s."""
 
@@ -88,6 +92,8 @@ class CaffeinateHandle:
         self.description = description
         self._process = process
         self._lock = threading.Lock()
+        if process is not None:
+            OWN_HELPER_PIDS.add(process.pid)
 
     @property
     def held(self) -> bool:
@@ -98,6 +104,7 @@ class CaffeinateHandle:
             process, self._process = self._process, None
         if process is None:
             return
+        OWN_HELPER_PIDS.discard(process.pid)
         with contextlib.suppress(ProcessLookupError):
             process.terminate()
         try:

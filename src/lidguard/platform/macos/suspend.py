@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ...fileio import write_atomic
-from ..api import SuspendMode, SuspendResult
+from ..api import SuspendBlocker, SuspendBlockerChanges, SuspendMode, SuspendResult, Unsupported
 from .commands import describe_tool, run_privileged, run_tool
 from .power import parse_pmset_setting, read_pmset_settings
 
@@ -91,7 +91,18 @@ class MacSuspender:
     def backup_path(self) -> Path:
         return self._backup_path or default_power_state_backup_path()
 
-    def suspend(self, mode: SuspendMode) -> SuspendResult:
+    def list_blockers(self) -> list[SuspendBlocker]:
+        """PreventSystemSleep / PreventUserIdleSystemSleep holders in ``pmset -g assertions``."""
+        from .assertions import read_sleep_assertions
+
+        return read_sleep_assertions()
+
+    def blocker_changes(self) -> SuspendBlockerChanges:
+        raise Unsupported("suspend_blocker_changes", "pmset assertions are polled")
+
+    def suspend(self, mode: SuspendMode, *, ignore_other_blockers: bool = False) -> SuspendResult:
+        """``pmset sleepnow`` is a forced sleep: other programs' assertions are named in status, never
+        asked about here (``ignore_other_blockers`` changes nothing on macOS)."""
         if mode is SuspendMode.HIBERNATE:
             return self._hibernate()
         return self._sleepnow(SuspendMode.SLEEP)

@@ -76,7 +76,7 @@ class WindowsPlatform:
         self.lid_policy = WindowsLidPolicy(self.api)
         self.lid = WindowsLidStateReader(self.api)
         self.display = WindowsDisplayReader(self.api)
-        self.suspend = WindowsSuspender(self.api)
+        self.suspend = WindowsSuspender(self.api, command_runner)
         self.thermal = WindowsThermalReader(command_runner)
         self.process = WindowsProcessWatcher(self.api)
         self.sound = WindowsSoundPlayer(self.api)

@@ -10,7 +10,8 @@ so, with guidance. Hibernate is unaffected by S0 (it fails only when hibernation
 
 from __future__ import annotations
 
-from ..api import SuspendMode, SuspendResult
+from ..api import SuspendBlocker, SuspendBlockerChanges, SuspendMode, SuspendResult, Unsupported
+from .thermal import CommandRunner, run_command
 from .winapi import ERROR_NOT_ALL_ASSIGNED, ERROR_NOT_SUPPORTED, WindowsApi, WindowsApiError
 
 __all__ = ["MODERN_STANDBY_GUIDANCE", "WindowsSuspender"]
@@ -23,10 +24,21 @@ PRIVILEGE_GUIDANCE = "The user account lacks SeShutdownPrivilege (Local Security
 
 
 class WindowsSuspender:
-    def __init__(self, api: WindowsApi) -> None:
+    def __init__(self, api: WindowsApi, runner: CommandRunner = run_command) -> None:
         self._api = api
+        self._runner = runner
 
-    def suspend(self, mode: SuspendMode) -> SuspendResult:
+    def list_blockers(self) -> list[SuspendBlocker]:
+        """The SYSTEM section of ``powercfg /requests`` (``requests.py``)."""
+        from .requests import read_system_requests
+
+        return read_system_requests(self._api, self._runner)
+
+    def blocker_changes(self) -> SuspendBlockerChanges:
+        raise Unsupported("suspend_blocker_changes", "powercfg /requests is polled")
+
+    def suspend(self, mode: SuspendMode, *, ignore_other_blockers: bool = False) -> SuspendResult:
+        """SetSuspendState is a forced sleep; other programs' requests are named in status only."""
         try:
             self._api.enable_shutdown_privilege()
         except WindowsApiError as error:

@@ -1,6 +1,8 @@
 """Emergency Hibernation (seed 001, REFERENCE 9.5): a thermal monitor while protection is held.
 
-The monitor task lives while protection is wanted and the setting is on; every 10 s (first tick
+The monitor task lives while protection is wanted and the setting is on, and also while a suspend
+waits for another program's sleep blocker (``blocked_suspend.py``: a documented deviation from seed 001,
+issue 34.3); every 10 s (first tick
 after 10 s) it acts only when protection is applied and the lid is closed with no visible display
 once internal panels are excluded, reads the thermal zones (Low/Average/High) off the gate and
 compares with the threshold clamped to 70-110 Celsius. Unavailable temperatures never trigger.
@@ -100,7 +102,7 @@ class EmergencyComponent(ComponentBase):
         runtime = self._runtime
         wanted = runtime.running and monitor_wanted(
             enabled=runtime.settings.emergency_hibernation_on_high_temperature,
-            protection_wanted=runtime.protection_wanted(), stopping=runtime.stopping)
+            protection_wanted=runtime.protection_wanted() or runtime.blocked.waiting, stopping=runtime.stopping)
         if wanted and self._scope is None:
             self._scope = runtime.spawn(self._monitor)
         elif not wanted and self._scope is not None:
@@ -127,9 +129,14 @@ class EmergencyComponent(ComponentBase):
             return None
         return aggregate_temperature(values, mode)
 
+    def _guarding(self) -> bool:
+        """Protection applied, or a suspend another program blocks (issue 34.3: the lid is closed and
+        nothing keeps the machine from heating up in a bag but that other program)."""
+        return self._runtime.protection.applied or self._runtime.blocked.waiting
+
     async def _tick(self) -> None:
         runtime = self._runtime
-        if not runtime.protection.applied:
+        if not self._guarding():
             return
         reading = await runtime.machine.fresh()
         if not reading.eligibility.eligible:
@@ -137,7 +144,7 @@ class EmergencyComponent(ComponentBase):
         settings = runtime.settings
         mode = settings.emergency_hibernation_temperature_mode
         observed = await self._read_temperature(mode)
-        decision = decide_tick(protection_applied=runtime.protection.applied, eligibility=reading.eligibility,
+        decision = decide_tick(protection_applied=self._guarding(), eligibility=reading.eligibility,
                                observed=observed, threshold_setting=settings.emergency_hibernation_temperature_celsius)
         if decision.trigger:
             await self._hibernate(decision, mode)
@@ -146,13 +153,14 @@ class EmergencyComponent(ComponentBase):
         runtime = self._runtime
         observed, threshold = decision.observed, decision.threshold
         async with runtime.gate:
-            if (runtime.stopping or not runtime.protection.applied
+            if (runtime.stopping or not self._guarding()
                     or not runtime.settings.emergency_hibernation_on_high_temperature):
                 runtime.log("emergency-hibernation-canceled", COMMAND,
                             "Canceled Emergency Hibernation because protection is no longer applied.")
                 return
             self._working += 1
             runtime.suspend.cancel("Emergency Hibernation")
+            runtime.blocked.end("Emergency Hibernation")
             runtime.log("emergency-hibernation-thermal-detected", COMMAND,
                         f"Observed {observed} Celsius ({mode.value}) at or above the Emergency Hibernation "
                         f"threshold of {threshold} Celsius.", succeeded=False)
@@ -236,13 +244,7 @@ class EmergencyComponent(ComponentBase):
         if suspend_mode is not SuspendMode.HIBERNATE:
             prefix += "-sleep-fallback"
         runtime.log(f"{prefix}-requesting", COMMAND, f"Requesting {suspend_mode.value} because of high temperature.")
-        try:
-            result = await runtime.call_platform(runtime.platform.suspend.suspend, suspend_mode)
-        except Unsupported as error:
-            result = SuspendResult(False, str(error))
-        except Exception as error:
-            runtime.exception_log.record("emergency-suspend-request-failed", error)
-            result = SuspendResult(False, f"The {suspend_mode.value} request failed: {error}")
+        result, blockers = await runtime.blocked.request(suspend_mode)
         event_name = f"{prefix}-{'requested' if result.succeeded else 'failed'}"
         async with runtime.gate:
             runtime.log(event_name, COMMAND, result.message, succeeded=result.succeeded)
@@ -253,5 +255,6 @@ class EmergencyComponent(ComponentBase):
                 observed_temperature_celsius=decision.observed,
                 emergency_hibernation_temperature_celsius=decision.threshold,
                 emergency_hibernation_temperature_mode=mode.value,
+                blockers=tuple(blocker.to_wire() for blocker in blockers),
             ), keep=runtime.settings.suspend_history_entry_count)
         return result

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ..gate import Gate
-from ..protection import ProtectionCoordinator, ProtectionTarget, protection_target
+from ..protection import LID_ONLY, ProtectionCoordinator, ProtectionTarget, lid_hold_allows_suspend, protection_target
 from . import ComponentBase
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ class ProtectionComponent(ComponentBase):
         self._target_of: object = None  # the settings ``_settings_target`` was built from
         self._settings_target: ProtectionTarget | None = None
         self._retry_lid = False
+        self._lid_for_suspend = False
 
     @property
     def applied(self) -> bool:
@@ -58,9 +59,23 @@ class ProtectionComponent(ComponentBase):
         reasons = (component.holds_back_protection() for component in self._runtime.answering("holds_back_protection"))
         return [reason for reason in reasons if reason]
 
+    def keep_lid_for_suspend(self, keep: bool) -> None:
+        """While lidguard's own suspend request runs, keep a held lid change (keep-awake still goes),
+        where the platform's lid hold does not block that request (``lid_hold_allows_suspend``).
+
+        Why (issue 34, real logind 252 with HandleLidSwitch=suspend): releasing the handle-lid-switch
+        inhibitor while the lid is closed makes logind suspend by itself; released before lidguard's
+        request, that was a second suspend (or lidguard's request answered "already in progress").
+        Released after it, logind's resume hold-off ignores the lid and exactly one suspend happens,
+        after the PreSuspend webhook and the sound as before."""
+        self._lid_for_suspend = keep and lid_hold_allows_suspend(self._runtime.platform)
+
     def _target(self) -> ProtectionTarget | None:
         runtime = self._runtime
         if not runtime.protection_wanted() or self.held_back():
+            if self._lid_for_suspend and self._coordinator.current is not None \
+                    and self._coordinator.current.change_lid_action:
+                return LID_ONLY
             return None
         settings = runtime.settings
         if settings is not self._target_of:  # built once per settings object (asked on every event)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...platform.api import SuspendMode, SuspendResult, Unsupported, play_sound
+from ...platform.api import SuspendMode, play_sound
 from .. import policy, suspend_policy
 from ..clock import sleep_until
 from ..logs import SuspendHistoryEntry, format_utc
@@ -65,6 +65,7 @@ class SuspendComponent(ComponentBase):
         self._runtime = runtime
         self.pending: PendingSuspend | None = None
         self.follow_up: FollowUpComponent | None = None
+        self.last_failure: dict[str, str] | None = None  # the newest refused request (status: LastSuspendFailure)
 
     def attach_follow_up(self, component: FollowUpComponent) -> None:
         """The ask-before-sleep component plugs its stage in here."""
@@ -203,6 +204,31 @@ class SuspendComponent(ComponentBase):
                     runtime.state_changed()
                 await runtime.protection.reconcile()
 
+    def request_after_blockers(self, trigger: policy.EvaluateSuspend, mode: SuspendMode,
+                               session_end: dict[str, Any] | None) -> None:
+        """The one request after another program's sleep blocker went away (``blocked_suspend.py``;
+        gate held, lid and sessions re-checked): no delay, webhook or sound again."""
+        runtime = self._runtime
+        self.cancel("a suspend after the sleep blocker ended", fallback=False)
+        pending = PendingSuspend(trigger, mode, runtime.clock.now(), stage="requesting", notify=False,
+                                 session_end=session_end, pre_suspend_attempted=True, follow_up_done=True)
+        self.pending = pending
+        self._log(trigger, "requesting", f"Requesting {mode.value} now that the sleep blocker is gone.",
+                  session=trigger.trigger_session)
+
+        async def retry(scope: anyio.CancelScope) -> None:
+            try:
+                await self._request(pending)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    if self.pending is pending:
+                        self.pending = None
+                    async with runtime.gate:
+                        runtime.state_changed()
+                    await runtime.protection.reconcile()
+
+        pending.scope = runtime.spawn(retry)
+
     def _follow_up_due(self, pending: PendingSuspend) -> bool:
         return (not pending.follow_up_done and self.follow_up is not None
                 and self.follow_up.still_enabled(pending))
@@ -246,29 +272,41 @@ class SuspendComponent(ComponentBase):
     async def _request(self, pending: PendingSuspend) -> None:
         """Releases protection (nothing wants it in this stage), then asks the platform to suspend."""
         runtime = self._runtime
-        trigger, mode = pending.trigger, pending.mode
         with anyio.CancelScope(shield=True):
-            await runtime.protection.reconcile()
-            await runtime.journal.suspend_requesting()  # journaled before the request (issue 39)
-            if self.pending is not pending or runtime.state.protection_wanted or self.held_back():
-                return  # a start, activity or pause canceled it while protection was released
+            # The lid hold (Linux) goes only after the request: see ProtectionComponent.keep_lid_for_suspend.
+            runtime.protection.keep_lid_for_suspend(True)
             try:
-                result = await runtime.call_platform(runtime.platform.suspend.suspend, mode)
-            except Unsupported as error:
-                result = SuspendResult(False, str(error))
-            except Exception as error:
-                runtime.exception_log.record("suspend-request-failed", error)
-                result = SuspendResult(False, f"The {mode.value} request failed: {error}")
-            async with runtime.gate:
-                event_name = self._log(trigger, "requested" if result.succeeded else "failed", result.message,
-                                       succeeded=result.succeeded, session=trigger.trigger_session)
-                runtime.suspend_history.append(SuspendHistoryEntry(
-                    recorded_at=runtime.clock.now(), suspend_mode=mode.value, reason=trigger.reason,
-                    succeeded=result.succeeded, message=result.message, event_name=event_name,
-                    command_name=trigger.command, active_session_count=len(runtime.state.sessions),
-                    suspend_trigger_session_count=trigger.soft_locked_session_count,
-                    session=trigger.trigger_session,
-                    session_state_reason=trigger.trigger_session.soft_lock_reason if trigger.trigger_session else None,
-                ), keep=runtime.settings.suspend_history_entry_count)
-                if self.pending is pending:
-                    self.pending = None
+                await self._request_unprotected(pending)
+            finally:
+                runtime.protection.keep_lid_for_suspend(False)
+
+    async def _request_unprotected(self, pending: PendingSuspend) -> None:
+        """Keep-awake released (a held lid change may stay), the request, its record."""
+        runtime = self._runtime
+        trigger, mode = pending.trigger, pending.mode
+        await runtime.protection.reconcile()
+        await runtime.journal.suspend_requesting()  # journaled before the request (issue 39)
+        if self.pending is not pending or runtime.state.protection_wanted or self.held_back():
+            return  # a start, activity or pause canceled it while protection was released
+        result, blockers = await runtime.blocked.request(mode)
+        async with runtime.gate:
+            step = "requested" if result.succeeded else "blocked" if blockers else "failed"
+            event_name = self._log(trigger, step, result.message, succeeded=result.succeeded,
+                                   session=trigger.trigger_session)
+            runtime.suspend_history.append(SuspendHistoryEntry(
+                recorded_at=runtime.clock.now(), suspend_mode=mode.value, reason=trigger.reason,
+                succeeded=result.succeeded, message=result.message, event_name=event_name,
+                command_name=trigger.command, active_session_count=len(runtime.state.sessions),
+                suspend_trigger_session_count=trigger.soft_locked_session_count,
+                session=trigger.trigger_session,
+                session_state_reason=trigger.trigger_session.soft_lock_reason if trigger.trigger_session else None,
+                blockers=tuple(blocker.to_wire() for blocker in blockers),
+            ), keep=runtime.settings.suspend_history_entry_count)
+            # The newest request's failure stays in every status reply until one succeeds (issue 34).
+            self.last_failure = None if result.succeeded else {
+                "RecordedAt": runtime.clock.now().isoformat(), "SuspendMode": mode.value,
+                "Reason": trigger.reason, "Message": result.message}
+            if blockers and not result.succeeded and self.pending is pending:
+                runtime.blocked.start(trigger, mode, blockers, pending.session_end, notify=pending.notify)
+            if self.pending is pending:
+                self.pending = None

@@ -168,18 +168,25 @@ class WebhookComponent(ComponentBase):
 
     def post_session_end(self, session_end: dict[str, Any], command: str) -> None:
         """Sends PostSessionEnd in the background (gate held or not); cleanup waits for it."""
+        url = self._runtime.settings.post_session_end_webhook_url
+        if url:
+            self.send_in_background("PostSessionEnd", url, post_session_end_body(session_end), command)
+
+    def send_in_background(self, name: str, url: str, body: dict[str, Any], command: str) -> None:
+        """POSTs ``body`` in the background (gate held or not; PostSessionEnd, SuspendBlocked); failures are
+        logged as ``<command>-<name in kebab case>-webhook-failed``; cleanup waits for it."""
         runtime = self._runtime
-        url = runtime.settings.post_session_end_webhook_url
         if not url or not runtime.running:
             return
         self._in_flight += 1
+        kebab = "".join(f"-{char.lower()}" if char.isupper() else char for char in name).lstrip("-")
 
         def failed(message: str) -> None:
-            runtime.log(f"{command}-post-session-end-webhook-failed", command, message, succeeded=False)
+            runtime.log(f"{command}-{kebab}-webhook-failed", command, message, succeeded=False)
 
         async def deliver(scope: anyio.CancelScope) -> None:
             try:
-                await self.send("PostSessionEnd", url, post_session_end_body(session_end), failed)
+                await self.send(name, url, body, failed)
             finally:
                 self._in_flight -= 1
                 with anyio.CancelScope(shield=True):
