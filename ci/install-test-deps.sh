@@ -46,7 +46,7 @@ source = Path("src/lidguard/__init__.py").resolve()
 if spec is None or spec.origin is None or Path(spec.origin).resolve() != source:
     problems.append(f"python: lidguard is not installed editable from {source.parent}")
 for tool in ("dbus-daemon", "systemd-inhibit", "systemctl", "gcc", "pgrep", "Xvfb", "trayer",
-             "nsenter", "unshare", "setpriv"):
+             "nsenter", "unshare", "setpriv", "gdbus"):
     if shutil.which(tool) is None:
         problems.append(f"system: {tool} is not installed")
 # tests/reallogind: a real systemd-logind + polkitd (ci/real-logind/), the evdev shim's headers.
@@ -101,9 +101,9 @@ system_lane() {
         # systemd tools (systemd-inhibit, systemctl, busctl) and libsystemd for the sd-bus binding,
         # a compiler and Python headers for the Cython modules; Xvfb and trayer (an XEmbed tray) for
         # tests/tray; polkitd, util-linux (nsenter, unshare, setpriv) and the C headers of the fake evdev
-        # shim for tests/reallogind's real systemd-logind.
+        # shim for tests/reallogind's real systemd-logind; gdbus (libglib2.0-bin) for the BlockInhibited listener.
         bash ci/apt-install.sh dbus-daemon dbus python3-dbusmock python3-dbus python3-gi systemd libsystemd0 gcc \
-            python3-dev procps xvfb trayer polkitd util-linux libc6-dev linux-libc-dev
+            python3-dev procps xvfb trayer polkitd util-linux libc6-dev linux-libc-dev libglib2.0-bin
     fi
 }
 # Waits for a lane, prints its log, says when it failed (exit 1).
