@@ -1,6 +1,7 @@
 """Run INSIDE a real-logind instance (``ns_host``): an in-process runtime on the Linux backend with a
 hot machine, Emergency Hibernation's 10 s poll shortened; prints the suspend history (newest first) and
-lidguard's inhibitors at the end as one JSON line. argv[1]: how many history entries to wait for;
+lidguard's inhibitors at the end as one JSON line (a first line once the session started: the test
+closes the lid then). argv[1]: how many history entries to wait for;
 argv[2] "reapplied": then also for protection to be held again."""
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def main() -> None:
             started = await runtime.handle_message({"Command": "start", "Provider": "Codex",
                                                     "SessionIdentifier": "hot"})
             assert started["Succeeded"], started["Message"]
+            print(json.dumps({"started": True}), flush=True)  # the test closes the lid now
             with anyio.fail_after(60):
                 while len(runtime.suspend_history.newest_first()) < wanted:
                     await anyio.sleep(0.05)

@@ -188,19 +188,26 @@ class EmergencyComponent(ComponentBase):
         await runtime.webhooks.send("PreSuspend", url, webhooks.pre_suspend_body(REASON), failed)
 
     async def _release_and_request(self, decision: TickDecision, mode: TemperatureMode) -> None:
-        """Releases lidguard's own blockers (keep-awake, the lid policy from its backup) right before
-        Hibernate, then Sleep; protection stays away after an accepted request until the lid opens,
-        and comes back at once for the running sessions when both were refused."""
+        """Releases lidguard's own blockers (keep-awake right before Hibernate, then Sleep; the lid policy
+        from its backup after them where its hold never blocks a request); protection stays away after
+        an accepted request until the lid opens, and comes back at once for the running sessions when
+        both were refused."""
         runtime = self._runtime
         async with runtime.gate:
             if runtime.stopping:
                 return
             self._holding = HOLD_REASON
             runtime.state_changed()
-        await runtime.protection.reconcile()
-        result = await self._request(SuspendMode.HIBERNATE, decision, mode)
-        if not result.succeeded:
-            result = await self._request(SuspendMode.SLEEP, decision, mode)
+        # The lid hold (Linux) goes only after the requests, as for the post-stop suspend: released first,
+        # logind's own lid handling suspended the machine before the Hibernate (tests/reallogind).
+        runtime.protection.keep_lid_for_suspend(True)
+        try:
+            await runtime.protection.reconcile()
+            result = await self._request(SuspendMode.HIBERNATE, decision, mode)
+            if not result.succeeded:
+                result = await self._request(SuspendMode.SLEEP, decision, mode)
+        finally:
+            runtime.protection.keep_lid_for_suspend(False)
         if result.succeeded:
             async with runtime.gate:
                 if self._holding and self._hold_scope is None and not runtime.stopping:
