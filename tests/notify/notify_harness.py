@@ -208,6 +208,20 @@ def stop_follow_up(seconds: float = 120, **extra: Any) -> dict[str, Any]:
             "expiresAtUtc": utc_iso(now + timedelta(seconds=seconds)), **extra}
 
 
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium through Playwright (never `playwright install`), for a module fixture."""
+    assert CHROMIUM, "chromium is not installed (CI=true: the browser tests must run)"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                              args=["--no-sandbox", "--disable-dev-shm-usage"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
 def skip_without_a_browser() -> None:
     """Module-level skip of a browser test module when chromium or Playwright is missing (never under CI)."""
     missing = [] if CHROMIUM else ["chromium (apt-get install chromium)"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from notify_harness import CHROMIUM, ServerProcess, sign_in, skip_without_a_browser, stop_follow_up, wait_for
+from notify_harness import ServerProcess, chromium, sign_in, skip_without_a_browser, stop_follow_up, wait_for
 
 from lidguard.notify.store import parse_iso
 
@@ -20,16 +20,7 @@ skip_without_a_browser()
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    assert CHROMIUM, "chromium is not installed (CI=true: the browser tests must run)"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                              args=["--no-sandbox", "--disable-dev-shm-usage"])
-        try:
-            yield launched
-        finally:
-            launched.close()
+    yield from chromium()
 
 
 @pytest.fixture
