@@ -157,6 +157,8 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "nativeModules": _native_modules(platform),
         "capabilities": capabilities,
         "runtimeRunning": bool(response.get("Succeeded")),
+        "runtimePlatform": _runtime_platform(response),
+        "platformMismatch": str(response.get("Message")) if response.get("PlatformMismatch") is True else None,
         "lidPolicyHeldBack": _lid_held_back(response),
         "powerSource": power_source,
         "powerSourceText": power_source_text,
@@ -188,6 +190,14 @@ def _fake_platform(platform: Platform) -> dict[str, str] | None:
     return {"reason": reason, "text": switches.fake_platform_line(reason)}
 
 
+def _runtime_platform(response: dict[str, Any]) -> str | None:
+    """The running runtime's platform and its use (``linux (real)``, ``fake (demo)``), from its reply."""
+    name, use = response.get("Platform"), response.get("PlatformUse")
+    if not isinstance(name, str):
+        return None
+    return f"{name} ({use})" if isinstance(use, str) and use else name
+
+
 def _lid_held_back(response: dict[str, Any]) -> str | None:
     """Why the running runtime leaves the lid-close action alone while it keeps awake (a permission)."""
     note = response.get("LidPolicyHeldBack") if response.get("Succeeded") else None
@@ -207,11 +217,20 @@ def _settings_lines(settings: dict[str, Any]) -> list[str]:
             *(f"  {problem}" for problem in problems)]
 
 
+def _runtime_line(report: dict[str, Any]) -> str:
+    if report.get("platformMismatch"):
+        return f"Runtime: {report['platformMismatch']}"
+    if not report["runtimeRunning"]:
+        return "Runtime: not running"
+    platform = report.get("runtimePlatform")
+    return f"Runtime: running on platform {platform}" if platform else "Runtime: running"
+
+
 def format_doctor_report(report: dict[str, Any]) -> list[str]:
     lines = [
         f"lidguard {report['version']} on {report['python']} ({report['executable']})",
         f"Host OS: {report['hostOs']}    Platform backend: {report['platform']}",
-        f"Runtime: {'running' if report['runtimeRunning'] else 'not running'}",
+        _runtime_line(report),
     ]
     if report.get("fakePlatform"):
         lines.append(report["fakePlatform"]["text"])

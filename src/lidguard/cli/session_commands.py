@@ -83,6 +83,7 @@ class StatusView:
             "runtimeRunning": running,
             "powerSource": power_source.to_json() if power_source is not None else None,
             "fakePlatform": self.fake_platform,
+            "runtimePlatform": self.runtime_platform,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
             **({"watchRefused": self.watch_refused} if self.watch_refused else {}),
             "activeSessionCount": response.get("ActiveSessionCount", 0),
@@ -105,6 +106,14 @@ class StatusView:
         }
 
     @property
+    def runtime_platform(self) -> dict[str, str] | None:
+        """``{"name", "use"}`` of the running runtime's platform (its reply: ``Platform``, ``PlatformUse``)."""
+        name, use = self.response.get("Platform"), self.response.get("PlatformUse")
+        if not self.running or not isinstance(name, str):
+            return None
+        return {"name": escape_control(name[:32]), "use": escape_control(use[:16]) if isinstance(use, str) else ""}
+
+    @property
     def suspend_pending(self) -> bool:
         return isinstance(self.response.get("PendingSuspend"), dict)
 
@@ -120,7 +129,10 @@ class StatusView:
 
         response, report = self.response, self.report
         pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
-        tail = [self.fake_platform["text"]] if self.fake_platform else []
+        platform = self.runtime_platform
+        tail = [f"Runtime platform: {platform['name']}" + (f" ({platform['use']})" if platform["use"] else "")
+                ] if platform else []
+        tail += [self.fake_platform["text"]] if self.fake_platform else []
         tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
         paused = paused_line(response.get("Paused"))

@@ -100,6 +100,8 @@ class ToolContext:
             "lidSwitchState": str(response.get("LidSwitchState") or "Unknown") if reachable else "Unknown",
             "visibleDisplayMonitorCount": int(response.get("VisibleDisplayMonitorCount") or 0) if reachable else 0,
             "sessions": _sessions(response),
+            "runtimePlatform": response.get("Platform") if isinstance(response.get("Platform"), str) else None,
+            "platformMismatch": response.get("PlatformMismatch") is True,  # a demo never talks to real use
         }
 
     def snapshot(self, response: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -124,12 +126,16 @@ class ToolContext:
             "sessions": view["sessions"],
             "paused": _paused(response),
             "protectionHeldBack": _held_back(response),
+            "runtimePlatform": view["runtimePlatform"],
+            "platformMismatch": view["platformMismatch"],
         }
 
     # -- lidguard mcp-server ----------------------------------------------------------------------
     def get_settings_status(self) -> dict[str, Any]:
         snapshot = self.snapshot()
         running = "running" if snapshot["runtimeReachable"] else "not running"
+        if snapshot["platformMismatch"]:
+            running = f"refused ({snapshot['runtimeMessage']})"
         summary = (f"Settings file: {snapshot['settingsFilePath']}. LidGuard runtime is {running}; "
                    f"active sessions: {snapshot['activeSessionCount']}.")
         if snapshot["settingsFileError"]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 
+from ..ipc.platform_match import platform_fields, runtime_refusal
 from ..ipc.protocol import RUNTIME_STOPPING_MESSAGE, failure_response
 from ..platform.api import Platform
 from ..platform.paths import LidGuardPaths
@@ -98,6 +99,7 @@ class Runtime:
         self.exception_log = ExceptionLog(paths.exception_log_file)
         # Real backends block and go to a worker thread; the fake answers instantly (tests may still offload).
         self.offload = platform.name != "fake" if offload_platform_calls is None else offload_platform_calls
+        self.platform_fields = platform_fields(platform.name)  # in every reply (issue 33.1)
         self.machine = MachineView(platform, self.call_platform,
                                    max_age_seconds=SNAPSHOT_MAX_AGE_SECONDS if self.offload else 0.0,
                                    on_error=self.exception_log.record, instant=not self.offload)
@@ -310,6 +312,9 @@ class Runtime:
         if handler is None:
             return self.reply(False, f"Unsupported command: {_printable(raw)}")
         await self.machine.cached()
+        mismatch = runtime_refusal(self.platform_fields, message.get("ClientPlatform"))
+        if mismatch is not None:  # a demo never talks to real use: nothing applied
+            return self.reply(False, mismatch, {"PlatformMismatch": True})
         if self.stopping and command == "start":  # stops and status are still answered while it exits
             return self.reply(False, RUNTIME_STOPPING_MESSAGE, {"RuntimeStopping": True})
         if command == "start" and message.get("HasSettings") and not isinstance(message.get("Settings"), dict):
@@ -366,5 +371,6 @@ class Runtime:
                                      "ProtectionHeldBack": self.protection.held_back(),
                                      "LidPolicyHeldBack": self.protection.lid_held_back(),
                                      "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
+                                     **self.platform_fields,
                                      **(extra or {})},
                               list_sessions=_LIST_SESSIONS.get() if list_sessions is None else list_sessions)
