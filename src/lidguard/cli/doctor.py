@@ -18,7 +18,8 @@ from ..settings import load_settings_report
 from .context import CliContext
 from .file_health import file_problems
 
-__all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "format_doctor_report"]
+__all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "format_doctor_report",
+           "protection_verdict"]
 
 # Capabilities only an option uses (DimDisplayWhenIdleMinutes, off by default): shown, never "missing".
 _OPTIONAL = ("brightness",)
@@ -106,12 +107,23 @@ def _verdict(capabilities: list[dict[str, Any]], hooks: list[dict[str, Any]], se
         missing.append("agent hooks (run: lidguard setup)")
     if not can_protect:
         reason = protection["reason"] if protection else "the platform has no power capability"
-        text = f"cannot protect anything on this machine: keeping it awake is not possible ({reason})"
+        text = f"cannot protect anything on this machine: keeping it awake is not possible: {reason}"
     elif missing:
         text = "ready, but missing: " + "; ".join(missing)
     else:
         text = "ready"
     return {"ready": can_protect and not missing, "canProtect": can_protect, "missing": missing, "text": text}
+
+
+def protection_verdict(platform: Platform) -> str | None:
+    """doctor's verdict when nothing can be protected on this machine (``status`` shows it beside
+    ``Active sessions: 0``, issue 33.6), else None."""
+    try:
+        capabilities = capability_objects(platform.describe_capabilities())
+    except Exception:  # noqa: BLE001 - a platform that cannot describe itself: doctor says why
+        return None
+    verdict = _verdict(capabilities, [], {"error": None})
+    return None if verdict["canProtect"] else str(verdict["text"])
 
 
 def capability_text(item: dict[str, Any]) -> str:

@@ -64,6 +64,18 @@ def format_local(value: str | None) -> str:
     return moment.astimezone().isoformat(timespec="seconds")
 
 
+def local_time(value: str | None, now: datetime | None = None) -> str:
+    """A reply's UTC time as the user reads it: local ``HH:MM``, with the date when it is not today."""
+    from datetime import datetime
+
+    moment = parse_reply_utc(value)
+    if moment is None:
+        return value or ""
+    local = moment.astimezone()
+    today = (now.astimezone() if now is not None else datetime.now().astimezone()).date()
+    return local.strftime("%H:%M") if local.date() == today else local.strftime("%Y-%m-%d %H:%M")
+
+
 def _lease_end(session: dict[str, Any], lease_hours: Any) -> str | None:
     """When the session's lease runs out (its last renewal, else its start, + ``SessionLeaseHours``), in UTC
     ISO form."""

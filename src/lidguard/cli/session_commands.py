@@ -76,6 +76,7 @@ class StatusView:
             if self.running else self.report.settings
         self.power_source = _power_source(context)
         self.fake_platform = _fake_platform(context, self.response if self.running else None)
+        self.verdict, self.last_start_failure = _nothing_protected(context, self.response, self.running)
 
     def json(self) -> dict[str, Any]:
         response, running, power_source = self.response, self.running, self.power_source
@@ -84,6 +85,8 @@ class StatusView:
             "powerSource": power_source.to_json() if power_source is not None else None,
             "fakePlatform": self.fake_platform,
             "runtimePlatform": self.runtime_platform,
+            "verdict": self.verdict,
+            "lastStartFailure": self.last_start_failure,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
             **({"watchRefused": self.watch_refused} if self.watch_refused else {}),
             "activeSessionCount": response.get("ActiveSessionCount", 0),
@@ -133,6 +136,7 @@ class StatusView:
         tail = [f"Runtime platform: {platform['name']}" + (f" ({platform['use']})" if platform["use"] else "")
                 ] if platform else []
         tail += [self.fake_platform["text"]] if self.fake_platform else []
+        tail += _failure_lines(self.verdict, self.last_start_failure)
         tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
         paused = paused_line(response.get("Paused"))
@@ -168,6 +172,44 @@ class StatusView:
         lines += response_block({**response, "PendingSuspend": None}, with_message=False)
         lines += tail
         return [escape_control(line) for line in lines]
+
+
+def _nothing_protected(context: CliContext, response: dict[str, Any], running: bool
+                       ) -> tuple[str | None, dict[str, str] | None]:
+    """With no session: doctor's verdict when nothing can be protected here, and the last failed start
+    (the runtime's ``LastStartFailure``, or the file it left when it is gone); (None, None) otherwise."""
+    if response.get("ActiveSessionCount"):
+        return None, None
+    from .doctor import protection_verdict
+
+    try:
+        verdict = protection_verdict(context.platform)
+    except Exception:  # noqa: BLE001 - a platform that cannot load: the power source line says why
+        verdict = None
+    failure = response.get("LastStartFailure") if running else _last_start_failure_file(context)
+    if not isinstance(failure, dict) or not all(isinstance(failure.get(key), str) for key in ("At", "Reason")):
+        return verdict, None
+    return verdict, {"at": failure["At"], "session": str(failure.get("Session") or ""), "reason": failure["Reason"]}
+
+
+def _last_start_failure_file(context: CliContext) -> Any:
+    from ..fileio_open import read_json_object
+    from ..runtime.components.start_failures import LAST_START_FAILURE_FILE_NAME
+
+    try:
+        return read_json_object(context.paths.data_dir / LAST_START_FAILURE_FILE_NAME, limit=16384)
+    except Exception:  # noqa: BLE001 - unreadable: nothing to show
+        return None
+
+
+def _failure_lines(verdict: str | None, failure: dict[str, str] | None) -> list[str]:
+    from .output import local_time
+
+    lines = [f"Verdict: {verdict}"] if verdict else []
+    if failure is not None:
+        session = f" ({failure['session']})" if failure["session"] else ""
+        lines.append(f"Last failed start{session} at {local_time(failure['at'])}: {failure['reason']}")
+    return lines
 
 
 def _fake_state_problems(context: CliContext) -> list[str]:

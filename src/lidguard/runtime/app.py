@@ -37,6 +37,7 @@ from .components.pause import PauseComponent
 from .components.power_policy import PowerPolicyComponent
 from .components.protection import ProtectionComponent
 from .components.settings_guard import SettingsGuardComponent
+from .components.start_failures import StartFailureComponent
 from .components.status_stream import StatusStreamComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
@@ -115,6 +116,7 @@ class Runtime:
         self.settings_guard = SettingsGuardComponent(self)
         self.status_stream = StatusStreamComponent(self)
         self.dimming = DimmingComponent(self)
+        self.start_failures = StartFailureComponent(self)  # LastStartFailure; an early exit (issue 33.6)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.emergency,
                                              FollowUpComponent(self, webhook_transport),
