@@ -121,6 +121,12 @@ class StatusView:
         return isinstance(self.response.get("PendingSuspend"), dict)
 
     @property
+    def ticking(self) -> bool:
+        """A countdown is shown (a pending suspend, a pause with an end): ``status --watch`` redraws it."""
+        paused = self.response.get("Paused")
+        return self.suspend_pending or (isinstance(paused, dict) and isinstance(paused.get("UntilUtc"), str))
+
+    @property
     def watch_refused(self) -> str:
         """Why the runtime refused the ``watch`` stream (``ipc.watch``: polled meanwhile), else ""."""
         refused = self.response.get("WatchRefused") if self.running else None
@@ -132,16 +138,16 @@ class StatusView:
 
         response, report = self.response, self.report
         pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
-        platform = self.runtime_platform
-        tail = [f"Runtime platform: {platform['name']}" + (f" ({platform['use']})" if platform["use"] else "")
-                ] if platform else []
-        tail += [self.fake_platform["text"]] if self.fake_platform else []
+        tail = [self.fake_platform["text"]] if self.fake_platform else []
         tail += _failure_lines(self.verdict, self.last_start_failure)
         tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
         paused = paused_line(response.get("Paused"))
         if paused is not None:
             tail.append(paused)
+        platform = self.runtime_platform
+        if platform:
+            tail.append(f"Runtime platform: {platform['name']}" + (f" ({platform['use']})" if platform["use"] else ""))
         tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
         lid_note = _lid_held_back(response)
         if lid_note is not None:
