@@ -177,7 +177,8 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
                         "settingsError": report.error, "problems": []})
             return 0
         settings, problems = _load(context)
-        print_json({"settingsFile": str(context.paths.settings_file), "settings": settings.to_file_json(),
+        # camelCase like status --json (issue 33.14); the settings file itself keeps PascalCase
+        print_json({"settingsFile": str(context.paths.settings_file), "settings": settings.to_camel_json(),
                     "settingsError": None, "problems": problems})
         return 0
     if not given and not reset:
