@@ -26,6 +26,7 @@ The fake platform protects nothing, so it is never silent: ``fake_platform_reaso
 chose it and status, doctor and every hook log line say so.
 | ``LIDGUARD_WATCHDOG`` | ``off`` keeps the runtime from launching its watchdog process (unset means on) |
 | ``LIDGUARD_HEARTBEAT_SECONDS`` | in test mode only: the heartbeat period (default 30 s) |
+| ``LIDGUARD_FAILED_START_EXIT_SECONDS`` | in test mode only: how soon a runtime whose every start failed exits (30 s) |
 | ``LIDGUARD_WATCHDOG_STALE_SECONDS`` | in test mode only: the heartbeat age at which the watchdog acts (120 s) |
 | ``LIDGUARD_NOTIFY_HEADER_TIMEOUT_SECONDS`` | in test mode only: lidguard-notify's time for request headers (10 s) |
 | ``LIDGUARD_NOTIFY_BODY_TIMEOUT_SECONDS`` | in test mode only: lidguard-notify's time for a request body (30 s) |
@@ -44,6 +45,7 @@ __all__ = [
     "SwitchError",
     "allow_systemctl_in_tests",
     "fake_actions_file",
+    "failed_start_exit_seconds",
     "fake_platform_line",
     "fake_platform_reason",
     "heartbeat_seconds",
@@ -188,6 +190,7 @@ def fake_platform_line(reason: str | None) -> str:
 
 
 HEARTBEAT_SECONDS = 30.0
+FAILED_START_EXIT_SECONDS = 30.0  # a runtime none of whose starts succeeded exits this soon (issue 33.6)
 WATCHDOG_STALE_SECONDS = 120.0
 NOTIFY_HEADER_TIMEOUT_SECONDS = 10.0
 NOTIFY_BODY_TIMEOUT_SECONDS = 30.0
@@ -219,6 +222,10 @@ def heartbeat_seconds(environ: Mapping[str, str] | None = None) -> float:
 
 def watchdog_stale_seconds(environ: Mapping[str, str] | None = None) -> float:
     return _test_seconds("LIDGUARD_WATCHDOG_STALE_SECONDS", WATCHDOG_STALE_SECONDS, environ)
+
+
+def failed_start_exit_seconds(environ: Mapping[str, str] | None = None) -> float:
+    return _test_seconds("LIDGUARD_FAILED_START_EXIT_SECONDS", FAILED_START_EXIT_SECONDS, environ)
 
 
 def notify_header_timeout_seconds(environ: Mapping[str, str] | None = None) -> float:

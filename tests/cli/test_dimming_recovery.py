@@ -63,7 +63,7 @@ def test_the_settings_command_sets_shows_and_bounds_dimming(lidguard):
                           "15", check=True)
     assert "  Dim display when idle: off -> after 7 minutes, to 15 %" in result.stdout
     shown = json.loads(lidguard.run("settings", "--json", check=True).stdout)["settings"]
-    assert (shown["DimDisplayWhenIdleMinutes"], shown["DimDisplayBrightnessPercent"]) == (7, 15)
+    assert (shown["dimDisplayWhenIdleMinutes"], shown["dimDisplayBrightnessPercent"]) == (7, 15)
     failed = lidguard.run("settings", "--dim-display-brightness-percent", "0")
     assert failed.returncode == 1 and failed.stderr.strip().splitlines() == [
         "lidguard: The dim-display-brightness-percent option must be an integer from 1 to 100."]

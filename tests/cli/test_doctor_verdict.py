@@ -22,7 +22,7 @@ def test_doctor_exits_1_with_the_reason_when_nothing_can_be_protected(lidguard):
     result = lidguard.run("doctor")
     assert result.returncode == 1
     last = result.stdout.splitlines()[-1]
-    assert last.startswith("Verdict: cannot protect anything on this machine: keeping it awake is not possible (")
+    assert last.startswith("Verdict: cannot protect anything on this machine: keeping it awake is not possible: ")
     report = json.loads(lidguard.run("doctor", "--json").stdout)
     assert report["verdict"]["canProtect"] is False and report["verdict"]["text"] == last[len("Verdict: "):]
 

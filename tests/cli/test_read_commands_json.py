@@ -36,7 +36,7 @@ def test_mcp_status_json(lidguard):
 
 def test_settings_json_and_changes_only(lidguard):
     report = lidguard.json("settings")
-    assert report["settings"]["PostStopSuspendDelaySeconds"] == 10 and report["problems"] == []
+    assert report["settings"]["postStopSuspendDelaySeconds"] == 10 and report["problems"] == []
     refused = lidguard.run("settings", "--json", "--suspend-mode", "hibernate")
     assert refused.returncode == 1
     assert refused.stderr == "lidguard: The --json option shows the settings; it cannot be combined with changes.\n"
@@ -46,4 +46,19 @@ def test_settings_json_and_changes_only(lidguard):
     same = lidguard.run("settings", "--post-stop-suspend-delay-seconds", "5", check=True).stdout
     assert "No setting changed" in same and "Suspend mode" not in same
     assert json.loads(lidguard.run("settings", "--json", check=True).stdout)["settings"][
-        "PostStopSuspendDelaySeconds"] == 5
+        "postStopSuspendDelaySeconds"] == 5
+    stored = json.loads((lidguard.data_dir / "settings.json").read_text())  # the file keeps PascalCase
+    assert stored["PostStopSuspendDelaySeconds"] == 5 and "postStopSuspendDelaySeconds" not in stored
+    assert camel_keys(report) == []  # settings --json speaks camelCase like status --json (issue 33.14)
+
+
+def camel_keys(value, path=""):
+    """Every object key (recursively) that is not camelCase, with where it is."""
+    import re
+
+    if isinstance(value, dict):
+        bad = [f"{path}.{key}" for key in value if not re.fullmatch(r"[a-z][A-Za-z0-9]*", str(key))]
+        return bad + [item for key, sub in value.items() for item in camel_keys(sub, f"{path}.{key}")]
+    if isinstance(value, list):
+        return [item for index, sub in enumerate(value) for item in camel_keys(sub, f"{path}[{index}]")]
+    return []

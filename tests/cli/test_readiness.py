@@ -22,6 +22,7 @@ CASES = [
     ("unavailable", {"RuntimeUnavailable": True}, None, "not-running", "lidguard is not running"),
     ("not answering", {"RuntimeNotAnswering": 4242}, None, "not-answering", "not answering"),
     ("failed reply", {"Succeeded": False, "Message": "x"}, None, "not-answering", "not answering"),
+    ("platform mismatch", working(PlatformMismatch=True), None, "platform-mismatch", "another platform"),
     ("paused", working(Paused={"UntilUtc": None}), None, "paused", "`lidguard resume`"),
     ("fake platform", working(FakePlatform="LIDGUARD_PLATFORM=fake"), None, "fake-platform", "protects nothing"),
     ("no session", working(ActiveSessionCount=0), None, "no-session", "no agent session"),

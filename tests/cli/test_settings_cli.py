@@ -177,7 +177,7 @@ def test_remove_webhook_commands(lidguard):
 
 
 def test_interactive_mode_keeps_on_enter_validates_and_reports_eof(lidguard):
-    answers = "\n".join(["false", "", "", "", "maybe", "99999", "25"]) + "\n" + "\n" * 20
+    answers = "\n".join(["false", "", "", "", "maybe", "99999", "25"]) + "\n" + "\n" * 40
     result = lidguard.run("settings", input_text=answers, check=True)
     assert "Prevent system sleep (stored: true, default: true, press Enter to keep stored): " in result.stdout
     assert "Session timeout minutes (stored: 12" in result.stdout
@@ -275,7 +275,7 @@ def test_interactive_settings_show_stored_problems_first(lidguard):
     path = lidguard.data_dir / "settings.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"SessionTimeoutMinutes": 0}))
-    result = lidguard.run("settings", input_text="\n" * 20, check=True)
+    result = lidguard.run("settings", input_text="\n" * 40, check=True)
     assert result.stdout.index("SessionTimeoutMinutes: stored value 0 is out of range (1-10080); using 1.") < \
         result.stdout.index("Prevent system sleep (stored:")
     assert "Session timeout minutes (stored: 1," in result.stdout
@@ -311,3 +311,30 @@ def test_changing_the_stop_delays_refreshes_the_installed_stop_hooks_only(lidgua
     assert claude["hooks"]["Stop"][0]["hooks"][0]["timeout"] == 40 + 60 + 300 + 20
     unchanged = lidguard.run("settings", "--suspend-mode", "hibernate", check=True)
     assert "Stop hooks refreshed" not in unchanged.stdout
+
+
+def test_interactive_settings_ask_every_setting_list_choices_and_say_what_changed(lidguard):
+    # Issue 33.15: every setting (not 16 of them), the choices of enum prompts, "Changed: ..." at the end.
+    from lidguard.cli.settings_commands import _ASKED
+    from lidguard.platform.host import away_mode_supported
+    from lidguard.settings import SETTING_OPTIONS
+
+    asked = [name for _label, name in _ASKED if name != "prevent-away-mode-sleep" or away_mode_supported()]
+    answers = ["hibernate" if name == "suspend-mode" else "aconly" if name == "power-policy" else ""
+               for name in asked]
+    result = lidguard.run("settings", input_text="\n".join(answers) + "\n", check=True)
+    prompts = result.stdout.count("press Enter to keep stored): ")
+    assert prompts == len(SETTING_OPTIONS) - (0 if away_mode_supported() else 1) == len(asked)
+    for text in ("Suspend mode (stored: Sleep, default: Sleep, choices: sleep, hibernate, press Enter",
+                 "Power policy (stored: AcOrBattery, default: AcOrBattery, choices: acorbattery, aconly, press",
+                 "Closed lid permission request decision (stored: Deny, default: Deny, choices: deny, allow, ask,",
+                 "Dim display brightness percent (stored: ", "Log full text (stored: false",
+                 "Post-stop suspend sound (stored: off, default: off, choices: off, "):
+        assert text in result.stdout, text
+    tail = result.stdout.rsplit("press Enter to keep stored): ", 1)[1].splitlines()
+    assert "Changed:" in tail and "  Suspend mode: Sleep -> Hibernate" in tail, tail
+    assert not any(line.startswith("  Session timeout minutes: ") for line in tail), "no whole dump"
+    assert json.loads((lidguard.data_dir / "settings.json").read_text())["PowerPolicy"] == "AcOnly"
+    same = lidguard.run("settings", input_text="\n" * len(asked), check=True).stdout
+    assert same.rsplit("press Enter to keep stored): ", 1)[1].splitlines()[0:2] == [
+        f"Settings file: {lidguard.data_dir / 'settings.json'}", "Nothing changed."], same[-600:]

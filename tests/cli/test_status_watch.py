@@ -233,3 +233,26 @@ def test_with_every_watcher_slot_taken_status_watch_says_why_and_polls(lidguard)
                 process.kill()
         for sock in slots:
             sock.close()
+
+
+def test_the_pause_countdown_ticks_and_every_time_is_local_hh_mm(lidguard):
+    # Issue 33.14: times local (HH:MM, the date only when not today), no UTC ISO beside them; the pause ticks.
+    lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
+    lidguard.run("pause", "--for", "90s", check=True)
+    iso = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+    plain = lidguard.run("status", check=True).stdout
+    assert re.search(r"^Paused until \d\d:\d\d \(in \d+ s; or `lidguard resume`\)", plain, re.M), plain
+    assert re.search(r"started=\d\d:\d\d lastActivity=\d\d:\d\d .*leaseEnds=(\d{4}-\d\d-\d\d )?\d\d:\d\d", plain), plain
+    assert not iso.search(plain), plain
+    view = Terminal(lidguard)
+    try:
+        countdown = re.compile(r"Paused until \d\d:\d\d \(in (\d+) s;")
+        first = view.wait_for(lambda s: countdown.search(s) is not None)
+        seconds = int(countdown.search(first).group(1))  # type: ignore[union-attr]
+        later = view.wait_for(lambda s: (m := countdown.search(s)) is not None and int(m.group(1)) <= seconds - 2)
+        assert not iso.search(later), later
+        view.process.send_signal(signal.SIGTERM)
+        assert view.finish() == 0
+    finally:
+        if view.process.poll() is None:
+            view.process.kill()

@@ -45,6 +45,8 @@ FAULT_FILES: list[FaultFile] = [
     FaultFile("runtime heartbeat", "runtime.heartbeat"),
     FaultFile("brightness backup", "pending-brightness-backup.json",
               nan=b'{"Device": "backlight/fake", "Brightness": NaN, "MaxBrightness": 1e400, "DimmedTo": 1}'),
+    FaultFile("last start failure", "last-start-failure.json",
+              nan=b'{"At": NaN, "Session": 1e400, "Reason": Infinity}\n'),
 ]
 
 FAULTS = ("missing", "empty", "corrupt", "NaN", "huge", "FIFO", "directory", "symlink", "unreadable", "ENOSPC")

@@ -213,7 +213,8 @@ def test_end_to_end_pre_suspend_after_the_delay_then_exactly_one_suspend(
     # What a Claude `Stop` hook sends (issue 7 builds the hook command itself): a provider-reported end
     # with the payload's last_assistant_message.
     reply = send_request(lidguard.socket, {
-        "Command": "stop", "Provider": "Claude", "SessionIdentifier": "e2e", "IsProviderSessionEnd": True,
+        "Command": "stop", "ClientPlatform": "linux", "Provider": "Claude", "SessionIdentifier": "e2e",
+        "IsProviderSessionEnd": True,
         "SessionEndReason": "Stop", "StopHookActive": False, "LastAssistantMessage": "Refactoring finished.",
         "InputPromptPreview": "refactor the parser"})
     assert reply["Succeeded"], reply

@@ -201,7 +201,7 @@ def test_the_settings_command_sets_shows_and_bounds_the_power_policy(lidguard):
     result = lidguard.run("settings", "--power-policy", "aconly", "--battery-floor-percent", "55", check=True)
     assert "  Power policy: AcOrBattery (battery floor 30 %) -> AcOnly (battery floor 55 %)" in result.stdout
     shown = json.loads(lidguard.run("settings", "--json", check=True).stdout)["settings"]
-    assert (shown["PowerPolicy"], shown["BatteryFloorPercent"]) == ("AcOnly", 55)
+    assert (shown["powerPolicy"], shown["batteryFloorPercent"]) == ("AcOnly", 55)
     for option, value, message in [
             ("--battery-floor-percent", "29", "The battery-floor-percent option must be an integer from 30 to 100."),
             ("--battery-floor-percent", "1e2", "The battery-floor-percent option must be an integer from 30 to 100."),

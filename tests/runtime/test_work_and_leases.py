@@ -11,7 +11,7 @@ import anyio
 from lidguard_runtime_harness import EPOCH, Harness, WebhookReceiver, closed_lid_machine, run_mock, with_runtime
 from lidguard_runtime_harness import with_settings as settings_with
 
-from lidguard.cli.output import format_local, session_line
+from lidguard.cli.output import local_time, session_line
 from lidguard.platform.fake import FakePlatform
 from lidguard.runtime.sessions import AgentProvider, SessionKey
 from lidguard.shared.session_json import parse_reply_utc
@@ -133,7 +133,7 @@ def test_provider_activity_renews_the_lease_and_only_silence_ends_it():
         last = h.clock.now()
         [session] = (await h.send("status"))["Sessions"]
         assert parse_reply_utc(session["LeaseRenewedAt"]) == last
-        assert f"leaseEnds={format_local((last + timedelta(hours=8)).isoformat())}" in session_line(session, 8)
+        assert f"leaseEnds={local_time((last + timedelta(hours=8)).isoformat())}" in session_line(session, 8)
         await anyio.sleep(8 * 3600 - 5)
         assert _session(h) is not None
         await anyio.sleep(10)

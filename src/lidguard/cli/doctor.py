@@ -18,7 +18,8 @@ from ..settings import load_settings_report
 from .context import CliContext
 from .file_health import file_problems
 
-__all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "format_doctor_report"]
+__all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "format_doctor_report",
+           "protection_verdict"]
 
 # Capabilities only an option uses (DimDisplayWhenIdleMinutes, off by default): shown, never "missing".
 _OPTIONAL = ("brightness",)
@@ -106,12 +107,23 @@ def _verdict(capabilities: list[dict[str, Any]], hooks: list[dict[str, Any]], se
         missing.append("agent hooks (run: lidguard setup)")
     if not can_protect:
         reason = protection["reason"] if protection else "the platform has no power capability"
-        text = f"cannot protect anything on this machine: keeping it awake is not possible ({reason})"
+        text = f"cannot protect anything on this machine: keeping it awake is not possible: {reason}"
     elif missing:
         text = "ready, but missing: " + "; ".join(missing)
     else:
         text = "ready"
     return {"ready": can_protect and not missing, "canProtect": can_protect, "missing": missing, "text": text}
+
+
+def protection_verdict(platform: Platform) -> str | None:
+    """doctor's verdict when nothing can be protected on this machine (``status`` shows it beside
+    ``Active sessions: 0``, issue 33.6), else None."""
+    try:
+        capabilities = capability_objects(platform.describe_capabilities())
+    except Exception:  # noqa: BLE001 - a platform that cannot describe itself: doctor says why
+        return None
+    verdict = _verdict(capabilities, [], {"error": None})
+    return None if verdict["canProtect"] else str(verdict["text"])
 
 
 def capability_text(item: dict[str, Any]) -> str:
@@ -157,6 +169,8 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "nativeModules": _native_modules(platform),
         "capabilities": capabilities,
         "runtimeRunning": bool(response.get("Succeeded")),
+        "runtimePlatform": _runtime_platform(response),
+        "platformMismatch": str(response.get("Message")) if response.get("PlatformMismatch") is True else None,
         "lidPolicyHeldBack": _lid_held_back(response),
         "powerSource": power_source,
         "powerSourceText": power_source_text,
@@ -188,6 +202,14 @@ def _fake_platform(platform: Platform) -> dict[str, str] | None:
     return {"reason": reason, "text": switches.fake_platform_line(reason)}
 
 
+def _runtime_platform(response: dict[str, Any]) -> str | None:
+    """The running runtime's platform and its use (``linux (real)``, ``fake (demo)``), from its reply."""
+    name, use = response.get("Platform"), response.get("PlatformUse")
+    if not isinstance(name, str):
+        return None
+    return f"{name} ({use})" if isinstance(use, str) and use else name
+
+
 def _lid_held_back(response: dict[str, Any]) -> str | None:
     """Why the running runtime leaves the lid-close action alone while it keeps awake (a permission)."""
     note = response.get("LidPolicyHeldBack") if response.get("Succeeded") else None
@@ -207,11 +229,20 @@ def _settings_lines(settings: dict[str, Any]) -> list[str]:
             *(f"  {problem}" for problem in problems)]
 
 
+def _runtime_line(report: dict[str, Any]) -> str:
+    if report.get("platformMismatch"):
+        return f"Runtime: {report['platformMismatch']}"
+    if not report["runtimeRunning"]:
+        return "Runtime: not running"
+    platform = report.get("runtimePlatform")
+    return f"Runtime: running on platform {platform}" if platform else "Runtime: running"
+
+
 def format_doctor_report(report: dict[str, Any]) -> list[str]:
     lines = [
         f"lidguard {report['version']} on {report['python']} ({report['executable']})",
         f"Host OS: {report['hostOs']}    Platform backend: {report['platform']}",
-        f"Runtime: {'running' if report['runtimeRunning'] else 'not running'}",
+        _runtime_line(report),
     ]
     if report.get("fakePlatform"):
         lines.append(report["fakePlatform"]["text"])

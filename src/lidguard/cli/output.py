@@ -17,7 +17,9 @@ __all__ = [
     "CliError",
     "block_json",
     "escape_control",
+    "countdown",
     "format_local",
+    "local_time",
     "omitted_line",
     "pending_suspend_json",
     "pending_suspend_line",
@@ -51,6 +53,32 @@ def format_local(value: str | None) -> str:
     return moment.astimezone().isoformat(timespec="seconds")
 
 
+def local_time(value: str | None, now: datetime | None = None) -> str:
+    """A reply's UTC time as the user reads it: local ``HH:MM``, with the date when it is not today."""
+    from datetime import datetime
+
+    moment = parse_reply_utc(value)
+    if moment is None:
+        return value or ""
+    local = moment.astimezone()
+    today = (now.astimezone() if now is not None else datetime.now().astimezone()).date()
+    return local.strftime("%H:%M") if local.date() == today else local.strftime("%Y-%m-%d %H:%M")
+
+
+def countdown(value: str | None, now: datetime | None = None) -> str:
+    """``in 42 s`` / ``in 9 min`` until a reply's UTC time (``now`` soon; "" when it is not a time)."""
+    from datetime import datetime, timezone
+
+    moment = parse_reply_utc(value)
+    if moment is None:
+        return ""
+    seconds = max(0, round((moment - (now or datetime.now(timezone.utc))).total_seconds()))
+    if seconds < 120:
+        return f"in {seconds} s"
+    minutes = round(seconds / 60)
+    return f"in {minutes} min" if minutes < 120 else f"in {minutes // 60} h {minutes % 60} min"
+
+
 def _lease_end(session: dict[str, Any], lease_hours: Any) -> str | None:
     """When the session's lease runs out (its last renewal, else its start, + ``SessionLeaseHours``), in UTC
     ISO form."""
@@ -69,13 +97,13 @@ def session_line(session: dict[str, Any], lease_hours: Any = None) -> str:
         if session.get("SoftLockReason"):
             soft_lock += f":{session['SoftLockReason']}"
         if session.get("SoftLockedAt"):
-            soft_lock += f"@{format_local(session['SoftLockedAt'])}"
+            soft_lock += f"@{local_time(session['SoftLockedAt'])}"
     process = session.get("WatchedProcessIdentifier") or "none"
     display = provider_display(str(session.get("Provider", "")), session.get("ProviderName"))
     return (f"- {session_label(display, str(session.get('SessionIdentifier', '')))} process={process} "
             f"softLock={soft_lock} cwd=\"{session.get('WorkingDirectory', '')}\" "
-            f"started={format_local(session.get('StartedAt'))} "
-            f"lastActivity={format_local(session.get('LastActivityAt'))}"
+            f"started={local_time(session.get('StartedAt'))} "
+            f"lastActivity={local_time(session.get('LastActivityAt'))}"
             + _work_text(session, lease_hours))
 
 
@@ -89,7 +117,7 @@ def _work_text(session: dict[str, Any], lease_hours: Any) -> str:
         text += f" runningTools={tools}"
     lease_end = _lease_end(session, lease_hours)
     if lease_end is not None:
-        text += f" leaseEnds={format_local(lease_end)}"
+        text += f" leaseEnds={local_time(lease_end)}"
     return text
 
 

@@ -10,10 +10,13 @@ and restores every pending backup itself (``shared.recovery``).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import CliContext
-from .output import CliError, escape_control, format_local
+from .output import CliError, countdown, escape_control, local_time
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = ["add_pause_commands", "paused_line", "parse_duration"]
 
@@ -28,13 +31,14 @@ def parse_duration(text: str) -> int:
         raise CliError(f"The for option {DURATION_MESSAGE}.") from error
 
 
-def paused_line(paused: Any) -> str | None:
-    """One status line for the reply's ``Paused`` (None: not paused)."""
+def paused_line(paused: Any, now: datetime | None = None) -> str | None:
+    """One status line for the reply's ``Paused`` (None: not paused); the time local, with a countdown."""
     if not isinstance(paused, dict):
         return None
     until = paused.get("UntilUtc")
     if isinstance(until, str) and until:
-        return f"Paused until {format_local(until)} (or `lidguard resume`): no protection, lid policy or suspend."
+        return (f"Paused until {local_time(until, now)} ({countdown(until, now)}; or `lidguard resume`): "
+                "no protection, lid policy or suspend.")
     return "Paused until `lidguard resume`: no protection, lid policy or suspend."
 
 

@@ -80,6 +80,7 @@ class StatusView:
         from ..shared.readiness import readiness
 
         self.readiness = readiness(self.response if self.running else None, self.power_source)
+        self.verdict, self.last_start_failure = _nothing_protected(context, self.response, self.running)
 
     def json(self) -> dict[str, Any]:
         response, running, power_source = self.response, self.running, self.power_source
@@ -88,6 +89,9 @@ class StatusView:
             "readiness": self.readiness.to_json(),  # "Safe to close the lid?" (issue 38.3)
             "powerSource": power_source.to_json() if power_source is not None else None,
             "fakePlatform": self.fake_platform,
+            "runtimePlatform": self.runtime_platform,
+            "verdict": self.verdict,
+            "lastStartFailure": self.last_start_failure,
             "message": "LidGuard runtime is running." if running else "LidGuard runtime is not running.",
             **({"watchRefused": self.watch_refused} if self.watch_refused else {}),
             "activeSessionCount": response.get("ActiveSessionCount", 0),
@@ -113,8 +117,22 @@ class StatusView:
         }
 
     @property
+    def runtime_platform(self) -> dict[str, str] | None:
+        """``{"name", "use"}`` of the running runtime's platform (its reply: ``Platform``, ``PlatformUse``)."""
+        name, use = self.response.get("Platform"), self.response.get("PlatformUse")
+        if not self.running or not isinstance(name, str):
+            return None
+        return {"name": escape_control(name[:32]), "use": escape_control(use[:16]) if isinstance(use, str) else ""}
+
+    @property
     def suspend_pending(self) -> bool:
         return isinstance(self.response.get("PendingSuspend"), dict)
+
+    @property
+    def ticking(self) -> bool:
+        """A countdown is shown (a pending suspend, a pause with an end): ``status --watch`` redraws it."""
+        paused = self.response.get("Paused")
+        return self.suspend_pending or (isinstance(paused, dict) and isinstance(paused.get("UntilUtc"), str))
 
     @property
     def watch_refused(self) -> str:
@@ -129,6 +147,7 @@ class StatusView:
         response, report = self.response, self.report
         pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
         tail = [self.fake_platform["text"]] if self.fake_platform else []
+        tail += _failure_lines(self.verdict, self.last_start_failure)
         tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
         tail += suspend_blocked_lines(response.get("SuspendBlocked"))
@@ -138,6 +157,9 @@ class StatusView:
         paused = paused_line(response.get("Paused"))
         if paused is not None:
             tail.append(paused)
+        platform = self.runtime_platform
+        if platform:
+            tail.append(f"Runtime platform: {platform['name']}" + (f" ({platform['use']})" if platform["use"] else ""))
         tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
         lid_note = _lid_held_back(response)
         if lid_note is not None:
@@ -177,6 +199,44 @@ class StatusView:
         lines += response_block({**response, "PendingSuspend": None}, with_message=False)
         lines += tail
         return [escape_control(line) for line in lines]
+
+
+def _nothing_protected(context: CliContext, response: dict[str, Any], running: bool
+                       ) -> tuple[str | None, dict[str, str] | None]:
+    """With no session: doctor's verdict when nothing can be protected here, and the last failed start
+    (the runtime's ``LastStartFailure``, or the file it left when it is gone); (None, None) otherwise."""
+    if response.get("ActiveSessionCount"):
+        return None, None
+    from .doctor import protection_verdict
+
+    try:
+        verdict = protection_verdict(context.platform)
+    except Exception:  # noqa: BLE001 - a platform that cannot load: the power source line says why
+        verdict = None
+    failure = response.get("LastStartFailure") if running else _last_start_failure_file(context)
+    if not isinstance(failure, dict) or not all(isinstance(failure.get(key), str) for key in ("At", "Reason")):
+        return verdict, None
+    return verdict, {"at": failure["At"], "session": str(failure.get("Session") or ""), "reason": failure["Reason"]}
+
+
+def _last_start_failure_file(context: CliContext) -> Any:
+    from ..fileio_open import read_json_object
+    from ..runtime.components.start_failures import LAST_START_FAILURE_FILE_NAME
+
+    try:
+        return read_json_object(context.paths.data_dir / LAST_START_FAILURE_FILE_NAME, limit=16384)
+    except Exception:  # noqa: BLE001 - unreadable: nothing to show
+        return None
+
+
+def _failure_lines(verdict: str | None, failure: dict[str, str] | None) -> list[str]:
+    from .output import local_time
+
+    lines = [f"Verdict: {verdict}"] if verdict else []
+    if failure is not None:
+        session = f" ({failure['session']})" if failure["session"] else ""
+        lines.append(f"Last failed start{session} at {local_time(failure['at'])}: {failure['reason']}")
+    return lines
 
 
 def _fake_state_problems(context: CliContext) -> list[str]:

@@ -45,6 +45,21 @@ _INTERACTIVE = (
     ("Closed lid permission request decision", "closed-lid-permission-request-decision"),
 )
 _OPTIONS_BY_NAME = {option.name: option for option in SETTING_OPTIONS}
+# Interactive ``settings`` asks every setting (issue 33.15): the ones above first, in that order (the
+# original tool's), then every other option in the order ``settings --help`` lists them.
+_ASKED = _INTERACTIVE + tuple((option.name.replace("-", " ").capitalize(), option.name) for option in SETTING_OPTIONS
+                              if option.name not in {name for _label, name in _INTERACTIVE})
+
+
+def _choices_text(option: Any) -> str:
+    """``choices: sleep, hibernate, `` for an option with a fixed set of answers (its metavar), else ""."""
+    from ..settings.model import SYSTEM_SOUND_NAMES
+
+    if option.metavar == "off|NAME|WAV":
+        return f"choices: off, {', '.join(SYSTEM_SOUND_NAMES)} or a .wav file path, "
+    if "|" not in option.metavar or option.metavar == "true|false" or option.json_path[-1] in NUMBER_RANGES:
+        return ""
+    return f"choices: {option.metavar.replace('|', ', ')}, "
 
 
 def _load(context: CliContext) -> tuple[Settings, list[str]]:
@@ -136,13 +151,14 @@ def _interactive(context: CliContext, settings: Settings, problems: list[str]) -
         print("\n".join(problem_lines(problems, saved=False)))
     defaults = headless_defaults()
     changes: dict[tuple[str, ...], Any] = {}
-    for label, option_name in _INTERACTIVE:
+    for label, option_name in _ASKED:
         if option_name == "prevent-away-mode-sleep" and not away_mode_supported():
             continue
         option = _OPTIONS_BY_NAME[option_name]
         stored = _stored_value(settings, option.json_path)
         default = _stored_value(defaults, option.json_path)
         extra = f"{range_text(option.json_path[-1])}, " if option.json_path[-1] in NUMBER_RANGES else ""
+        extra += _choices_text(option)
         while True:
             sys.stdout.write(f"{label} (stored: {_display_value(stored)}, default: {_display_value(default)}, "
                              f"{extra}press Enter to keep stored): ")
@@ -177,7 +193,8 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
                         "settingsError": report.error, "problems": []})
             return 0
         settings, problems = _load(context)
-        print_json({"settingsFile": str(context.paths.settings_file), "settings": settings.to_file_json(),
+        # camelCase like status --json (issue 33.14); the settings file itself keeps PascalCase
+        print_json({"settingsFile": str(context.paths.settings_file), "settings": settings.to_camel_json(),
                     "settingsError": None, "problems": problems})
         return 0
     if not given and not reset:
@@ -193,13 +210,15 @@ def _settings(context: CliContext, args: argparse.Namespace) -> int:
 def _save_interactive(context: CliContext, answers: dict[tuple[str, ...], Any]) -> int:
     settings, problems = _load(context)
     hints = [
-        "To change the power request reason run: lidguard settings --power-request-reason \"<text>\"",
-        "To set the pre-suspend webhook run: lidguard settings --pre-suspend-webhook-url <url>",
         "To remove the pre-suspend webhook run: lidguard remove-pre-suspend-webhook",
-        "To set the post-session-end webhook run: lidguard settings --post-session-end-webhook-url <url>",
         "To remove the post-session-end webhook run: lidguard remove-post-session-end-webhook",
+        "To remove the ask-before-sleep webhook run: lidguard remove-closed-lid-stop-follow-up-webhook",
     ]
-    return _save_and_sync(context, apply_changes(settings, answers), hints, problems)
+    updated = apply_changes(settings, answers)
+    if not problems and updated.to_file_json() == settings.to_file_json():  # as stored: say so, write nothing
+        print("\n".join([f"Settings file: {context.paths.settings_file}", "Nothing changed.", *hints]))
+        return 0
+    return _save_and_sync(context, updated, hints, problems, before=settings)
 
 
 def _settings_from_options(context: CliContext, args: argparse.Namespace) -> int:

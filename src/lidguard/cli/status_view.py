@@ -8,7 +8,7 @@ import shutil
 from typing import Any
 
 from ..providers import provider_display, session_label
-from .output import escape_control, format_local, omitted_line
+from .output import escape_control, local_time, omitted_line
 
 __all__ = ["colour_wanted", "terminal_status_lines"]
 
@@ -30,8 +30,7 @@ class _Painter:
 
 
 def _time(value: Any) -> str:
-    text = format_local(value if isinstance(value, str) else None)
-    return text[11:19] if len(text) >= 19 else text or "-"
+    return local_time(value if isinstance(value, str) else None) or "-"
 
 
 def _table(rows: list[list[str]], width: int, paint_state: Any) -> list[str]:

@@ -1,8 +1,8 @@
 """``lidguard status --watch``: the status view again on every change the runtime streams.
 
 The runtime pushes each change (``ipc/watch.py``: no busy poll). On a terminal the screen is cleared
-and redrawn, the cursor hidden meanwhile, and while a suspend is pending the view is redrawn every
-second so its countdown ticks between updates; piped, each update is one more block (``--json``:
+and redrawn, the cursor hidden meanwhile, and while a suspend is pending or a pause has an end the view is
+redrawn every second so its countdown ticks between updates; piped, each update is one more block (``--json``:
 one JSON object per line). When the runtime is not running the view says so and waits for it
 (``watch_status`` retries every ``RECONNECT_SECONDS`` and never starts it). Ctrl-C or SIGTERM ends
 it with exit code 0 and the cursor shown again.
@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..ipc.watch import watch_status
+from .output import CliError
 from .session_commands import StatusView
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def run_status_watch(context: CliContext, *, json_mode: bool) -> int:
         follower.start()
         view: StatusView | None = None
         while not stop.is_set():
-            ticking = screen.terminal and view is not None and view.suspend_pending
+            ticking = screen.terminal and view is not None and view.ticking
             try:
                 item = updates.get(timeout=min(TICK_SECONDS, STOP_CHECK_SECONDS) if not ticking else TICK_SECONDS)
             except queue.Empty:
@@ -120,6 +121,8 @@ def run_status_watch(context: CliContext, *, json_mode: bool) -> int:
                 break
             if isinstance(item, Exception):
                 raise item
+            if isinstance(item, dict) and item.get("PlatformMismatch") is True:  # a demo never watches real use
+                raise CliError(str(item.get("Message")))
             view = StatusView(context, item)
             screen.draw(view)
     except KeyboardInterrupt:

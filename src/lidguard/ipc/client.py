@@ -390,14 +390,19 @@ def send_request(socket_path: str | Path, request: dict[str, Any], *, auto_start
     the reply) whatever the runtime does; only a launch is waited for on its own bound, after which the
     new runtime gets the budget again. A runtime that holds its lock but does not answer in time gives
     ``RuntimeNotAnswering: true`` (and ``RuntimeProcessIdentifier`` from its lock), never "not running".
+
+    A runtime on the other kind of platform (the fake one against a real one) gives ``PlatformMismatch:
+    true`` and a refusal naming both (``platform_match.py``).
     """
+    from .platform_match import refusal, with_client_platform
+
+    request = with_client_platform(request)  # a demo never talks to real use (platform_match.py)
     lock = lock_file if lock_file is not None else _LockFileOf(socket_path)
     deadline = time.monotonic() + STOPPING_RETRY_SECONDS
     limit = _Budget(budget)
     while True:
         reply, runtime_was_exiting = _attempt(socket_path, lock, request, auto_start, reply_timeout, limit)
-        if limit.until is not None and time.monotonic() >= limit.until:
-            return reply
-        if not (auto_start and runtime_was_exiting) or time.monotonic() >= deadline:
-            return reply
+        if (limit.until is not None and time.monotonic() >= limit.until) \
+                or not (auto_start and runtime_was_exiting) or time.monotonic() >= deadline:
+            return refusal(reply, request["ClientPlatform"]) or reply
         time.sleep(CONNECT_RETRY_SECONDS)

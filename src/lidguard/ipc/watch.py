@@ -26,6 +26,8 @@ from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .client import _connect, _connect_or_launch, send_request
+from .platform_match import client_platform
+from .platform_match import refusal as platform_refusal
 from .protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, encode_message
 from .transport import ClientConnection, UntrustedPeer
 
@@ -44,6 +46,14 @@ REFUSED_RETRY_SECONDS = 30.0  # a refused watcher polls, and asks for the stream
 
 class _Unsupported(Exception):
     """The runtime answered ``watch`` with "cannot stream" (named pipe, older runtime)."""
+
+
+class _Mismatch(Exception):
+    """The runtime is on the other kind of platform (fake against real): its refusal, as a reply."""
+
+    def __init__(self, reply: dict[str, Any]) -> None:
+        super().__init__(str(reply.get("Message")))
+        self.reply = reply
 
 
 class _Refused(Exception):
@@ -87,6 +97,11 @@ def _follow(paths: LidGuardPaths, stop: threading.Event, start_runtime: bool,
             connection.close()
             yield from _poll(paths, stop, poll_seconds)
             return
+        except _Mismatch as mismatch:  # shown as a failed reply (status --watch, the tray), asked again later
+            connection.close()
+            yield mismatch.reply
+            if stop.wait(max(0.05, poll_seconds)):
+                return
         except _Refused as refusal:
             connection.close()
             until = time.monotonic() + REFUSED_RETRY_SECONDS
@@ -100,7 +115,8 @@ def _follow(paths: LidGuardPaths, stop: threading.Event, start_runtime: bool,
 
 def _stream(connection: ClientConnection, stop: threading.Event) -> Iterator[dict[str, Any]]:
     connection.verify_server()  # before anything is sent or believed
-    connection.send_all(encode_message({"Command": "watch"}), REQUEST_TIMEOUT_SECONDS)
+    client = client_platform()
+    connection.send_all(encode_message({"Command": "watch", "ClientPlatform": client}), REQUEST_TIMEOUT_SECONDS)
     buffer = bytearray()
     deadline = time.monotonic() + KEEPALIVE_TIMEOUT_SECONDS
     while not stop.is_set():
@@ -119,6 +135,9 @@ def _stream(connection: ClientConnection, stop: threading.Event) -> Iterator[dic
         del buffer[:newline + 1]
         deadline = time.monotonic() + KEEPALIVE_TIMEOUT_SECONDS
         message = decode_message(line)
+        mismatch = platform_refusal(message, client)
+        if mismatch is not None:
+            raise _Mismatch(mismatch)
         if message.get("Watch") is not True or message.get("Succeeded") is not True:
             if message.get("WatchUnsupported") is True or str(message.get("Message", "")).startswith(
                     "Unsupported command"):
@@ -139,7 +158,7 @@ def _poll(paths: LidGuardPaths, stop: threading.Event, poll_seconds: float, refu
     while not stop.is_set():
         reply = send_request(paths.socket_file, {"Command": "status"}, reply_timeout=REQUEST_TIMEOUT_SECONDS,
                              lock_file=paths.lock_file)
-        if reply.get("Succeeded") is not True:
+        if reply.get("Succeeded") is not True and reply.get("PlatformMismatch") is not True:
             return False
         if refused:
             reply["WatchRefused"] = refused

@@ -135,6 +135,8 @@ class ToolContext:
             "sessions": _sessions(response),
             "sessionsOmitted": _omitted(response),  # counted by the runtime, not listed (its reply bounds)
             "lidPolicyHeldBack": _lid_held_back(response),
+            "runtimePlatform": response.get("Platform") if isinstance(response.get("Platform"), str) else None,
+            "platformMismatch": response.get("PlatformMismatch") is True,  # a demo never talks to real use
         }
 
     def snapshot(self, response: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -161,12 +163,16 @@ class ToolContext:
             "paused": _paused(response),
             "protectionHeldBack": _held_back(response),
             "lidPolicyHeldBack": view["lidPolicyHeldBack"],
+            "runtimePlatform": view["runtimePlatform"],
+            "platformMismatch": view["platformMismatch"],
         }
 
     # -- lidguard mcp-server ----------------------------------------------------------------------
     def get_settings_status(self) -> dict[str, Any]:
         snapshot = self.snapshot()
         running = "running" if snapshot["runtimeReachable"] else "not running"
+        if snapshot["platformMismatch"]:
+            running = f"refused ({snapshot['runtimeMessage']})"
         summary = (f"Settings file: {snapshot['settingsFilePath']}. LidGuard runtime is {running}; "
                    f"active sessions: {snapshot['activeSessionCount']}.")
         if snapshot["settingsFileError"]:

@@ -42,6 +42,9 @@ __all__ = ["MAX_REPLY_CHARS", "create_app"]
 EXTEND_CAP = timedelta(seconds=EXTEND_CAP_SECONDS)
 ACTIONS = ("reply", "extend", "cancel")
 LOG = logging.getLogger("lidguard.notify")
+# One line per webhook received: its event type and what became of it; never the secret in its URL or a
+# text of its body (``serve`` prints these on stderr: cli.py).
+WEBHOOK_LOG = logging.getLogger("lidguard.notify.webhooks")
 T = TypeVar("T")
 DASHBOARD_EVENTS = 8  # the dashboard's "Recent" cards (the events page lists 100)
 SECURITY_HEADERS = {
@@ -137,17 +140,25 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
 
     async def webhook(request: Request) -> Response:
         if not token_matches(request.path_params["secret"], config.webhook_secret):
+            WEBHOOK_LOG.info("webhook refused (404): not this server's webhook secret")
             return PlainTextResponse("Not found.", status_code=404)
         try:
             body = validate_webhook(await read_json(request))
         except BadRequest as error:
+            WEBHOOK_LOG.info("webhook refused (%d): the body could not be read", error.status)
             return api_error(error)
         except WebhookError as error:
+            WEBHOOK_LOG.info("webhook refused (400): %s",  # fixed texts naming at most a field, escaped
+                             str(error).encode("ascii", "backslashreplace").decode().replace("\n", "\\n")[:200])
             return JSONResponse({"error": str(error)}, status_code=400)
         event_id, follow_up = await db(store().insert_event, body)
         holder["dispatcher"].signal()
+        kind = f"{body['eventType']} ({body['reason']})" if body.get("reason") else str(body["eventType"])
         if follow_up is None:
+            WEBHOOK_LOG.info("webhook %s accepted as event %d", kind, event_id)
             return JSONResponse({"accepted": True, "eventId": event_id}, status_code=202)
+        WEBHOOK_LOG.info("webhook %s accepted as event %d; follow-up open until %s", kind, event_id,
+                         follow_up["ExpiresAtUtc"])
         poll_url = f"{config.public_base_url}/api/follow-ups/{follow_up['Id']}/{follow_up['PollToken']}"
         return JSONResponse({"pollUrl": poll_url, "expiresAtUtc": follow_up["ExpiresAtUtc"]}, status_code=202)
 

@@ -172,6 +172,7 @@ def _serve(args: argparse.Namespace) -> int:
     from lidguard.platform.descriptors import open_file_limit
 
     listener = _listen(args.host, port)
+    _log_webhooks()
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -189,6 +190,18 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         listener.close()
     return 0 if server.started else 1
+
+
+def _log_webhooks() -> None:
+    """``serve`` prints one line per webhook on stderr (app.py's ``lidguard.notify.webhooks`` logger)."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("lidguard-notify: %(asctime)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+    logger = logging.getLogger("lidguard.notify.webhooks")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 
+from ..ipc.platform_match import platform_fields, runtime_refusal
 from ..ipc.protocol import RUNTIME_STOPPING_MESSAGE, failure_response
 from ..platform.api import Platform
 from ..platform.paths import LidGuardPaths
@@ -37,6 +38,7 @@ from .components.pause import PauseComponent
 from .components.power_policy import PowerPolicyComponent
 from .components.protection import ProtectionComponent
 from .components.settings_guard import SettingsGuardComponent
+from .components.start_failures import StartFailureComponent
 from .components.status_stream import StatusStreamComponent
 from .components.suspend import SuspendComponent
 from .components.timers import TimerComponent
@@ -99,6 +101,7 @@ class Runtime:
         self.exception_log = ExceptionLog(paths.exception_log_file)
         # Real backends block and go to a worker thread; the fake answers instantly (tests may still offload).
         self.offload = platform.name != "fake" if offload_platform_calls is None else offload_platform_calls
+        self.platform_fields = platform_fields(platform.name)  # in every reply (issue 33.1)
         self.machine = MachineView(platform, self.call_platform,
                                    max_age_seconds=SNAPSHOT_MAX_AGE_SECONDS if self.offload else 0.0,
                                    on_error=self.exception_log.record, instant=not self.offload,
@@ -116,6 +119,7 @@ class Runtime:
         self.settings_guard = SettingsGuardComponent(self)
         self.status_stream = StatusStreamComponent(self)
         self.dimming = DimmingComponent(self)
+        self.start_failures = StartFailureComponent(self)  # LastStartFailure; an early exit (issue 33.6)
         # The timers come last: their cleanup asks every other component whether it is busy.
         self.components: list[Component] = [self.protection, self.webhooks, self.suspend, self.blocked,
                                              self.emergency,
@@ -321,6 +325,9 @@ class Runtime:
         if handler is None:
             return self.reply(False, f"Unsupported command: {_printable(raw)}")
         await self.machine.cached()
+        mismatch = runtime_refusal(self.platform_fields, message.get("ClientPlatform"))
+        if mismatch is not None:  # a demo never talks to real use: nothing applied
+            return self.reply(False, mismatch, {"PlatformMismatch": True})
         if self.stopping and command == "start":  # stops and status are still answered while it exits
             return self.reply(False, RUNTIME_STOPPING_MESSAGE, {"RuntimeStopping": True})
         if command == "start" and message.get("HasSettings") and not isinstance(message.get("Settings"), dict):
@@ -380,5 +387,6 @@ class Runtime:
                                      "Paused": self.pause.describe(), "DisplayDimmed": self.dimming.describe(),
                                      "SuspendBlocked": self.blocked.describe(),
                                      "ThermalMonitorRunning": self.emergency.monitoring,
+                                     **self.platform_fields,
                                      **(extra or {})},
                               list_sessions=_LIST_SESSIONS.get() if list_sessions is None else list_sessions)

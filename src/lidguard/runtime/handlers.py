@@ -74,8 +74,11 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
         async with runtime.gate:
             _roll_back_start(runtime, key, before, outcome.state.sessions.get(key))
             runtime.log("session-start-failed", "start", message, succeeded=False, key=key)
+            runtime.start_failures.failed(key, str(error))
         await runtime.protection.reconcile()
         return runtime.reply(False, message)
+    if outcome.succeeded:
+        runtime.start_failures.succeeded()
     return runtime.reply(outcome.succeeded, _with_lid_note(runtime, outcome.message))
 
 

@@ -51,6 +51,7 @@ _MAX_CHARS = {
     "TurnId": MAX_TURN_ID_CHARS,
     "ToolCallId": MAX_TOOL_CALL_ID_CHARS,
     "SettingsProblem": MAX_SETTINGS_PROBLEM_CHARS,
+    "ClientPlatform": 64,
 }
 
 TOOL_CALL_STATES = ("", "Running", "Finished")

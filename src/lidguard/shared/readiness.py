@@ -3,7 +3,7 @@ status`` (its first line), the tray tooltip and the notify dashboard.
 
 Pure: the runtime's status reply (None: no runtime answered) and, where the caller could read it, the
 power source. The first reason that makes closing the lid unsafe wins, in the order a user can act on:
-no runtime, a runtime that does not answer, a pause, the fake platform, no session, protection held back
+no runtime, a runtime that does not answer, a platform mismatch, a pause, the fake platform, no session, protection held back
 (battery below the floor, an unknown battery, emergency hibernation, a settings problem), lid-close sleep
 not blocked (ChangeLidAction off, or the change refused / held back), a foreign blocker. Stdlib only.
 """
@@ -77,6 +77,9 @@ def readiness(status: dict[str, Any] | None, power: Any = None) -> Readiness:
         return _not_yet("not-running", "lidguard is not running, so no agent is protected")
     if status.get("RuntimeNotAnswering") or status.get("Succeeded") is False:
         return _not_yet("not-answering", "the lidguard runtime is not answering")
+    if status.get("PlatformMismatch") is True:
+        return _not_yet("platform-mismatch", "the running runtime is another platform's (the demo and real use "
+                                             "never mix): `lidguard stop-runtime`, then start again")
     if isinstance(status.get("Paused"), dict):
         return _not_yet("paused", "lidguard is paused (`lidguard resume`)")
     if status.get("FakePlatform"):

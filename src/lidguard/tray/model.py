@@ -144,6 +144,8 @@ def _state_view(status: dict[str, Any] | None, *, now: datetime, settings_error:
         failed = status is not None and not status.get("RuntimeUnavailable")
         if settings_error is not None:
             tooltip = f"LidGuard: the settings file is unusable ({_short(settings_error, 120)})."
+        elif failed and status is not None and status.get("PlatformMismatch") is True:
+            tooltip = f"LidGuard: platform mismatch. {_short(str(status.get('Message')), 240)}"
         elif failed:
             message = status.get("Message") if status is not None else None
             tooltip = f"LidGuard runtime error: {_short(str(message or 'no answer'), 120)}."

@@ -52,7 +52,22 @@ def probe_logind() -> tuple[str | None, str | None]:
     try:
         return query_logind_capability("CanSuspend"), None
     except (LogindError, Unsupported, OSError, subprocess.TimeoutExpired, RealSystemBusRefused) as error:
-        return None, str(error) or type(error).__name__
+        from ._binding import unreachable_text
+
+        return None, unreachable_text(error)
+
+
+def _unreachable(failure: str) -> str:
+    from ._binding import NO_LOGIND
+
+    return failure if failure == NO_LOGIND else f"logind cannot be reached ({failure})"
+
+
+def _bare(failure: str) -> str:
+    """``NO_LOGIND`` without its own parentheses, for a sentence that puts it in some."""
+    from ._binding import NO_LOGIND
+
+    return "no logind here: a container, or an init without logind?" if failure == NO_LOGIND else failure
 
 
 class _LinuxPermission:
@@ -71,7 +86,7 @@ class _LinuxPermission:
     def moot_reason(self) -> str | None:
         """Why installing the rule would help nothing here (no logind answers), else None."""
         _answer, failure = probe_logind()
-        return None if failure is None else f"systemd-logind cannot be reached here ({failure})"
+        return None if failure is None else f"systemd-logind cannot be reached here ({_bare(failure)})"
 
 
 class LinuxPlatform:
@@ -104,7 +119,7 @@ class LinuxPlatform:
                 text = f"unsupported: {error}"
             if capability in _LOGIND_CAPABILITIES and not text.startswith(("unavailable", "unsupported")):
                 if failure is not None:
-                    text = f"unavailable: logind cannot be reached ({failure})"
+                    text = f"unavailable: {_unreachable(failure)}"
                 elif capability == "suspend" and answer in _CANNOT_SUSPEND:
                     text = f"unavailable: logind CanSuspend answered {answer!r} ({text})"
                 elif capability == "suspend" and answer == "challenge":

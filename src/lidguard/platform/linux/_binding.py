@@ -41,6 +41,7 @@ __all__ = [
     "LogindConnection",
     "LogindError",
     "LogindUnavailable",
+    "NO_LOGIND",
     "RealSystemBusRefused",
     "binding_status",
     "refuse_real_system_bus_under_pytest",
@@ -71,6 +72,24 @@ _UNREACHABLE_ERRORS = frozenset(
 # (what, who, why, mode, uid, pid) as ListInhibitors returns them, signature a(ssssuu).
 InhibitorEntry = tuple[str, str, str, str, int, int]
 _Result = TypeVar("_Result")
+
+
+# What a user reads when there is no logind to talk to (no system bus socket, or nobody owns the name),
+# instead of sd-bus's "System.Error.ENOENT: cannot connect to the system bus: ..." (issue 33.14).
+NO_LOGIND = "no systemd-logind here (a container, or an init without logind?)"
+_ABSENT_ERRORS = frozenset({"System.Error.ENOENT", "System.Error.ECONNREFUSED",
+                            "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"})
+_ABSENT_TEXTS = ("Failed to connect to bus: No such file or directory", "Failed to connect to bus: Connection refused",
+                 "was not provided by any .service files", "The name org.freedesktop.login1 was not provided")
+
+
+def unreachable_text(error: BaseException) -> str:
+    """``NO_LOGIND`` when ``error`` says there is no logind at all (the binding's error names, busctl's
+    words), else the error as it is."""
+    text = str(error) or type(error).__name__
+    if getattr(error, "name", None) in _ABSENT_ERRORS or any(part in text for part in _ABSENT_TEXTS):
+        return NO_LOGIND
+    return text
 
 
 class LogindError(Exception):

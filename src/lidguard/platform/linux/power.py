@@ -139,7 +139,7 @@ def _acquire_with_binding(what: str, why: str, capability: str) -> InhibitorHand
             fd = connection.inhibit(what, INHIBITOR_WHO, why, INHIBITOR_MODE)
             library_name = connection.library_name
     except LogindUnavailable as error:
-        raise Unsupported(capability, f"systemd-logind is not reachable ({error})") from error
+        raise Unsupported(capability, _not_reachable(error)) from error
     # The inhibitor outlives the D-Bus connection (as in real logind); only the fd matters now.
     return InhibitorHandle(
         f"logind inhibitor {what} (fd {fd}, {library_name} via cffi)", lambda: os.close(fd)
@@ -366,3 +366,10 @@ class LinuxLidPolicy:
             hold, self._hold = self._hold, None
         if hold is not None:
             hold.release()
+
+
+def _not_reachable(error: BaseException) -> str:
+    from ._binding import NO_LOGIND, unreachable_text
+
+    text = unreachable_text(error)
+    return text if text == NO_LOGIND else f"systemd-logind is not reachable ({text})"

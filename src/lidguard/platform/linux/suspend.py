@@ -101,7 +101,9 @@ class LinuxSuspender:
                 else:
                     connection.hibernate(interactive=False)
         except LogindUnavailable as error:
-            raise Unsupported("suspend", f"systemd-logind is not reachable ({error})") from error
+            from .power import _not_reachable
+
+            raise Unsupported("suspend", _not_reachable(error)) from error
         except LogindError as error:
             message = f"logind {action_method} failed: {error.name}: {error.message}"
             if error.name in _PERMISSION_ERRORS:

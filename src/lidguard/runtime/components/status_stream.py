@@ -39,6 +39,9 @@ def status_extra(runtime: Runtime) -> dict[str, Any]:
     """What the ``status`` reply adds: the journal's state and, on the fake platform (which protects
     nothing), ``FakePlatform`` naming the switch that chose it."""
     extra: dict[str, Any] = {"SessionJournal": runtime.journal.describe()}
+    failure = runtime.start_failures.describe()
+    if failure is not None:  # the last start whose protection failed (issue 33.6)
+        extra["LastStartFailure"] = failure
     if getattr(runtime.platform, "name", "") == "fake":
         from ... import switches
 
