@@ -3,9 +3,10 @@ status`` (its first line), the tray tooltip and the notify dashboard.
 
 Pure: the runtime's status reply (None: no runtime answered) and, where the caller could read it, the
 power source. The first reason that makes closing the lid unsafe wins, in the order a user can act on:
-no runtime, a runtime that does not answer, a platform mismatch, a pause, the fake platform, no session, protection held back
-(battery below the floor, an unknown battery, emergency hibernation, a settings problem), lid-close sleep
-not blocked (ChangeLidAction off, or the change refused / held back), a foreign blocker. Stdlib only.
+no runtime, a runtime that does not answer, a platform mismatch, a pause, the fake platform, no session,
+protection held back (battery below the floor, an unknown battery, emergency hibernation, a settings
+problem), lid-close sleep not blocked (ChangeLidAction off, or the change refused / held back), a foreign
+blocker. Stdlib only.
 """
 
 from __future__ import annotations
