@@ -8,7 +8,7 @@ and the request model all import from here.
   list), the enum values and ``custom``/``mcp``/``unknown``, case-insensitively, surrounding spaces
   ignored; None when unknown. An alias loads the agent modules; a key or a value never does.
 * ``provider_display``: MCP sessions show as ``Mcp:<name>``, every other provider as its value.
-* ``agent_process_word``: the provider as :mod:`lidguard.hooks.agent_process` knows it when it
+* ``agent_process_word``: the provider as :mod:`lidguard.agents.ancestry` knows it when it
   looks for the agent among a hook's ancestors (``unknown`` = any agent).
 """
 

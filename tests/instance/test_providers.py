@@ -49,7 +49,7 @@ def test_display_rule():
 
 
 def test_agent_process_words_match_the_ancestry_search():
-    from lidguard.hooks.agent_process import AGENT_PROVIDERS
+    from lidguard.agents.ancestry import AGENT_PROVIDERS
 
     named = {agent_process_word(provider) for provider in AgentProvider} - {"unknown"}
     assert named == set(AGENT_PROVIDERS)

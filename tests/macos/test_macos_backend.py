@@ -120,7 +120,7 @@ def test_ps_table_splits_comm_with_spaces_and_walks_the_chain():
 
 
 def test_owner_detection_over_the_ps_chain_is_the_linux_one():
-    from lidguard.hooks.agent_process import resolve_agent_process
+    from lidguard.agents.ancestry import resolve_agent_process
 
     chain = ancestry_from_table(parse_ps_table(fixture("ps-axo.txt")), 9011, max_depth=64)
     agent = resolve_agent_process(chain, "claude")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lidguard.hooks.agent_process import (
+from lidguard.agents.ancestry import (
     AGENT_PROVIDERS,
     is_lidguard_process,
     matches_provider,
@@ -183,7 +183,7 @@ print(os.getpid(), flush=True)
 sys.exit(subprocess.call(["/bin/sh", "-c", '"$0" -c "$1"; exit $?', sys.argv[1], sys.argv[2]]))
 """
 HOOK_SCRIPT = """
-from lidguard.hooks.agent_process import resolve_agent_process
+from lidguard.agents.ancestry import resolve_agent_process
 from lidguard.proctree import read_ancestry
 owner = resolve_agent_process(read_ancestry(), {provider!r})
 print(owner.pid if owner else "none", flush=True)

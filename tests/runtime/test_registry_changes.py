@@ -47,13 +47,13 @@ def test_no_chain_of_old_states_is_kept_alive() -> None:
 def test_one_event_among_many_sessions_journals_only_its_session(monkeypatch: Any) -> None:
     harness = Harness()
     written: list[str] = []
-    original = journal_component.session_to_json
+    original = journal_component.session_line  # one bounded record line per session (issue 39.3)
 
-    def counting(session: Session) -> dict[str, Any]:
+    def counting(session: Session) -> bytes:
         written.append(session.key.session_identifier)
         return original(session)
 
-    monkeypatch.setattr(journal_component, "session_to_json", counting)
+    monkeypatch.setattr(journal_component, "session_line", counting)
     looked: list[int] = []
 
     async def body(h: Harness) -> None:

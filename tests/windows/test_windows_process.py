@@ -6,7 +6,7 @@ import anyio
 import pytest
 from fake_winapi import FakeWindowsApi
 
-from lidguard.hooks.agent_process import resolve_agent_process
+from lidguard.agents.ancestry import resolve_agent_process
 from lidguard.platform.ancestry.windows import is_process_alive_with, read_ancestry_with, split_command_line
 from lidguard.platform.windows.process import WindowsProcessWatcher
 from lidguard.platform.windows.winapi import ERROR_ACCESS_DENIED

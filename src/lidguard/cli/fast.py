@@ -199,7 +199,7 @@ def caller_note(provider: str, watched: int, session: str | None) -> str:
 def _agent_from_own_ancestry(provider: AgentProvider) -> int:
     """The provider's agent process above this command (0 = none found); never the working directory."""
     from .. import proctree
-    from ..hooks.agent_process import resolve_agent_process
+    from ..agents.ancestry import resolve_agent_process
     from ..platform.errors import Unsupported
 
     try:

@@ -130,7 +130,7 @@ class HookEnvironment:
         if self._agent_process is not None:
             return self._agent_process(provider)
         from .. import proctree
-        from .agent_process import resolve_agent_process
+        from ..agents.ancestry import resolve_agent_process
 
         chain = proctree.read_ancestry()
         if hint > 0 and any(process.pid == hint for process in chain[1:]):
@@ -143,7 +143,7 @@ class HookEnvironment:
         if self._agent_arguments is not None:
             return self._agent_arguments(provider)
         from .. import proctree
-        from .agent_process import resolve_agent_process
+        from ..agents.ancestry import resolve_agent_process
 
         agent = resolve_agent_process(proctree.read_ancestry(), provider)
         return tuple(agent.cmdline) if agent is not None else ()

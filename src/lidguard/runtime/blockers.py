@@ -3,7 +3,7 @@
 A blocker is a ``platform.api.SuspendBlocker`` (logind block inhibitor on sleep, macOS assertion,
 Windows SYSTEM request). ``name_agents`` adds the agent it belongs to when lidguard knows it: first
 by pid ancestry (a session's watched process among the blocker's ancestors, else an agent program
-there - ``hooks.agent_process.matches_provider``), else by the ``who`` string naming a provider
+there - ``agents.ancestry.matches_provider``), else by the ``who`` string naming a provider
 (``claude``, ``Claude Code``, ``qwen``...). ``still_blocking`` keeps the blockers that still hold a
 kind the suspend waits for (``sleep`` on Linux; every kind the OS listed elsewhere).
 """
@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from ..agents import AGENTS
 from ..platform.api import ProcessInfo, SuspendBlocker
 
 __all__ = ["WAITED_KINDS", "blocker_lines", "merge_blockers", "name_agents", "still_blocking", "suspend_blocked_body",
@@ -22,10 +23,9 @@ __all__ = ["WAITED_KINDS", "blocker_lines", "merge_blockers", "name_agents", "st
 # The kinds of a blocker that keep a suspend from going through; anything else it holds (idle,
 # shutdown, handle-lid-switch) is not waited for.
 WAITED_KINDS = frozenset({"sleep", "PreventSystemSleep", "PreventUserIdleSystemSleep", "SYSTEM"})
-_WHO_WORDS = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
-              "gemini": "Gemini", "qwen": "Qwen"}
-_PROCESS_WORDS = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
-                  "gemini": "Gemini", "qwen": "Qwen"}
+# The registry's agents (key -> wire value): a `who` naming the key, or a process that is the agent.
+_WHO_WORDS = AGENTS
+_PROCESS_WORDS = AGENTS
 
 
 def _agent_from_who(who: str) -> str | None:
@@ -37,7 +37,7 @@ def _agent_from_who(who: str) -> str | None:
 
 
 def _agent_from_ancestry(chain: list[ProcessInfo], watched: Mapping[int, str]) -> str | None:
-    from ..hooks.agent_process import is_lidguard_process, matches_provider
+    from ..agents.ancestry import is_lidguard_process, matches_provider
 
     for process in chain:
         if process.pid in watched:
