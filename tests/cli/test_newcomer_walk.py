@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -86,9 +87,14 @@ def test_a_newcomer_installs_tries_the_demo_uses_an_agent_and_uninstalls(lidguar
     mine = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}}
     (home / ".claude" / "settings.json").write_text(json.dumps(mine, indent=2))
 
-    # 1. Install from the checkout, then the first run.
+    # 1. Install from the newcomer's own copy of the checkout (a clone they own: pip builds in the source tree,
+    # which the suite's unprivileged user cannot write when the checkout is root's), then the first run.
+    source = home / "src" / "lidguard"
+    shutil.copytree(CHECKOUT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".mypy_cache",
+        ".hypothesis", ".benchmarks", "node_modules"))
     installed = run({**shell, "LIDGUARD_INSTALL_METHOD": "venv", "PYTHON": sys.executable}, "sh",
-                    str(CHECKOUT / "install.sh"))
+                    str(source / "install.sh"))
     assert f"installed {bin_dir / 'lidguard'}" in installed.stdout
     lidguard_command = str(bin_dir / "lidguard")
     assert "Verdict: ready" in run(shell, lidguard_command, "setup", "--yes").stdout

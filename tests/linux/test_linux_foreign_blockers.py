@@ -114,6 +114,9 @@ def test_the_block_inhibited_listener_wakes_when_a_block_inhibitor_starts_and_st
 
     try:
         anyio.run(main, backend="trio")
+        while fds:  # the cancel may land between a take and its release: let go of it first
+            os.close(fds.pop())
+        logind_mock.wait_for_inhibitors(lambda entries: not entries)
         fd = _hold("sleep:idle", "backup-tool", "Nightly backup")
         try:
             assert read_block_inhibited() == "sleep:idle"

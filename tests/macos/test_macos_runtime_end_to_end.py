@@ -280,3 +280,12 @@ def test_without_the_sudoers_rule_a_closed_lid_stop_sleeps_and_hibernate_says_wh
         assert "lidguard macos-permission install" in entry["Message"]
         assert privileged(mac) == [DISABLE, ["sudo", "-n", "pmset", "-a", "hibernatemode", "25"]]
     assert not (mac.data_dir / "pending-macos-power-state-backup.json").exists()
+
+
+def test_status_without_a_runtime_asks_only_what_the_verdict_needs(mac):
+    """status with no session shows doctor's verdict (issue 33.6) from the power capability alone: describing
+    every capability ran system_profiler (seconds on a real Mac) and a `sudo -n powermetrics` per status."""
+    status = mac.json("status")
+    assert status["runtimeRunning"] is False
+    # One display read: status's own "displays" line (no runtime to ask); none for the verdict, no sudo.
+    assert len(mac.tools.calls("system_profiler")) == 1 and privileged(mac) == []

@@ -119,7 +119,7 @@ def protection_verdict(platform: Platform) -> str | None:
     """doctor's verdict when nothing can be protected on this machine (``status`` shows it beside
     ``Active sessions: 0``, issue 33.6), else None."""
     try:
-        capabilities = capability_objects(platform.describe_capabilities())
+        capabilities = capability_objects(platform.describe_capabilities(only=(_PROTECTION,)))
     except Exception:  # noqa: BLE001 - a platform that cannot describe itself: doctor says why
         return None
     verdict = _verdict(capabilities, [], {"error": None})

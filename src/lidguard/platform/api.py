@@ -393,9 +393,11 @@ class Platform(Protocol):
     @property
     def brightness(self) -> BrightnessControl: ...
 
-    def describe_capabilities(self) -> dict[str, str]:
+    def describe_capabilities(self, only: tuple[str, ...] | None = None) -> dict[str, str]:
         """capability -> "available (...)", "unavailable: reason" (could work, does not now) or
-        "unsupported: reason" (this backend cannot), for `lidguard doctor`."""
+        "unsupported: reason" (this backend cannot), for `lidguard doctor`. ``only``: just those
+        capabilities (``status`` asks only "power": describing all runs ioreg, system_profiler and a
+        sudo -n powermetrics on macOS)."""
         ...
 
     def describe_power_source(self) -> PowerSource:

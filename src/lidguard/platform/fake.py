@@ -315,8 +315,9 @@ class FakePlatform:
         self._recorder.record("sound-played", sound=sound, volumePercent=volume_percent)
         return list(machine.sound_warnings)
 
-    def describe_capabilities(self) -> dict[str, str]:
-        return {capability: "available (fake platform)" for capability in CAPABILITIES}
+    def describe_capabilities(self, only: tuple[str, ...] | None = None) -> dict[str, str]:
+        return {capability: "available (fake platform)" for capability in CAPABILITIES
+                if only is None or capability in only}
 
     def describe_power_source(self) -> PowerSource:
         source = self.machine.power_source

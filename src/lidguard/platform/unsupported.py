@@ -144,10 +144,11 @@ class UnsupportedPlatform:
         self.permission = _Permission("permission", reason)
         self.brightness = UnsupportedBrightness("brightness", reason)
 
-    def describe_capabilities(self) -> dict[str, str]:
+    def describe_capabilities(self, only: tuple[str, ...] | None = None) -> dict[str, str]:
         from .api import CAPABILITIES
 
-        return {capability: f"unsupported: {self._reason}" for capability in CAPABILITIES}
+        return {capability: f"unsupported: {self._reason}" for capability in CAPABILITIES
+                if only is None or capability in only}
 
     def describe_power_source(self) -> PowerSource:
         raise Unsupported("power_source", self._reason)

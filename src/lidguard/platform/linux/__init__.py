@@ -108,10 +108,10 @@ class LinuxPlatform:
     def from_environment(cls) -> LinuxPlatform:
         return cls()
 
-    def describe_capabilities(self) -> dict[str, str]:
+    def describe_capabilities(self, only: tuple[str, ...] | None = None) -> dict[str, str]:
         answer, failure = probe_logind()
         descriptions: dict[str, str] = {}
-        for capability in CAPABILITIES:
+        for capability in CAPABILITIES if only is None else [name for name in CAPABILITIES if name in only]:
             component = getattr(self, capability)
             try:
                 text = component.describe()

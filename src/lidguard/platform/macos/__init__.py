@@ -63,12 +63,12 @@ class MacOSPlatform:
     def from_environment(cls) -> MacOSPlatform:
         return cls()
 
-    def describe_capabilities(self) -> dict[str, str]:
+    def describe_capabilities(self, only: tuple[str, ...] | None = None) -> dict[str, str]:
         """Each capability's source (command-line or native) or why it is unavailable."""
         from ..api import CAPABILITIES
 
         descriptions: dict[str, str] = {}
-        for capability in CAPABILITIES:
+        for capability in CAPABILITIES if only is None else [name for name in CAPABILITIES if name in only]:
             try:
                 descriptions[capability] = getattr(self, capability).describe()
             except Exception as error:  # doctor must describe even a broken capability

@@ -90,9 +90,9 @@ class WindowsPlatform:
         api, reason = load_windows_api()
         return cls(api, binding_reason=reason)
 
-    def describe_capabilities(self) -> dict[str, str]:
+    def describe_capabilities(self, only: tuple[str, ...] | None = None) -> dict[str, str]:
         descriptions: dict[str, str] = {}
-        for capability in CAPABILITIES:
+        for capability in CAPABILITIES if only is None else [name for name in CAPABILITIES if name in only]:
             if not self.api_available and capability not in ("thermal", "permission"):
                 descriptions[capability] = (f"unsupported: the Windows API binding is unavailable "
                                             f"({self.binding_reason}); would use {_USES[capability]}")
