@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import pytest
 from lidguard_runtime_harness import Harness, WebhookReceiver, closed_lid_machine, run_mock, with_runtime, with_settings
 
 from lidguard.platform.api import DisplayConnector, LidState, ProcessInfo, SuspendBlocker
@@ -123,43 +124,30 @@ def test_the_wait_ends_without_a_suspend_when_the_lid_opens():
     run_mock(lambda: with_runtime(harness, body))
 
 
-def test_an_external_display_ends_the_wait_too():
-    harness = _harness(BACKUP)
-
-    async def body(h: Harness) -> None:
-        await _stop(h)
-        h.platform.machine.displays = [DisplayConnector("eDP-1", True), DisplayConnector("HDMI-1", False)]
-        await anyio.sleep(POLL_SECONDS + 0.1)
-        assert not h.runtime.blocked.waiting
-        h.platform.machine.other_blockers = []
-        await anyio.sleep(30)
-        assert _requests(h) == []
-
-    run_mock(lambda: with_runtime(harness, body))
+async def _plug_a_display(h: Harness) -> None:
+    h.platform.machine.displays = [DisplayConnector("eDP-1", True), DisplayConnector("HDMI-1", False)]
+    await anyio.sleep(POLL_SECONDS + 0.1)
 
 
-def test_a_new_session_ends_the_wait_and_gets_protection():
+async def _start_a_session(h: Harness) -> None:
+    await h.start("s2")
+    assert h.runtime.protection.applied  # the new session gets protection at once
+
+
+async def _pause(h: Harness) -> None:
+    await h.send("pause", PauseSeconds=3600)
+    await anyio.sleep(POLL_SECONDS + 0.1)
+
+
+@pytest.mark.parametrize("end_the_wait", [_plug_a_display, _start_a_session, _pause],
+                         ids=["an external display", "a new session", "a pause"])
+def test_what_ends_the_wait_and_no_suspend_follows_the_release(end_the_wait: Any) -> None:
     harness = _harness(BACKUP)
 
     async def body(h: Harness) -> None:
         await _stop(h)
         assert h.runtime.blocked.waiting
-        await h.start("s2")
-        assert not h.runtime.blocked.waiting and h.runtime.protection.applied
-        h.platform.machine.other_blockers = []
-        await anyio.sleep(30)
-        assert _requests(h) == []
-
-    run_mock(lambda: with_runtime(harness, body))
-
-
-def test_a_pause_ends_the_wait():
-    harness = _harness(BACKUP)
-
-    async def body(h: Harness) -> None:
-        await _stop(h)
-        await h.send("pause", PauseSeconds=3600)
-        await anyio.sleep(POLL_SECONDS + 0.1)
+        await end_the_wait(h)
         assert not h.runtime.blocked.waiting
         h.platform.machine.other_blockers = []
         await anyio.sleep(30)
