@@ -12,10 +12,12 @@ from . import IGNORE, PERMISSION_PROMPT, Action, stop_action, tool_activity, tur
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import ModuleType
     from typing import Any
 
     from ..hooks.payload import Payload
+    from .keep_awake import OwnKeepAwake
 
 KEY = "codex"
 PROVIDER = "Codex"
@@ -60,3 +62,46 @@ def installer() -> ModuleType:
     from ..installers import codex
 
     return codex
+
+
+# -- its own keep-awake (issue 35.5; observed in the pinned 0.171 binary): ``[features].prevent_idle_sleep``
+# in config.toml, an experimental feature ("Keep your computer awake while Codex is running a thread"), off
+# unless set; on Linux it runs ``systemd-inhibit --what=idle --mode=block`` (or gnome-session-inhibit) only
+# while a turn runs ("Codex is running an active turn").
+_TURN_ONLY = ("Codex holds it only while a turn runs (on Linux an idle inhibitor, which no suspend waits "
+              "for): it cannot block lidguard's suspend after the session ends")
+
+
+def own_keep_awake(env: Mapping[str, str]) -> OwnKeepAwake:
+    import os
+
+    from .keep_awake import OwnKeepAwake, config_folder, read_config
+
+    path = os.path.join(config_folder(env, "CODEX_HOME", ".codex"), "config.toml")
+    setting = f"[features].prevent_idle_sleep in {path}"
+    text, problem = read_config(path)
+    value: object = None
+    if text is not None:
+        import tomllib
+
+        try:
+            features = tomllib.loads(text).get("features")
+        except (tomllib.TOMLDecodeError, RecursionError, ValueError) as error:
+            problem = f"it is not valid TOML ({str(error).splitlines()[0] if str(error) else 'unreadable'})"
+        else:
+            if features is not None and not isinstance(features, dict):
+                problem = "[features] is not a table"
+            else:
+                value = (features or {}).get("prevent_idle_sleep")
+    if problem is not None:
+        return OwnKeepAwake(DISPLAY, f"{path} could not be read ({problem}); prevent_idle_sleep read as off. "
+                                     f"When on, {_TURN_ONLY}.", False, setting, None)
+    if value is None:
+        return OwnKeepAwake(DISPLAY, f"off ({setting} not set: an experimental feature, off unless turned on). "
+                                     f"When on, {_TURN_ONLY}.", False, setting, False)
+    if not isinstance(value, bool):
+        return OwnKeepAwake(DISPLAY, f"{setting} is not true or false ({type(value).__name__}); read as off. "
+                                     f"When on, {_TURN_ONLY}.", False, setting, None)
+    state = "on" if value else "off"
+    return OwnKeepAwake(DISPLAY, f"{state} ({setting} = {str(value).lower()}). "
+                                 f"{'' if value else 'When on, '}{_TURN_ONLY}.", False, setting, value)

@@ -14,12 +14,14 @@ from . import Action, claude
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
     from ..hooks.payload import Payload
     from ..installers.hooks_json import HookSpec
     from ..installers.settings_hooks import SettingsInstaller
+    from .keep_awake import OwnKeepAwake
 
 KEY = "qwen"
 PROVIDER = "Qwen"
@@ -109,3 +111,53 @@ def _status(root: dict[str, Any], head: list[str], events: list[str]) -> list[st
     for name in switches:
         lines.append(f"Warning: {name} is set in this environment; Qwen Code started from it runs no hooks.")
     return lines
+
+
+# -- its own keep-awake (issue 35.5; read in the pinned 0.24.4 source): ``general.preventSystemSleep``
+# (default true, read once at start; off in safe mode) holds a sleep inhibitor only while a model response
+# streams or a tool runs - idle and permission prompts hold none: Linux ``systemd-inhibit --what=sleep
+# --who="Qwen Code" --mode=block`` (none in a headless SSH session), macOS ``caffeinate -is``, Windows a
+# PowerShell power request.
+_TURN_ONLY = ("Qwen Code holds it only while a response streams or a tool runs (Linux: a sleep block "
+              "inhibitor, who \"Qwen Code\"): it cannot block lidguard's suspend after the session ends")
+
+
+def own_keep_awake(env: Mapping[str, str]) -> OwnKeepAwake:
+    import json
+    import os
+
+    from .keep_awake import OwnKeepAwake, config_folder, read_config
+
+    path = os.path.join(config_folder(env, "QWEN_HOME", ".qwen"), "settings.json")
+    setting = f"general.preventSystemSleep in {path}"
+    text, problem = read_config(path)
+    value: object = None
+    if text is not None:
+        try:
+            root = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            problem = f"it is not valid JSON ({str(error).splitlines()[0] if str(error) else 'unreadable'})"
+        else:
+            general = root.get("general") if isinstance(root, dict) else None
+            if not isinstance(root, dict):
+                problem = "it does not hold a JSON object"
+            elif general is not None and not isinstance(general, dict):
+                problem = '"general" is not an object'
+            else:
+                value = (general or {}).get("preventSystemSleep")
+    safe = env.get("QWEN_CODE_SAFE_MODE", "").strip().lower() in ("1", "true")
+    if problem is not None:
+        head = f"{path} could not be read ({problem}); preventSystemSleep read as its default, on"
+        value = True
+    elif value is None:
+        head = f"on ({setting} not set; on by default)"
+        value = True
+    elif not isinstance(value, bool):
+        head = f"{setting} is not true or false ({type(value).__name__}); read as its default, on"
+        value = True
+    else:
+        head = f"{'on' if value else 'off'} ({setting} = {str(value).lower()})"
+    if safe:
+        head += "; QWEN_CODE_SAFE_MODE is set here, which turns it off for a Qwen Code started from this environment"
+    return OwnKeepAwake(DISPLAY, f"{head}. {'' if value else 'When on, '}{_TURN_ONLY}.", False, setting,
+                        bool(value) and not safe)
