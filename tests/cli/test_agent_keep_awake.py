@@ -138,3 +138,25 @@ def test_a_macos_assertion_and_a_windows_request_read_as_such():
     assert texts[0].startswith("Claude Code") is False
     assert texts == ["Qwen Code (who 'qwen.exe') holds a SYSTEM power request: lidguard's suspend asks the OS to "
                      "ignore it (SuspendIgnoresOtherBlockers is on)"]
+
+
+def test_status_names_the_session_whose_watched_process_holds_the_blocker(lidguard, tmp_path):
+    program = tmp_path / "helper"  # not an agent's name: only the watched session names it
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
+    process = subprocess.Popen([str(program), "120"])
+    try:
+        lidguard.set_machine(otherBlockers=[{"who": "systemd-inhibit", "why": "turn", "pid": process.pid,
+                                             "what": "sleep"}])
+        lidguard.run("start", "--provider", "codex", "--session", "s-7", "--parent-pid", str(process.pid),
+                     check=True)
+        status = json.loads(lidguard.run("status", "--json", check=True).stdout)
+        assert status["runtimeRunning"] is True
+        assert [(holder["agent"], holder["session"], holder["pid"]) for holder in status["agentKeepAwake"]] == [
+            ("Codex", "s-7", process.pid)]
+        assert (f"Agent keep-awake: Codex session s-7 (pid {process.pid}) holds a sleep block inhibitor: while it "
+                "holds it after its session ends, lidguard's suspend waits for it (SuspendIgnoresOtherBlockers is "
+                "off)") in lidguard.run("status", check=True).stdout.splitlines()
+    finally:
+        lidguard.run("stop-runtime", "--force")
+        process.kill()
+        process.wait()
