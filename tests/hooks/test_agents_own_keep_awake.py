@@ -64,21 +64,21 @@ def test_codex_off_and_a_config_without_features(tmp_path):
 ])
 def test_codex_unusable_config_is_reported_and_read_as_off(tmp_path, text, words):
     result = _codex(tmp_path, text)
-    assert words in result.text and "read as off" in result.text
-    assert (result.enabled, result.can_block) == (None, False)
+    assert words in result.text and "read as its default, off" in result.text
+    assert (result.enabled, result.can_block) == (False, False)
 
 
 @pytest.mark.parametrize(("value", "kind"), [('"yes"', "str"), ("1", "int"), ("[true]", "list"),
                                              ("{ on = true }", "dict")])
 def test_codex_wrong_type(tmp_path, value, kind):
     result = _codex(tmp_path, f"[features]\nprevent_idle_sleep = {value}\n")
-    assert f"is not true or false ({kind})" in result.text
-    assert result.enabled is None
+    assert f"is not true or false ({kind}); read as its default, off" in result.text
+    assert result.enabled is False
 
 
 def test_codex_huge_config_is_not_read(tmp_path):
     result = _codex(tmp_path, "[features]\nprevent_idle_sleep = true\n# " + "x" * CONFIG_LIMIT_BYTES + "\n")
-    assert f"larger than {CONFIG_LIMIT_BYTES} bytes" in result.text and result.enabled is None
+    assert f"larger than {CONFIG_LIMIT_BYTES} bytes" in result.text and result.enabled is False
 
 
 def test_codex_home_is_honoured_when_absolute(tmp_path):

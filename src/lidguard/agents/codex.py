@@ -73,35 +73,8 @@ _TURN_ONLY = ("Codex holds it only while a turn runs (on Linux an idle inhibitor
 
 
 def own_keep_awake(env: Mapping[str, str]) -> OwnKeepAwake:
-    import os
+    from .keep_awake import OwnKeepAwake, read_switch
 
-    from .keep_awake import OwnKeepAwake, config_folder, read_config
-
-    path = os.path.join(config_folder(env, "CODEX_HOME", ".codex"), "config.toml")
-    setting = f"[features].prevent_idle_sleep in {path}"
-    text, problem = read_config(path)
-    value: object = None
-    if text is not None:
-        import tomllib
-
-        try:
-            features = tomllib.loads(text).get("features")
-        except (tomllib.TOMLDecodeError, RecursionError, ValueError) as error:
-            problem = f"it is not valid TOML ({str(error).splitlines()[0] if str(error) else 'unreadable'})"
-        else:
-            if features is not None and not isinstance(features, dict):
-                problem = "[features] is not a table"
-            else:
-                value = (features or {}).get("prevent_idle_sleep")
-    if problem is not None:
-        return OwnKeepAwake(DISPLAY, f"{path} could not be read ({problem}); prevent_idle_sleep read as off. "
-                                     f"When on, {_TURN_ONLY}.", False, setting, None)
-    if value is None:
-        return OwnKeepAwake(DISPLAY, f"off ({setting} not set: an experimental feature, off unless turned on). "
-                                     f"When on, {_TURN_ONLY}.", False, setting, False)
-    if not isinstance(value, bool):
-        return OwnKeepAwake(DISPLAY, f"{setting} is not true or false ({type(value).__name__}); read as off. "
-                                     f"When on, {_TURN_ONLY}.", False, setting, None)
-    state = "on" if value else "off"
-    return OwnKeepAwake(DISPLAY, f"{state} ({setting} = {str(value).lower()}). "
-                                 f"{'' if value else 'When on, '}{_TURN_ONLY}.", False, setting, value)
+    setting, head, on = read_switch(env, "CODEX_HOME", ".codex", "config.toml", "features", "prevent_idle_sleep",
+                                    default=False, unset_note="an experimental feature, off unless turned on")
+    return OwnKeepAwake(DISPLAY, f"{head}. {'' if on else 'When on, '}{_TURN_ONLY}.", False, setting, on)

@@ -123,41 +123,11 @@ _TURN_ONLY = ("Qwen Code holds it only while a response streams or a tool runs (
 
 
 def own_keep_awake(env: Mapping[str, str]) -> OwnKeepAwake:
-    import json
-    import os
+    from .keep_awake import OwnKeepAwake, read_switch
 
-    from .keep_awake import OwnKeepAwake, config_folder, read_config
-
-    path = os.path.join(config_folder(env, "QWEN_HOME", ".qwen"), "settings.json")
-    setting = f"general.preventSystemSleep in {path}"
-    text, problem = read_config(path)
-    value: object = None
-    if text is not None:
-        try:
-            root = json.loads(text)
-        except (ValueError, RecursionError) as error:
-            problem = f"it is not valid JSON ({str(error).splitlines()[0] if str(error) else 'unreadable'})"
-        else:
-            general = root.get("general") if isinstance(root, dict) else None
-            if not isinstance(root, dict):
-                problem = "it does not hold a JSON object"
-            elif general is not None and not isinstance(general, dict):
-                problem = '"general" is not an object'
-            else:
-                value = (general or {}).get("preventSystemSleep")
-    safe = env.get("QWEN_CODE_SAFE_MODE", "").strip().lower() in ("1", "true")
-    if problem is not None:
-        head = f"{path} could not be read ({problem}); preventSystemSleep read as its default, on"
-        value = True
-    elif value is None:
-        head = f"on ({setting} not set; on by default)"
-        value = True
-    elif not isinstance(value, bool):
-        head = f"{setting} is not true or false ({type(value).__name__}); read as its default, on"
-        value = True
-    else:
-        head = f"{'on' if value else 'off'} ({setting} = {str(value).lower()})"
-    if safe:
+    setting, head, on = read_switch(env, "QWEN_HOME", ".qwen", "settings.json", "general", "preventSystemSleep",
+                                    default=True, unset_note="on by default")
+    if env.get("QWEN_CODE_SAFE_MODE", "").strip().lower() in ("1", "true"):
         head += "; QWEN_CODE_SAFE_MODE is set here, which turns it off for a Qwen Code started from this environment"
-    return OwnKeepAwake(DISPLAY, f"{head}. {'' if value else 'When on, '}{_TURN_ONLY}.", False, setting,
-                        bool(value) and not safe)
+        return OwnKeepAwake(DISPLAY, f"{head}. {_TURN_ONLY}.", False, setting, False)
+    return OwnKeepAwake(DISPLAY, f"{head}. {'' if on else 'When on, '}{_TURN_ONLY}.", False, setting, on)
