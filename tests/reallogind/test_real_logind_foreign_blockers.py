@@ -107,3 +107,28 @@ def test_suspend_ignores_other_blockers_with_the_ignore_inhibit_grant_suspends_a
     [entry] = lg.json("suspend-history")["entries"]
     assert entry["Succeeded"] is True, entry
     assert time.monotonic() - began < 30
+
+
+def test_status_and_doctor_name_an_agents_own_block_inhibitor(fresh_logind, inside):
+    """Issue 35.5: the other user's ``sleep`` block inhibitor with who="Qwen Code" (what Qwen Code 0.24's
+    ``systemd-inhibit --what=sleep --who="Qwen Code" --mode=block`` holds while it streams or runs a tool) is
+    named as the agent's by status and doctor, with what lidguard's suspend does about it."""
+    logind = fresh_logind(handle_lid_switch="ignore")
+    logind.set_polkit_rules(_rules(ignore_inhibit=False))
+    lg = inside(logind, uid=TEST_USER)
+    holder = popen_inside(logind, client_argv("hold", "sleep", "block", "Qwen Code"), uid=OTHER_USER,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    first = json.loads(holder.stdout.readline())
+    assert "held" in first, first
+    try:
+        [held] = lg.json("status")["agentKeepAwake"]
+        assert (held["agent"], held["who"], held["what"], held["mode"]) == ("Qwen Code", "Qwen Code", "sleep",
+                                                                            "block"), held
+        line = (f"Qwen Code (pid {held['pid']}) holds a sleep block inhibitor: while it holds it after its "
+                "session ends, lidguard's suspend waits for it (SuspendIgnoresOtherBlockers is off)")
+        assert f"Agent keep-awake: {line}" in lg.run("status", check=True).stdout.splitlines()
+        assert f"  Holding now: {line}" in lg.run("doctor").stdout.splitlines()
+    finally:
+        logind.kill(holder)
+    assert lg.wait_until(lambda: lg.json("status")["agentKeepAwake"] == [], timeout=30)

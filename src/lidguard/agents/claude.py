@@ -21,12 +21,14 @@ from . import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
     from ..hooks.payload import Payload
     from ..installers.hooks_json import HookSpec
     from ..installers.settings_hooks import SettingsInstaller
+    from .keep_awake import OwnKeepAwake
 
 KEY = "claude"
 PROVIDER = "Claude"
@@ -145,3 +147,18 @@ def _status(root: dict[str, Any], head: list[str], events: list[str]) -> list[st
     if root.get("disableAllHooks") is True:
         head.append("Warning: disableAllHooks is true in this settings file; Claude Code runs no hooks.")
     return head + events
+
+
+# -- its own keep-awake (issue 35.5; read in the pinned 2.1.197 binary): no setting - while a query runs it
+# keeps ``caffeinate -i -t 300`` running on macOS (restarted every 240 s) and kills it 30 s after the last
+# query ends; 2.1.197 holds nothing on Linux (AGENT_CLIS_NEW.md names a ``sleep:idle`` block inhibitor during
+# turns in newer builds, which blocks ``systemctl suspend`` while held).
+def own_keep_awake(env: Mapping[str, str]) -> OwnKeepAwake:
+    from .keep_awake import OwnKeepAwake
+
+    return OwnKeepAwake(DISPLAY, "always on during its turns (no setting): macOS caffeinate -i -t 300, kept "
+                                 "for 30 s after a turn ends (newer builds: a sleep:idle block inhibitor on Linux "
+                                 "while a turn runs). It can hold lidguard's suspend for up to 30 s after the "
+                                 "session ends, or up to 300 s when Claude Code was killed while holding it: "
+                                 "lidguard's suspend waits for it unless SuspendIgnoresOtherBlockers is on.",
+                        True, "", None)

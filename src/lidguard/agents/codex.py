@@ -12,10 +12,12 @@ from . import IGNORE, PERMISSION_PROMPT, Action, stop_action, tool_activity, tur
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import ModuleType
     from typing import Any
 
     from ..hooks.payload import Payload
+    from .keep_awake import OwnKeepAwake
 
 KEY = "codex"
 PROVIDER = "Codex"
@@ -60,3 +62,19 @@ def installer() -> ModuleType:
     from ..installers import codex
 
     return codex
+
+
+# -- its own keep-awake (issue 35.5; observed in the pinned 0.171 binary): ``[features].prevent_idle_sleep``
+# in config.toml, an experimental feature ("Keep your computer awake while Codex is running a thread"), off
+# unless set; on Linux it runs ``systemd-inhibit --what=idle --mode=block`` (or gnome-session-inhibit) only
+# while a turn runs ("Codex is running an active turn").
+_TURN_ONLY = ("Codex holds it only while a turn runs (on Linux an idle inhibitor, which no suspend waits "
+              "for): it cannot block lidguard's suspend after the session ends")
+
+
+def own_keep_awake(env: Mapping[str, str]) -> OwnKeepAwake:
+    from .keep_awake import OwnKeepAwake, read_switch
+
+    setting, head, on = read_switch(env, "CODEX_HOME", ".codex", "config.toml", "features", "prevent_idle_sleep",
+                                    default=False, unset_note="an experimental feature, off unless turned on")
+    return OwnKeepAwake(DISPLAY, f"{head}. {'' if on else 'When on, '}{_TURN_ONLY}.", False, setting, on)

@@ -13,11 +13,13 @@ from . import IGNORE, SOFT_LOCK_NOTIFICATIONS, Action, stop_with_detail, tool_ac
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import ModuleType
     from typing import Any
 
     from ..hooks.payload import Payload
     from ..platform.process_info import ProcessInfo
+    from .keep_awake import OwnKeepAwake
 
 KEY = "copilot"
 PROVIDER = "GitHubCopilot"
@@ -92,3 +94,14 @@ def installer() -> ModuleType:
     from ..installers import copilot
 
     return copilot
+
+
+# -- its own keep-awake (issue 35.5; AGENT_CLIS_NEW.md, from its docs - not observed in the pinned 1.0.102):
+# ``/keep-alive`` is a command typed inside a session, not a setting in a file lidguard could read.
+def own_keep_awake(env: Mapping[str, str]) -> OwnKeepAwake:
+    from .keep_awake import OwnKeepAwake
+
+    return OwnKeepAwake(DISPLAY, "/keep-alive, typed in a session, keeps the machine awake (not a setting "
+                                 "lidguard can read). While it stays on after that session ends it may block "
+                                 "lidguard's suspend; the live list above names it when its blocker is held.",
+                        True, "/keep-alive", None)

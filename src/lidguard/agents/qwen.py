@@ -14,12 +14,14 @@ from . import Action, claude
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
     from ..hooks.payload import Payload
     from ..installers.hooks_json import HookSpec
     from ..installers.settings_hooks import SettingsInstaller
+    from .keep_awake import OwnKeepAwake
 
 KEY = "qwen"
 PROVIDER = "Qwen"
@@ -109,3 +111,23 @@ def _status(root: dict[str, Any], head: list[str], events: list[str]) -> list[st
     for name in switches:
         lines.append(f"Warning: {name} is set in this environment; Qwen Code started from it runs no hooks.")
     return lines
+
+
+# -- its own keep-awake (issue 35.5; read in the pinned 0.24.4 source): ``general.preventSystemSleep``
+# (default true, read once at start; off in safe mode) holds a sleep inhibitor only while a model response
+# streams or a tool runs - idle and permission prompts hold none: Linux ``systemd-inhibit --what=sleep
+# --who="Qwen Code" --mode=block`` (none in a headless SSH session), macOS ``caffeinate -is``, Windows a
+# PowerShell power request.
+_TURN_ONLY = ("Qwen Code holds it only while a response streams or a tool runs (Linux: a sleep block "
+              "inhibitor, who \"Qwen Code\"): it cannot block lidguard's suspend after the session ends")
+
+
+def own_keep_awake(env: Mapping[str, str]) -> OwnKeepAwake:
+    from .keep_awake import OwnKeepAwake, read_switch
+
+    setting, head, on = read_switch(env, "QWEN_HOME", ".qwen", "settings.json", "general", "preventSystemSleep",
+                                    default=True, unset_note="on by default")
+    if env.get("QWEN_CODE_SAFE_MODE", "").strip().lower() in ("1", "true"):
+        head += "; QWEN_CODE_SAFE_MODE is set here, which turns it off for a Qwen Code started from this environment"
+        return OwnKeepAwake(DISPLAY, f"{head}. {_TURN_ONLY}.", False, setting, False)
+    return OwnKeepAwake(DISPLAY, f"{head}. {'' if on else 'When on, '}{_TURN_ONLY}.", False, setting, on)

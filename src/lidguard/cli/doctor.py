@@ -159,6 +159,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
     capabilities = capability_objects(platform.describe_capabilities())
     hooks = _hooks(paths.settings_file)
     settings = _settings(context)
+    keep_awake = _agent_keep_awake(context, response)
     return {
         "version": __version__,
         "python": f"{python_platform.python_implementation()} {python_platform.python_version()}",
@@ -177,6 +178,7 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         "settings": settings,
         "hooks": hooks,
         "copilotStopWarnings": _copilot_stop_warnings(),
+        "agentKeepAwake": keep_awake,
         "fileProblems": file_problems(paths),
         "paths": {
             "dataDir": str(paths.data_dir),
@@ -190,6 +192,27 @@ def collect_doctor_report(context: CliContext) -> dict[str, Any]:
         },
         "verdict": _verdict(capabilities, hooks, settings),
     }
+
+
+def _agent_keep_awake(context: CliContext, response: dict[str, Any]) -> dict[str, Any]:
+    """What the agents hold now (the OS's blockers an agent holds) and what their configs make them hold."""
+    from .agent_keep_awake import configured_holders, live_holders, watched_from_reply
+
+    ignores = load_settings_report(context.paths.settings_file).settings.suspend_ignores_other_blockers
+    live = live_holders(context.platform, watched_from_reply(response if response.get("Succeeded") else None),
+                        ignores_other_blockers=ignores)
+    return {"live": live, "configured": configured_holders()}
+
+
+def _keep_awake_lines(keep_awake: dict[str, Any] | None) -> list[str]:
+    if not keep_awake:
+        return []
+    lines = ["Agents' own keep-awake:"]
+    live = keep_awake.get("live") or []
+    lines += [f"  Holding now: {holder['text']}" for holder in live] or \
+        ["  Holding now: no agent holds a sleep blocker"]
+    lines += [f"  {item['agent']}: {item['text']}" for item in keep_awake.get("configured") or []]
+    return lines
 
 
 def _fake_platform(platform: Platform) -> dict[str, str] | None:
@@ -264,6 +287,7 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
             state = f"broken: {hook['problem']}"
         lines.append(f"  {hook['provider']} hooks: {state}")
     lines += report.get("copilotStopWarnings", [])
+    lines += _keep_awake_lines(report.get("agentKeepAwake"))
     lines += [f"File problem: {problem}" for problem in report["fileProblems"]]
     lines.append("Paths:")
     for name, path in report["paths"].items():

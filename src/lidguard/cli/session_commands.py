@@ -81,6 +81,7 @@ class StatusView:
 
         self.readiness = readiness(self.response if self.running else None, self.power_source)
         self.verdict, self.last_start_failure = _nothing_protected(context, self.response, self.running)
+        self.agent_holders = _agent_holders(context, self.response if self.running else None, self.settings)
 
     def json(self) -> dict[str, Any]:
         response, running, power_source = self.response, self.running, self.power_source
@@ -100,6 +101,7 @@ class StatusView:
             "pendingSuspend": pending_suspend_json(response.get("PendingSuspend"),
                                                    lid=response.get("LidSwitchState")),
             "suspendBlocked": _suspend_blocked(response.get("SuspendBlocked")),
+            "agentKeepAwake": self.agent_holders,  # sleep blockers an agent holds now (issue 35.5)
             "thermalMonitorRunning": response.get("ThermalMonitorRunning") is True,
             "protectionHeldBack": _held_back(response),
             "lidPolicyHeldBack": _lid_held_back(response),
@@ -151,6 +153,7 @@ class StatusView:
         tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
         tail.append(pending or "Pending suspend: none")
         tail += suspend_blocked_lines(response.get("SuspendBlocked"))
+        tail += [f"Agent keep-awake: {holder['text']}" for holder in self.agent_holders]
         if response.get("SuspendBlocked") and self.running:
             running = response.get("ThermalMonitorRunning") is True
             tail.append(f"Emergency thermal monitor: {'running' if running else 'off'}")
@@ -217,6 +220,18 @@ def _nothing_protected(context: CliContext, response: dict[str, Any], running: b
     if not isinstance(failure, dict) or not all(isinstance(failure.get(key), str) for key in ("At", "Reason")):
         return verdict, None
     return verdict, {"at": failure["At"], "session": str(failure.get("Session") or ""), "reason": failure["Reason"]}
+
+
+def _agent_holders(context: CliContext, response: dict[str, Any] | None, settings: Any) -> list[dict[str, Any]]:
+    """The sleep blockers a known agent holds now: one listing (``cli/agent_keep_awake.py``)."""
+    from .agent_keep_awake import live_holders, watched_from_reply
+
+    try:
+        platform = context.platform
+    except Exception:  # noqa: BLE001 - a platform that cannot load: the power source line says why
+        return []
+    return live_holders(platform, watched_from_reply(response),
+                        ignores_other_blockers=settings.suspend_ignores_other_blockers is True)
 
 
 def _last_start_failure_file(context: CliContext) -> Any:
