@@ -7,7 +7,9 @@ No I/O, no clock reads: the caller passes ``now`` (UTC) and applies the effects.
   process when none is supplied and WatchParentProcess is on;
 - stop is idempotent: the first cleanup signal is authoritative, later ones are harmless;
 - activity refreshes LastActivityAt and clears the soft-lock; a soft-lock never refreshes activity;
-- a deferred stop (provider work still pending) keeps the session and refreshes its activity;
+- a deferred stop (provider work still pending) keeps the session and refreshes its activity; a
+  turn-end stop while background work (subagents, tasks) runs is one too (issue 35.3), and a start keeps
+  that work;
 - the inactive timeout soft-locks sessions (``session-timeout-expired:<N> minutes``); pending work
   with no activity for the timeout is abandoned (``session-pending-provider-work-abandoned``), and a
   soft-locked session with pending work stays in the timer;
@@ -24,7 +26,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from .sessions import AgentProvider, RegistryState, Session, SessionKey
-from .turns import RUNNING_TOOL_REASON, begin_turn, is_stale, lease_expired, renew_lease, tool_cpu_moved, with_tool
+from .turns import (
+    RUNNING_TOOL_REASON,
+    begin_turn,
+    is_stale,
+    lease_expired,
+    renew_lease,
+    tool_cpu_moved,
+    with_background,
+    with_tool,
+)
 
 __all__ = [
     "CancelPendingSuspend",
@@ -77,6 +88,7 @@ class Stop:
     input_prompt_preview: str = ""
     turn_id: str = ""
     sent_at: datetime | None = None
+    turn_end: bool = False  # ends only the turn (the agent stays): deferred while background work runs
 
     @property
     def normal_end(self) -> bool:
@@ -92,6 +104,7 @@ class MarkActive:
     sent_at: datetime | None = None
     tool_call_id: str = ""  # a tool call that started (``Running``) or finished (``Finished``)
     tool_state: str = ""
+    background: bool = False  # the call is background work (a subagent, a task), not a tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +261,8 @@ def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
         watched = event.watched_process_identifier or None
     session = Session(key=key, started_at=now, last_activity_at=now, watched_process_identifier=watched,
                       working_directory=event.working_directory, transcript_path=event.transcript_path,
-                      source=event.source)
+                      source=event.source,
+                      background_work=existing.background_work if existing is not None else ())
     session = begin_turn(session, event.turn_id, event.sent_at, now)
     new_state = state.with_session(session)
     if watched:
@@ -276,9 +290,12 @@ def _stop(state: RegistryState, event: Stop, now: datetime) -> Outcome:
                                                         None, stop=event)])
     if not event.cancel_path and is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, event.command)
-    if event.pending_provider_work:
+    background = event.turn_end and not event.cancel_path and bool(existing.background_work)
+    if event.pending_provider_work or background:
         session = replace(existing, pending_provider_work=True, last_activity_at=now, lease_renewed_at=now)
-        message = f"Deferred stop for {key}: provider work is still pending."
+        message = (f"Deferred stop for {key}: {len(existing.background_work)} subagent(s) or task(s) still run."
+                   if background and not event.pending_provider_work
+                   else f"Deferred stop for {key}: provider work is still pending.")
         return Outcome(state.with_session(session), True, message,
                        [LogEvent("session-stop-deferred", event.command, message, session, stop=event)])
     new_state = state.without([key])
@@ -304,7 +321,11 @@ def _mark_active(state: RegistryState, event: MarkActive, now: datetime) -> Outc
         return Outcome(state, True, message, [ignored])
     if is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, "mark-session-active")
-    session = with_tool(renew_lease(existing.with_activity(now), now), event.tool_call_id, event.tool_state)
+    session = renew_lease(existing.with_activity(now), now)
+    if event.background:
+        session = with_background(session, event.tool_call_id, event.tool_state)
+    else:
+        session = with_tool(session, event.tool_call_id, event.tool_state)
     if existing.soft_locked:
         message = f"Cleared soft-lock for {event.key} because activity was detected from {event.reason or 'activity'}."
     else:
@@ -381,8 +402,8 @@ def _timeout_check(state: RegistryState, event: TimeoutCheck, now: datetime) -> 
             effects.append(LogEvent("session-running-tool-abandoned", "session-timeout",
                                     f"Abandoned {len(session.tools_in_flight)} running tool(s) of {session.key}: "
                                     "their processes used no CPU time since the last check.", updated))
-        if updated.pending_provider_work:
-            updated = replace(updated, pending_provider_work=False)
+        if updated.pending_provider_work or updated.background_work:
+            updated = replace(updated, pending_provider_work=False, background_work=())
             message = f"Abandoned pending provider work for {session.key} after {event.timeout_minutes} minutes."
             effects.append(LogEvent("session-pending-provider-work-abandoned", "session-timeout", message, updated))
         if not updated.soft_locked:
