@@ -75,7 +75,7 @@ def test_claude_activity_and_soft_locks(stub_environment, event, extra, command,
 @pytest.mark.parametrize("payload", [
     {"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion"},
     {"hook_event_name": "PreToolUse"},
-    {"hook_event_name": "Notification", "notification_type": "idle_prompt"},
+    {"hook_event_name": "Notification", "notification_type": "auth_success"},  # idle_prompt soft-locks (35.3)
     {"hook_event_name": "SessionStart", "source": "startup"},
     {"hook_event_name": "MessageDisplay", "delta": "All done"},
     {"hook_event_name": "NoSuchEvent"},
