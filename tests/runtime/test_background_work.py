@@ -88,3 +88,25 @@ def test_background_work_is_kept_by_the_journal():
         assert session_from_json(session_to_json(session)).background_work == ("task:7",)
 
     run_mock(lambda: with_runtime(_harness(), body))
+
+
+def test_an_idle_prompt_while_a_subagent_runs_after_the_stop_does_not_make_the_machine_suspend():
+    async def body(h: Harness) -> None:
+        await h.start()
+        await _work(h, "subagent:a1", "Running")
+        await h.stop(IsProviderSessionEnd=True, IsTurnEnd=True)
+        await anyio.sleep(60)  # Claude: the prompt has been idle for 60 s
+        reply = await h.send("mark-session-softlocked", Provider="Claude", SessionIdentifier="s1",
+                             SessionStateReason="idle_prompt")
+        assert reply["Succeeded"] and "still run" in reply["Message"], reply
+        assert not h.runtime.state.sessions[KEY].soft_locked
+        await anyio.sleep(300)
+        assert "suspend-requested" not in h.actions() and "protection-released" not in h.actions()
+        await _work(h, "subagent:a1", "Finished")  # ended: a soft-lock applies again
+        await h.send("mark-session-softlocked", Provider="Claude", SessionIdentifier="s1",
+                     SessionStateReason="idle_prompt")
+        assert h.runtime.state.sessions[KEY].soft_locked
+        await anyio.sleep(5)
+        assert h.actions().count("suspend-requested") == 1
+
+    run_mock(lambda: with_runtime(_harness(), body))

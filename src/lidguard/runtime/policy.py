@@ -6,7 +6,8 @@ No I/O, no clock reads: the caller passes ``now`` (UTC) and applies the effects.
 - start/update replaces the record (times reset, soft-lock cleared) but keeps an existing watched
   process when none is supplied and WatchParentProcess is on;
 - stop is idempotent: the first cleanup signal is authoritative, later ones are harmless;
-- activity refreshes LastActivityAt and clears the soft-lock; a soft-lock never refreshes activity;
+- activity refreshes LastActivityAt and clears the soft-lock; a soft-lock never refreshes activity, and
+  does not apply while the session's background work runs (its subagents/tasks still work);
 - a deferred stop (provider work still pending) keeps the session and refreshes its activity; a
   turn-end stop while background work (subagents, tasks) runs is one too (issue 35.3), and a start keeps
   that work;
@@ -347,6 +348,14 @@ def _mark_soft_locked(state: RegistryState, event: MarkSoftLocked, now: datetime
     if is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, command)
     reason = event.reason.strip() or "soft-locked"
+    if existing.background_work and not existing.soft_locked:
+        # Its subagents/tasks still work (a prompt idle while they run, a question of one of them): it is not
+        # waiting on the user alone; the inactivity timeout still abandons work that went silent.
+        renewed = renew_lease(existing, now)
+        message = (f"Kept {event.key} working despite {reason}: {len(existing.background_work)} subagent(s) or "
+                   f"task(s) still run.")
+        return Outcome(state.with_session(renewed), True, message,
+                       [LogEvent("session-softlock-held-by-background-work", command, message, renewed)])
     if existing.soft_lock_reason == reason:  # nothing changes but the lease: the provider still speaks
         message = f"Session {event.key} is already soft-locked from {reason}."
         renewed = renew_lease(existing, now)
