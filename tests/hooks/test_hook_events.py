@@ -75,7 +75,7 @@ def test_claude_activity_and_soft_locks(stub_environment, event, extra, command,
 @pytest.mark.parametrize("payload", [
     {"hook_event_name": "PreToolUse", "tool_name": "AskUserQuestion"},
     {"hook_event_name": "PreToolUse"},
-    {"hook_event_name": "Notification", "notification_type": "idle_prompt"},
+    {"hook_event_name": "Notification", "notification_type": "auth_success"},  # idle_prompt soft-locks (35.3)
     {"hook_event_name": "SessionStart", "source": "startup"},
     {"hook_event_name": "MessageDisplay", "delta": "All done"},
     {"hook_event_name": "NoSuchEvent"},
@@ -199,7 +199,7 @@ def test_copilot_events(stub_environment, args, payload, command, field, value):
     assert message["Provider"] == "GitHubCopilot"
 
 
-@pytest.mark.parametrize("event", ["sessionStart", "errorOccurred", ""])
+@pytest.mark.parametrize("event", ["sessionStart", "preCompact", ""])  # errorOccurred ends a turn (35.3)
 def test_copilot_events_that_only_log(stub_environment, event):
     runtime, _ = run("copilot", {**COPILOT, "source": "new", "initialPrompt": "p"}, stub_environment,
                      *(("--event", event) if event else ()))

@@ -17,7 +17,10 @@ Kinds of :class:`Action` (what the engine does for one hook event):
 
 * ``start``: the turn's prompt (auto-starts the runtime, carries the prompt preview and settings);
 * ``activity`` / ``softlock``: ``mark-session-active`` / ``mark-session-softlocked`` with ``reason``;
-* ``stop``: ``stop`` with ``IsProviderSessionEnd`` and ``SessionEndReason`` (``reason``);
+* ``stop``: ``stop`` with ``IsProviderSessionEnd`` and ``SessionEndReason`` (``reason``); ``turn_end``: it ends
+  only the turn (``IsTurnEnd``: deferred while background work runs);
+* ``activity`` with ``background``: a subagent or task that started (``Running``) or ended (``Finished``),
+  by ``tool_call_id`` (``BackgroundWork``: work that may outlive the turn, issue 35.3);
 * ``permission`` / ``elicitation`` / ``ask_user``: closed-lid decisions (the engine asks ``status``);
   a ``deny_only`` permission (Gemini BeforeTool: no hook can approve a tool there) is tool activity
   unless the lid is closed and the decision is Deny;
@@ -40,6 +43,7 @@ __all__ = [
     "AGENTS",
     "IGNORE",
     "PERMISSION_PROMPT",
+    "background_work",
     "Action",
     "agent",
     "agent_for_hook_command",
@@ -101,13 +105,13 @@ class Action:
 
     __slots__ = ("kind", "reason", "provider_session_end", "prompt", "stop_hook_active",
                  "last_assistant_message", "softlock_without_decision", "blocking", "deny_only", "tool",
-                 "turn_id", "tool_call_id", "tool_state", "pending_work")
+                 "turn_id", "tool_call_id", "tool_state", "pending_work", "background", "turn_end")
 
     def __init__(self, kind: str, reason: str = "", *, provider_session_end: bool = False, prompt: str = "",
                  stop_hook_active: bool = False, last_assistant_message: str = "",
                  softlock_without_decision: str = "", blocking: bool = False, deny_only: bool = False,
                  tool: str = "", turn_id: str = "", tool_call_id: str = "", tool_state: str = "",
-                 pending_work: int = 0) -> None:
+                 pending_work: int = 0, background: bool = False, turn_end: bool = False) -> None:
         self.kind = kind
         self.reason = reason
         self.provider_session_end = provider_session_end
@@ -122,6 +126,8 @@ class Action:
         self.tool_call_id = tool_call_id  # the tool call a PreToolUse starts / a PostToolUse finishes
         self.tool_state = tool_state  # "Running" (started) or "Finished"
         self.pending_work = pending_work  # background tasks still running at a Stop (a deferred stop)
+        self.background = background  # tool_call_id names a subagent/task, not a tool
+        self.turn_end = turn_end  # a stop of the turn only: background work still running defers it
 
     def __repr__(self) -> str:
         return f"Action({self.kind!r}, {self.reason!r})"
@@ -141,6 +147,15 @@ def tool_activity(event: str, tool: str, quiet: frozenset[str], payload: Payload
         call = payload.text(*call_keys) if call_keys else f"tool:{tool}"
     return Action("activity", f"{event}:{tool}", tool_call_id=call[:MAX_TOOL_CALL_ID_CHARS], tool_state=state,
                   turn_id=turn_of(payload))
+
+
+def background_work(event: str, payload: Payload, kind: str, keys: tuple[str, ...], state: str) -> Action:
+    """A subagent or task that started (``Running``) or ended (``Finished``): activity that keeps
+    ``<kind>:<id>`` in flight meanwhile (the id under ``keys``; ``kind`` alone when the payload gives none)."""
+    work = payload.text(*keys)
+    work_id = f"{kind}:{work}" if work else kind
+    return Action("activity", f"{event}:{state}", tool_call_id=work_id[:MAX_TOOL_CALL_ID_CHARS], tool_state=state,
+                  background=True, turn_id=turn_of(payload))
 
 
 def turn_of(payload: Payload | None) -> str:
@@ -172,14 +187,15 @@ _LAST_MESSAGE_KEYS = ("last_assistant_message", "lastAssistantMessage")
 
 
 def stop_action(payload: Payload, reason: str, *, provider_session_end: bool = True, blocking: bool = False,
-                message_keys: tuple[str, ...] = _LAST_MESSAGE_KEYS) -> Action:
-    return Action("stop", reason, provider_session_end=provider_session_end, blocking=blocking,
+                message_keys: tuple[str, ...] = _LAST_MESSAGE_KEYS, turn_end: bool = False) -> Action:
+    return Action("stop", reason, provider_session_end=provider_session_end, blocking=blocking, turn_end=turn_end,
                   stop_hook_active=payload.flag("stop_hook_active", "stopHookActive"),
                   last_assistant_message=payload.text(*message_keys),
                   turn_id=turn_of(payload), pending_work=running_background_tasks(payload))
 
 
-def stop_with_detail(payload: Payload, event: str, *keys: str, blocking: bool = False) -> Action:
+def stop_with_detail(payload: Payload, event: str, *keys: str, blocking: bool = False,
+                     turn_end: bool = False) -> Action:
     """A stop whose reason is ``<event>:<detail>`` when the payload names one under ``keys``."""
     detail = payload.text(*keys)
-    return stop_action(payload, f"{event}:{detail}" if detail else event, blocking=blocking)
+    return stop_action(payload, f"{event}:{detail}" if detail else event, blocking=blocking, turn_end=turn_end)

@@ -2,7 +2,11 @@
 ``$CLAUDE_CONFIG_DIR/settings.json`` (default ``~/.claude``; written through ``installers/settings_hooks.py``).
 
 Payloads are snake_case and name their event in ``hook_event_name``; tool calls pair by ``tool_use_id``;
-a Stop while ``run_in_background`` tasks run carries them in ``background_tasks`` (a deferred stop).
+a Stop while ``run_in_background`` tasks run carries them in ``background_tasks`` (a deferred stop);
+``SubagentStart``/``SubagentStop`` (``agent_id``) and ``TaskCreated``/``TaskCompleted`` (``task_id``) keep
+background work in flight, so a Stop while some runs is deferred too (issue 35.3); Notification
+``idle_prompt`` (the session waits for the user) soft-locks. ``WorktreeCreate`` is never installed:
+registering it replaces Claude's own git worktree creation (AGENT_CLIS_NEW.md).
 Ancestry: ``hook <- /bin/sh -c <cmd> <- claude`` (native, exe ``.../bin/claude.exe``). Stdlib only.
 """
 
@@ -15,6 +19,7 @@ from . import (
     IGNORE,
     SOFT_LOCK_NOTIFICATIONS,
     Action,
+    background_work,
     stop_action,
     tool_activity,
 )
@@ -37,20 +42,29 @@ ALIASES = ("claude-code",)
 CONFIG_TEXT = "settings.json ($CLAUDE_CONFIG_DIR or ~/.claude)"
 HOOK_HELP = ("Claude Code hook (reads the event JSON on stdin).",
              "Claude Code command hook: UserPromptSubmit starts the session, tool use is activity, "
-             "permission/elicitation notifications soft-lock it, Stop/SessionEnd end it; with the lid "
+             "subagents and tasks are work in flight (a Stop meanwhile is deferred), permission/idle/"
+             "elicitation notifications soft-lock it, Stop/SessionEnd end it; with the lid "
              "closed it answers PermissionRequest (ClosedLidPermissionRequestDecision) and cancels "
              "Elicitation. Always exits 0.")
 # Ancestry: the names its native program or npm bin goes by, and its npm packages.
 PROCESS_COMMANDS = frozenset({"claude"})
 PROCESS_PACKAGES = ("@anthropic-ai/claude-code",)
 QUIET_TOOLS = frozenset({"", "askuserquestion"})
+# Claude's own soft-locks beyond the shared ones: the prompt idle, waiting for the user.
+IDLE_NOTIFICATIONS = frozenset({"idle_prompt"})
+# Background work: event -> (kind, id keys, state).
+_WORK_EVENTS = {"subagentstart": ("subagent", ("agent_id",), "Running"),
+                "subagentstop": ("subagent", ("agent_id",), "Finished"),
+                "taskcreated": ("task", ("task_id",), "Running"),
+                "taskcompleted": ("task", ("task_id",), "Finished")}
 # REFERENCE 3.3: the detail keys of the hook log's "received" line (key, payload keys).
 LOG_DETAILS = (("permissionMode", ("permission_mode",)), ("tool", ("tool_name",)), ("reason", ("reason",)),
                ("notificationType", ("notification_type",)), ("transcriptPath", ("transcript_path",)),
                ("isInterrupt", ("is_interrupt",)))
 
 
-def map_event(event: str, payload: Payload, quiet: frozenset[str] = QUIET_TOOLS) -> Action:
+def map_event(event: str, payload: Payload, quiet: frozenset[str] = QUIET_TOOLS,
+              idle: frozenset[str] = IDLE_NOTIFICATIONS) -> Action:
     name = event.lower()
     if name == "userpromptsubmit":
         return Action("start", prompt=payload.text("prompt"))
@@ -59,15 +73,18 @@ def map_event(event: str, payload: Payload, quiet: frozenset[str] = QUIET_TOOLS)
                              "Running" if name == "pretooluse" else "Finished")
     if name == "posttoolusefailure":
         if payload.flag("is_interrupt"):
-            return Action("stop", f"{event}:interrupt", provider_session_end=False)
+            return Action("stop", f"{event}:interrupt", provider_session_end=False, turn_end=True)
         return tool_activity(event, payload.text("tool_name"), quiet, payload, ("tool_use_id",), "Finished")
     if name == "notification":
         kind = payload.text("notification_type").lower()
-        if kind in SOFT_LOCK_NOTIFICATIONS:
+        if kind in SOFT_LOCK_NOTIFICATIONS or kind in idle:
             return Action("softlock", kind)
         if kind in ACTIVITY_NOTIFICATIONS:
             return Action("activity", kind)
         return IGNORE
+    work = _WORK_EVENTS.get(name)
+    if work is not None:
+        return background_work(event, payload, *work)
     if name == "elicitation":
         return Action("elicitation")
     if name == "permissionrequest":
@@ -77,9 +94,9 @@ def map_event(event: str, payload: Payload, quiet: frozenset[str] = QUIET_TOOLS)
         reason = f"{event}:{detail}" if detail else event
         interrupt = payload.flag("is_interrupt")
         return stop_action(payload, reason, provider_session_end=not interrupt,
-                           blocking=name == "stop" and not interrupt)
+                           blocking=name == "stop" and not interrupt, turn_end=name == "stop")
     if name == "stopfailure":
-        return stop_action(payload, event, provider_session_end=False)
+        return stop_action(payload, event, provider_session_end=False, turn_end=True)
     return IGNORE
 
 
@@ -98,7 +115,7 @@ def elicitation_output() -> dict[str, Any]:
 
 # -- its installer: the Claude-style hooks table of its settings.json (installers/settings_hooks.py) ----------
 SCHEMA = "https://json.schemastore.org/claude-code-settings.json"
-_SOFT_LOCK_MATCHER = "permission_prompt|elicitation_dialog|elicitation_complete|elicitation_response"
+_SOFT_LOCK_MATCHER = "permission_prompt|idle_prompt|elicitation_dialog|elicitation_complete|elicitation_response"
 _STOPPING = "Stopping LidGuard session protection"
 # event -> (matcher, status message); Stop may block for the follow-up (REFERENCE 5.2)
 EVENTS: dict[str, tuple[str | None, str]] = {
@@ -109,6 +126,10 @@ EVENTS: dict[str, tuple[str | None, str]] = {
     "Notification": (_SOFT_LOCK_MATCHER, "Recording Claude soft-lock telemetry"),
     "PermissionRequest": ("*", "Responding to closed-lid permission request"),
     "Elicitation": (None, "Canceling closed-lid elicitation request"),
+    "SubagentStart": (None, "Recording Claude subagent activity"),
+    "SubagentStop": (None, "Recording Claude subagent completion activity"),
+    "TaskCreated": (None, "Recording Claude task activity"),
+    "TaskCompleted": (None, "Recording Claude task completion activity"),
     "Stop": (None, _STOPPING),
     "StopFailure": (None, _STOPPING),
     "SessionEnd": (None, _STOPPING),

@@ -2,13 +2,16 @@
 with trust entries in ``config.toml`` (installer: ``installers/codex.py``).
 
 Payloads are snake_case with ``hook_event_name``, a ``turn_id`` and ``tool_use_id``; Codex has no
-Notification event, so an unanswered PermissionRequest is a wait for the user. Ancestry: ``hook <- codex``
-(native musl ELF) ``<- node .../.bin/codex``; the TUI's hooks run under ``codex app-server``. Stdlib only.
+Notification event, so an unanswered PermissionRequest is a wait for the user. ``Interrupt`` ends the turn
+like a stop but never as a normal end (no PostSessionEnd); ``SubagentStart``/``SubagentStop`` (``agent_id``,
+the child thread; ``session_id`` stays the parent's) keep background work in flight (issue 35.3).
+Ancestry: ``hook <- codex`` (native musl ELF) ``<- node .../.bin/codex``; the TUI's hooks run under
+``codex app-server``. Stdlib only.
 """
 
 from __future__ import annotations
 
-from . import IGNORE, PERMISSION_PROMPT, Action, stop_action, tool_activity, turn_of
+from . import IGNORE, PERMISSION_PROMPT, Action, background_work, stop_action, tool_activity, turn_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +29,8 @@ ALIASES: tuple[str, ...] = ()
 CONFIG_TEXT = "hooks.json plus trust entries in config.toml ($CODEX_HOME or ~/.codex)"
 HOOK_HELP = ("Codex CLI hook (reads the event JSON on stdin).",
              "Codex command hook: UserPromptSubmit starts the session, PreToolUse/PostToolUse are "
-             "activity, Stop/SessionEnd end it; with the lid closed it answers PermissionRequest. "
+             "activity, subagents are work in flight, Stop/Interrupt end the turn, SessionEnd the session; "
+             "with the lid closed it answers PermissionRequest. "
              "Always exits 0.")
 PROCESS_COMMANDS = frozenset({"codex"})
 PROCESS_PACKAGES = ("@openai/codex",)
@@ -46,8 +50,13 @@ def map_event(event: str, payload: Payload) -> Action:
     if name == "permissionrequest":
         # Codex has no Notification event: with no decision, the approval dialog is a wait for the user.
         return Action("permission", softlock_without_decision=PERMISSION_PROMPT)
+    if name in ("subagentstart", "subagentstop"):
+        return background_work(event, payload, "subagent", ("agent_id",),
+                               "Running" if name == "subagentstart" else "Finished")
+    if name == "interrupt":  # the user interrupted the turn: not an end that notifies PostSessionEnd
+        return stop_action(payload, event, provider_session_end=False, turn_end=True)
     if name in ("stop", "sessionend"):
-        return stop_action(payload, event or "codex-hook-stop", blocking=name == "stop")
+        return stop_action(payload, event or "codex-hook-stop", blocking=name == "stop", turn_end=name == "stop")
     return IGNORE
 
 

@@ -3,13 +3,16 @@
 
 Payloads are camelCase and mostly lack an event name (``--event`` names it; the PascalCase aliases
 ``Stop``/``UserPromptSubmit`` are accepted); there is no tool call id, so tool calls pair by tool name.
+Issue 35.3: ``subagentStart``/``subagentStop`` keep background work in flight (by the id or name the payload
+gives), ``notification`` ``agent_idle`` soft-locks and ``shell_completed`` is activity, ``errorOccurred``
+ends the turn like a failed stop unless Copilot recovers (``recoverable``) or it is a tool's error.
 Ancestry: ``hook <- copilot`` (native, comm ``MainThread``) ``<- node .../.bin/copilot``; also ``gh copilot``
 and the ``gh-copilot`` extension. Stdlib only.
 """
 
 from __future__ import annotations
 
-from . import IGNORE, SOFT_LOCK_NOTIFICATIONS, Action, stop_with_detail, tool_activity
+from . import IGNORE, SOFT_LOCK_NOTIFICATIONS, Action, background_work, stop_action, stop_with_detail, tool_activity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +31,8 @@ ALIASES = ("github-copilot", "githubcopilot")
 CONFIG_TEXT = "hooks/lidguard.json ($COPILOT_HOME or ~/.copilot)"
 HOOK_HELP = ("GitHub Copilot CLI hook (--event <name>; event JSON on stdin).",
              "Copilot CLI command hook: userPromptSubmitted starts the session, tool use is activity, "
-             "agentStop/sessionEnd end it; with the lid closed it answers permissionRequest and denies "
+             "subagents are work in flight, agent_idle soft-locks, agentStop/errorOccurred end the turn, "
+             "sessionEnd the session; with the lid closed it answers permissionRequest and denies "
              "ask_user. Always exits 0.")
 EVENT_OPTION = True  # `--event NAME`: the payload mostly lacks one
 PROCESS_COMMANDS = frozenset({"copilot"})
@@ -39,6 +43,11 @@ LOG_DETAILS = (("tool", ("toolName", "tool_name")), ("source", ("source",)),
                ("notificationType", ("notificationType", "notification_type")),
                ("errorContext", ("errorContext", "error_context")), ("recoverable", ("recoverable",)))
 _ALIASES = {"stop": "agentstop", "userpromptsubmit": "userpromptsubmitted"}
+SOFT_LOCKS = SOFT_LOCK_NOTIFICATIONS | {"agent_idle"}
+ACTIVITY_NOTIFICATIONS = frozenset({"shell_completed"})  # a background shell ended: the agent is at work
+# The subagent's id where the payload gives one, else its name (pairs start and stop like tool names).
+_SUBAGENT_KEYS = ("agentId", "agent_id", "toolCallId", "tool_call_id", "agentName", "agent_name", "agentType",
+                  "agent_type")
 
 
 def map_event(event: str, payload: Payload) -> Action:
@@ -58,9 +67,20 @@ def map_event(event: str, payload: Payload) -> Action:
         return Action("permission")
     if name == "notification":
         kind = payload.text("notificationType", "notification_type").lower()
-        return Action("softlock", kind) if kind in SOFT_LOCK_NOTIFICATIONS else IGNORE
+        if kind in SOFT_LOCKS:
+            return Action("softlock", kind)
+        return Action("activity", kind) if kind in ACTIVITY_NOTIFICATIONS else IGNORE
+    if name in ("subagentstart", "subagentstop"):
+        return background_work(event, payload, "subagent", _SUBAGENT_KEYS,
+                               "Running" if name == "subagentstart" else "Finished")
+    if name == "erroroccurred":
+        context = payload.text("errorContext", "error_context")
+        if payload.flag("recoverable") or context == "tool_execution":  # Copilot goes on (a retry, a tool result)
+            return Action("activity", f"{event}:{context or 'recoverable'}")
+        return stop_action(payload, f"{event}:{context}" if context else event, provider_session_end=False,
+                           turn_end=True)
     if name == "agentstop":
-        return stop_with_detail(payload, event, "stopReason", "stop_reason", blocking=True)
+        return stop_with_detail(payload, event, "stopReason", "stop_reason", blocking=True, turn_end=True)
     if name == "sessionend":
         return stop_with_detail(payload, event, "reason")
     return IGNORE

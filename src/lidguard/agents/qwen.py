@@ -41,7 +41,7 @@ LOG_DETAILS = claude.LOG_DETAILS
 def map_event(event: str, payload: Payload) -> Action:
     if event.lower() == "userpromptsubmit" and not payload.text("prompt"):
         return Action("activity", f"{event}:tool-result")  # the tool result going back to the model
-    return claude.map_event(event, payload, QUIET_TOOLS)
+    return claude.map_event(event, payload, QUIET_TOOLS, idle=frozenset())  # its idle_prompt follows Stop
 
 
 def permission_output(decision: str) -> dict[str, Any] | None:

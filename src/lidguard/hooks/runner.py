@@ -266,6 +266,8 @@ class _Run:
                 fields["TurnId"] = action.turn_id
             if action.tool_call_id and action.tool_state:
                 fields.update(ToolCallId=action.tool_call_id, ToolCallState=action.tool_state)
+                if action.background:  # a subagent or task: may outlive the turn (issue 35.3)
+                    fields["BackgroundWork"] = True
         return self.request(command, fields)
 
     def stop(self, action: Action) -> None:
@@ -275,6 +277,8 @@ class _Run:
                   "LastAssistantMessage": bounded(action.last_assistant_message, MAX_ASSISTANT_MESSAGE_CHARS)}
         if action.turn_id:
             fields["TurnId"] = action.turn_id
+        if action.turn_end:  # the turn ends, the agent stays: deferred while its background work runs
+            fields["IsTurnEnd"] = True
         if action.pending_work:  # a deferred stop: background tasks still run (Claude background_tasks)
             fields["HasPendingProviderWork"] = True
             self.log.message(f"Deferred stop: {action.pending_work} background task(s) still running.")

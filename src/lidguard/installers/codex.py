@@ -59,7 +59,10 @@ EVENTS: dict[str, tuple[str | None, str]] = {
     "PreToolUse": ("*", "Recording Codex tool activity"),
     "PostToolUse": ("*", "Recording Codex tool completion activity"),
     "PermissionRequest": ("*", "Responding to closed-lid permission request"),
+    "SubagentStart": (None, "Recording Codex subagent activity"),
+    "SubagentStop": (None, "Recording Codex subagent completion activity"),
     "Stop": (None, "Stopping LidGuard session protection"),
+    "Interrupt": (None, "Stopping LidGuard turn protection"),
     "SessionEnd": (None, "Stopping LidGuard session protection"),
 }
 
@@ -166,15 +169,35 @@ class _Toml:
         return text.rstrip("\n") + "\n" if text.strip() else ""
 
 
-def feature_problem(doc: Any) -> str | None:
+def _features(doc: Any) -> dict[str, Any]:
     features = doc.get("features") if isinstance(doc, dict) else None
-    if not isinstance(features, dict):
-        return None
+    return features if isinstance(features, dict) else {}
+
+
+def feature_key(doc: Any) -> str | None:
+    """The ``[features]`` key that decides whether Codex runs hooks: ``hooks`` (canonical) when set, else the
+    deprecated alias ``codex_hooks``; None when neither is (hooks are on by default)."""
+    features = _features(doc)
     for name in ("hooks", "codex_hooks"):
-        if features.get(name) is False:
-            return (f"[features] {name} = false in config.toml turns every Codex hook off; LidGuard's hooks "
-                    f"will not run until you remove that line (or set it to true).")
+        if isinstance(features.get(name), bool):
+            return name
     return None
+
+
+def feature_problem(doc: Any) -> str | None:
+    name = feature_key(doc)
+    if name is None or _features(doc)[name] is not False:
+        return None
+    return (f"[features] {name} = false in config.toml turns every Codex hook off; LidGuard's hooks "
+            f"will not run until you remove that line (or set it to true).")
+
+
+def feature_note(doc: Any) -> str | None:
+    """A note when config.toml still spells the flag ``codex_hooks`` (deprecated; Codex prints a notice)."""
+    if "codex_hooks" not in _features(doc):
+        return None
+    return ("[features] codex_hooks in config.toml is a deprecated alias of [features] hooks"
+            + ("; hooks decides." if "hooks" in _features(doc) else "; rename it to hooks."))
 
 
 # -- install / remove / status ------------------------------------------------------------------------
@@ -292,9 +315,17 @@ def status_lines(config: Path | None, stop_timeout: int) -> list[str]:
     problem = feature_problem(toml.doc)
     lines = [f"Status: {status}", f"Config: {hooks_file}", f"Config exists: {original is not None}",
              f"Trust config: {toml_file}", f"Trust config exists: {toml.original is not None}",
-             f"Feature flag: {'off' if problem else 'on'}"]
+             f"Feature flag: {'off' if problem else 'on'}", f"Feature flag from: {_flag_source(toml.doc)}"]
     lines += [f"{event}: {states[event]}" for event in EVENTS]
     lines.append(f"Untrusted hooks: {', '.join(untrusted) if untrusted else 'none'}")
     if problem:
         lines.append(f"Warning: {problem}")
+    note = feature_note(toml.doc)
+    if note:
+        lines.append(f"Note: {note}")
     return lines
+
+
+def _flag_source(doc: Any) -> str:
+    key = feature_key(doc)
+    return f"[features] {key}" if key else "[features] hooks not set: on by default"

@@ -32,7 +32,7 @@ SUB = "copilot-hook"
 MANAGED_NAME = "lidguard.json"
 LEGACY_NAME = "lidguard-copilot-cli.json"
 EVENTS = ("sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "permissionRequest", "notification",
-          "agentStop", "sessionEnd", "errorOccurred")
+          "subagentStart", "subagentStop", "agentStop", "sessionEnd", "errorOccurred")
 COMMAND_KEYS = ("bash", "powershell", "command")
 SETTINGS_FILES = ("settings.json", "config.json")
 

@@ -115,7 +115,7 @@ async def handle_stop(runtime: Runtime, request: RuntimeRequest) -> dict[str, An
         end_reason=request.session_end_reason, pending_provider_work=request.has_pending_provider_work,
         stop_hook_active=request.stop_hook_active, last_assistant_message=request.last_assistant_message,
         input_prompt_preview=request.input_prompt_preview, turn_id=request.turn_id,
-        sent_at=sent_at(request.sent_at_milliseconds),
+        sent_at=sent_at(request.sent_at_milliseconds), turn_end=request.is_turn_end,
     )
     follow_up = runtime.suspend.follow_up
     if not request.wait_for_follow_up or follow_up is None:
@@ -162,7 +162,7 @@ async def handle_mark_active(runtime: Runtime, request: RuntimeRequest) -> dict[
     return await _simple(runtime, policy.MarkActive(
         request.session_key(), request.session_state_reason, turn_id=request.turn_id,
         sent_at=sent_at(request.sent_at_milliseconds), tool_call_id=request.tool_call_id,
-        tool_state=request.tool_call_state))
+        tool_state=request.tool_call_state, background=request.background_work))
 
 
 async def handle_mark_soft_locked(runtime: Runtime, request: RuntimeRequest) -> dict[str, Any]:

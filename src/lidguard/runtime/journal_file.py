@@ -140,17 +140,19 @@ def record_line(record: dict[str, Any]) -> bytes:
 
 def session_line(session: Session) -> bytes:
     """The ``put`` line of a session, at most ``MAX_SESSION_RECORD_BYTES``: the oldest tools in flight are
-    left out first (a tool whose end arrives after a restart is then unknown: ignored), then the texts
+    left out first (a tool whose end arrives after a restart is then unknown: ignored), then the oldest
+    background work, then the texts
     that are not paths are cut."""
     record = session_to_json(session)
     line = record_line({"op": "put", "session": record})
     if len(line) <= MAX_SESSION_RECORD_BYTES:
         return line
-    tools = list(record["tools_in_flight"])
-    while tools and len(line) > MAX_SESSION_RECORD_BYTES:
-        del tools[: max(1, len(tools) // 4)]
-        record["tools_in_flight"] = tools
-        line = record_line({"op": "put", "session": record})
+    for name in ("tools_in_flight", "background_work"):  # background work: after the tools
+        items = list(record.get(name, []))
+        while items and len(line) > MAX_SESSION_RECORD_BYTES:
+            del items[: max(1, len(items) // 4)]
+            record[name] = items
+            line = record_line({"op": "put", "session": record})
     if len(line) > MAX_SESSION_RECORD_BYTES:  # not reached within the request bounds; kept as a guarantee
         for name in ("soft_lock_reason", "turn_id", "working_directory"):
             if isinstance(record.get(name), str):

@@ -6,8 +6,11 @@ No I/O, no clock reads: the caller passes ``now`` (UTC) and applies the effects.
 - start/update replaces the record (times reset, soft-lock cleared) but keeps an existing watched
   process when none is supplied and WatchParentProcess is on;
 - stop is idempotent: the first cleanup signal is authoritative, later ones are harmless;
-- activity refreshes LastActivityAt and clears the soft-lock; a soft-lock never refreshes activity;
-- a deferred stop (provider work still pending) keeps the session and refreshes its activity;
+- activity refreshes LastActivityAt and clears the soft-lock; a soft-lock never refreshes activity, and
+  does not apply while the session's background work runs (its subagents/tasks still work);
+- a deferred stop (provider work still pending) keeps the session and refreshes its activity; a
+  turn-end stop while background work (subagents, tasks) runs is one too (issue 35.3), and a start keeps
+  that work;
 - the inactive timeout soft-locks sessions (``session-timeout-expired:<N> minutes``); pending work
   with no activity for the timeout is abandoned (``session-pending-provider-work-abandoned``), and a
   soft-locked session with pending work stays in the timer;
@@ -24,7 +27,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from .sessions import AgentProvider, RegistryState, Session, SessionKey
-from .turns import RUNNING_TOOL_REASON, begin_turn, is_stale, lease_expired, renew_lease, tool_cpu_moved, with_tool
+from .turns import (
+    RUNNING_TOOL_REASON,
+    begin_turn,
+    is_stale,
+    lease_expired,
+    renew_lease,
+    tool_cpu_moved,
+    with_background,
+    with_tool,
+)
 
 __all__ = [
     "CancelPendingSuspend",
@@ -77,6 +89,7 @@ class Stop:
     input_prompt_preview: str = ""
     turn_id: str = ""
     sent_at: datetime | None = None
+    turn_end: bool = False  # ends only the turn (the agent stays): deferred while background work runs
 
     @property
     def normal_end(self) -> bool:
@@ -92,6 +105,7 @@ class MarkActive:
     sent_at: datetime | None = None
     tool_call_id: str = ""  # a tool call that started (``Running``) or finished (``Finished``)
     tool_state: str = ""
+    background: bool = False  # the call is background work (a subagent, a task), not a tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +262,8 @@ def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
         watched = event.watched_process_identifier or None
     session = Session(key=key, started_at=now, last_activity_at=now, watched_process_identifier=watched,
                       working_directory=event.working_directory, transcript_path=event.transcript_path,
-                      source=event.source)
+                      source=event.source,
+                      background_work=existing.background_work if existing is not None else ())
     session = begin_turn(session, event.turn_id, event.sent_at, now)
     new_state = state.with_session(session)
     if watched:
@@ -276,9 +291,12 @@ def _stop(state: RegistryState, event: Stop, now: datetime) -> Outcome:
                                                         None, stop=event)])
     if not event.cancel_path and is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, event.command)
-    if event.pending_provider_work:
+    background = event.turn_end and not event.cancel_path and bool(existing.background_work)
+    if event.pending_provider_work or background:
         session = replace(existing, pending_provider_work=True, last_activity_at=now, lease_renewed_at=now)
-        message = f"Deferred stop for {key}: provider work is still pending."
+        message = (f"Deferred stop for {key}: {len(existing.background_work)} subagent(s) or task(s) still run."
+                   if background and not event.pending_provider_work
+                   else f"Deferred stop for {key}: provider work is still pending.")
         return Outcome(state.with_session(session), True, message,
                        [LogEvent("session-stop-deferred", event.command, message, session, stop=event)])
     new_state = state.without([key])
@@ -304,7 +322,11 @@ def _mark_active(state: RegistryState, event: MarkActive, now: datetime) -> Outc
         return Outcome(state, True, message, [ignored])
     if is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, "mark-session-active")
-    session = with_tool(renew_lease(existing.with_activity(now), now), event.tool_call_id, event.tool_state)
+    session = renew_lease(existing.with_activity(now), now)
+    if event.background:
+        session = with_background(session, event.tool_call_id, event.tool_state)
+    else:
+        session = with_tool(session, event.tool_call_id, event.tool_state)
     if existing.soft_locked:
         message = f"Cleared soft-lock for {event.key} because activity was detected from {event.reason or 'activity'}."
     else:
@@ -326,6 +348,14 @@ def _mark_soft_locked(state: RegistryState, event: MarkSoftLocked, now: datetime
     if is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, command)
     reason = event.reason.strip() or "soft-locked"
+    if existing.background_work and not existing.soft_locked:
+        # Its subagents/tasks still work (a prompt idle while they run, a question of one of them): it is not
+        # waiting on the user alone; the inactivity timeout still abandons work that went silent.
+        renewed = renew_lease(existing, now)
+        message = (f"Kept {event.key} working despite {reason}: {len(existing.background_work)} subagent(s) or "
+                   f"task(s) still run.")
+        return Outcome(state.with_session(renewed), True, message,
+                       [LogEvent("session-softlock-held-by-background-work", command, message, renewed)])
     if existing.soft_lock_reason == reason:  # nothing changes but the lease: the provider still speaks
         message = f"Session {event.key} is already soft-locked from {reason}."
         renewed = renew_lease(existing, now)
@@ -381,8 +411,8 @@ def _timeout_check(state: RegistryState, event: TimeoutCheck, now: datetime) -> 
             effects.append(LogEvent("session-running-tool-abandoned", "session-timeout",
                                     f"Abandoned {len(session.tools_in_flight)} running tool(s) of {session.key}: "
                                     "their processes used no CPU time since the last check.", updated))
-        if updated.pending_provider_work:
-            updated = replace(updated, pending_provider_work=False)
+        if updated.pending_provider_work or updated.background_work:
+            updated = replace(updated, pending_provider_work=False, background_work=())
             message = f"Abandoned pending provider work for {session.key} after {event.timeout_minutes} minutes."
             effects.append(LogEvent("session-pending-provider-work-abandoned", "session-timeout", message, updated))
         if not updated.soft_locked:

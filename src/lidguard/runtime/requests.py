@@ -109,6 +109,8 @@ _FLAG_FIELDS: dict[str, str] = {
     "Force": "force",
     "StopHookActive": "stop_hook_active",
     "WaitForFollowUp": "wait_for_follow_up",
+    "BackgroundWork": "background_work",
+    "IsTurnEnd": "is_turn_end",
 }
 # Integers: (field, minimum, maximum, strict); true/false is never an integer, and strict refuses 5.0 too.
 _INTEGER_FIELDS: dict[str, tuple[str, int, int, bool]] = {
@@ -153,6 +155,10 @@ class RuntimeRequest:
     turn_id: str = ""
     tool_call_id: str = ""
     tool_call_state: str = ""
+    # mark-session-active: the call is background work (a subagent, a task; issue 35.3), not a tool;
+    # stop: it ends only the turn (the agent stays), so background work still running defers it.
+    background_work: bool = False
+    is_turn_end: bool = False
     # start: the client could not use the settings file (its one sentence); the runtime fails closed.
     settings_problem: str = ""
     # pause: how long (absent: until resume); bounded by components/pause.MAX_PAUSE_SECONDS.

@@ -73,6 +73,9 @@ class Session:
     source: str = "hook"
     # When a provider event last renewed the lease (None: not since the start; turns.lease_counted_from).
     lease_renewed_at: datetime | None = None
+    # Background work started and not finished (Claude/Codex/Copilot subagents, Claude tasks): it may outlive
+    # the turn, so a turn-end stop while some runs is a deferred stop (issue 35.3; turns.with_background).
+    background_work: tuple[str, ...] = ()
 
     @property
     def soft_locked(self) -> bool:
@@ -90,7 +93,8 @@ class Session:
                 "turn_started_at": self.turn_started_at.isoformat() if self.turn_started_at else None,
                 "tools_in_flight": list(self.tools_in_flight), "tool_cpu_seconds": self.tool_cpu_seconds,
                 "source": self.source,
-                "lease_renewed_at": self.lease_renewed_at.isoformat() if self.lease_renewed_at else None}
+                "lease_renewed_at": self.lease_renewed_at.isoformat() if self.lease_renewed_at else None,
+                "background_work": list(self.background_work)}
 
     def with_journal_extras(self, record: dict[str, Any]) -> Session:
         """This session with the extra fields of a journal record (``ValueError`` when malformed)."""
@@ -100,6 +104,10 @@ class Session:
         cpu = record.get("tool_cpu_seconds")
         source = record.get("source", "hook")
         renewed = record.get("lease_renewed_at")
+        background = record.get("background_work", [])
+        if not isinstance(background, list) or len(background) > MAX_TOOLS_IN_FLIGHT or not all(
+                isinstance(work, str) for work in background):
+            raise ValueError("not a background work list")
         if not (renewed is None or isinstance(renewed, str)):
             raise ValueError("not a lease renewal")
         if source not in SESSION_SOURCES:
@@ -117,7 +125,7 @@ class Session:
             raise ValueError("time without a zone")
         return replace(self, turn_id=turn_id, turn_started_at=turn_started, tools_in_flight=tuple(tools),
                        tool_cpu_seconds=float(cpu) if cpu is not None else None, source=source,
-                       lease_renewed_at=lease_renewed)
+                       lease_renewed_at=lease_renewed, background_work=tuple(background))
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)

@@ -14,6 +14,11 @@ it. When the inactivity timeout is due for a session with a tool in flight, the 
 agent's descendants used (read by the timer just before, off the gate) decides: more than at the last
 check -> the tool is working and the session active (``running-tool-activity``); otherwise the tools
 are abandoned and the seeds' timeout path applies.
+
+Background work (issue 35.3): a subagent or task the agent started (SubagentStart, TaskCreated) is kept
+apart from the tools until it ends (SubagentStop, TaskCompleted): it may outlive the turn, so a turn-end
+stop while some runs is a deferred stop, like Claude's ``background_tasks``; it survives a new turn's start
+and is abandoned with the pending work by the inactivity timeout.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from types import MappingProxyType
 from .sessions import MAX_TOOLS_IN_FLIGHT, RegistryState, Session
 
 __all__ = ["RUNNING_TOOL_REASON", "begin_turn", "is_stale", "lease_counted_from", "lease_deadline_after",
-           "lease_expired", "renew_lease", "tool_cpu_moved", "with_tool", "with_turns_shifted"]
+           "lease_expired", "renew_lease", "tool_cpu_moved", "with_background", "with_tool", "with_turns_shifted"]
 
 RUNNING_TOOL_REASON = "running-tool-activity"
 
@@ -62,6 +67,16 @@ def with_tool(session: Session, tool_call_id: str, state: str) -> Session:
         tools = (tools + (tool_call_id,))[-MAX_TOOLS_IN_FLIGHT:]
     cpu = session.tool_cpu_seconds if tools else None
     return replace(session, tools_in_flight=tools, tool_cpu_seconds=cpu)
+
+
+def with_background(session: Session, work_id: str, state: str) -> Session:
+    """The session after background work started (``Running``) or finished (``Finished``)."""
+    if not work_id or state not in ("Running", "Finished"):
+        return session
+    work = tuple(item for item in session.background_work if item != work_id)
+    if state == "Running":
+        work = (work + (work_id,))[-MAX_TOOLS_IN_FLIGHT:]
+    return replace(session, background_work=work)
 
 
 def tool_cpu_moved(session: Session, reading: float | None) -> bool:

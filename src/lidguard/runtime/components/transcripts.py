@@ -8,7 +8,8 @@ folders, not recursive; one inotify instance whatever the session count) with a 
 only when the file grew or its modification time advanced (a shrink just takes a new baseline). Then
 only the file's tail is read and, in this order:
 - stop: Codex ``event_msg`` ``turn_aborted`` as the last record, Claude's "[Request interrupted by
-  user...]" as the last user record, Copilot's top-level ``abort`` (not a provider session end);
+  user...]" as the last user record, Copilot's top-level ``abort`` (not a provider session end; a turn end,
+  so deferred while background work runs - the deferred session is then monitored again from its size);
 - soft-lock: a Codex ``request_user_input`` call without its output in the last 1024 lines / 1 MiB;
 - else activity, with the REFERENCE 4.3 reason strings.
 Any activity or soft-lock from elsewhere takes a new baseline, so growth already seen is not reported.
@@ -421,7 +422,8 @@ class TranscriptComponent(ComponentBase):
 
         event: policy.Event
         if signal.kind == "stop":
-            event = policy.Stop(key, end_reason=signal.reason, command=signal.reason)
+            # the turn ends (Esc, an abort): deferred while its subagents/tasks run, then followed on
+            event = policy.Stop(key, end_reason=signal.reason, command=signal.reason, turn_end=True)
         elif signal.kind == "soft-lock":
             event = policy.MarkSoftLocked(key, signal.reason)
         else:
