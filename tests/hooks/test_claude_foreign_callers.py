@@ -52,7 +52,7 @@ def test_a_failing_ancestry_is_claude_code():
 def test_a_foreign_payload_gets_the_snake_case_names(tmp_path):
     payload = Payload({"sessionId": "s", "toolName": "Bash", "hookEventName": "PreToolUse", "tool_name": "keep"})
     caller = claude.foreign_caller(payload, {"COPILOT_HOME": str(tmp_path), "DEVIN_PROJECT_DIR": "/w"})
-    assert caller == ("Custom", "Devin", False)
+    assert caller == ("Custom", "Devin", False, "custom")
     assert payload.data["session_id"] == "s" and payload.data["tool_name"] == "keep"
     assert claude.foreign_caller(Payload(dict(CLAUDE)), {}) is None
 
@@ -60,10 +60,10 @@ def test_a_foreign_payload_gets_the_snake_case_names(tmp_path):
 def test_copilot_with_its_own_lidguard_hook_is_ignored(tmp_path):
     env = {"COPILOT_HOME": str(tmp_path)}
     copilot = Payload({**CAMEL, "toolArgs": "{}"})
-    assert claude.foreign_caller(copilot, env) == ("GitHubCopilot", "", False)
+    assert claude.foreign_caller(copilot, env) == ("GitHubCopilot", "", False, "copilot")
     (tmp_path / "hooks").mkdir()
     (tmp_path / "hooks" / "lidguard.json").write_text("{}")
-    assert claude.foreign_caller(copilot, env) == ("GitHubCopilot", "", True)
+    assert claude.foreign_caller(copilot, env) == ("GitHubCopilot", "", True, "copilot")
 
 
 def test_in_process_attribution(stub_environment, monkeypatch):

@@ -145,10 +145,10 @@ def _snake(key: str) -> str:
 
 
 def foreign_caller(payload: Payload, env: Mapping[str, str],
-                   ancestry: Callable[[], Iterable[str]] | None = None) -> tuple[str, str, bool] | None:
-    """None for Claude Code; else (wire provider, provider name, ignore) for the agent that runs this hook,
-    its camelCase keys copied to the snake_case names :func:`map_event` reads. ``ignore``: that agent has
-    its own lidguard hook installed, so the event would count twice."""
+                   ancestry: Callable[[], Iterable[str]] | None = None) -> tuple[str, str, bool, str] | None:
+    """None for Claude Code; else (wire provider, provider name, ignore, ancestry provider) for the agent
+    that runs this hook, its camelCase keys copied to the snake_case names :func:`map_event` reads.
+    ``ignore``: that agent has its own lidguard hook installed, so the event would count twice."""
     caller = real_caller(env, payload.data, ancestry)
     if not caller:
         return None
@@ -158,8 +158,8 @@ def foreign_caller(payload: Payload, env: Mapping[str, str],
         import os
 
         home = env.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
-        return "GitHubCopilot", "", os.path.isfile(os.path.join(home, "hooks", "lidguard.json"))
-    return "Custom", caller, False
+        return "GitHubCopilot", "", os.path.isfile(os.path.join(home, "hooks", "lidguard.json")), "copilot"
+    return "Custom", caller, False, "custom"
 
 
 def caller_ancestry() -> list[str]:

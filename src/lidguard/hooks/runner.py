@@ -430,7 +430,7 @@ def log_details(module: ModuleType, payload: Payload, action: Action,
     return details
 
 
-def _foreign_caller(module: ModuleType, payload: Payload, log: HookEventLog) -> tuple[str, str, bool] | None:
+def _foreign_caller(module: ModuleType, payload: Payload, log: HookEventLog) -> tuple[str, str, bool, str] | None:
     """The agent module's ``foreign_caller`` (optional): another agent running this hook; None on any error."""
     detect = getattr(module, "foreign_caller", None)
     if detect is None:
@@ -486,7 +486,7 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
         run = _Run(provider, event, payload, environment, log, module)
         if caller is not None:  # issue 35.4: another agent loaded this agent's hooks
             run.agent, run.provider_name = caller[0], caller[1]
-            run.provider = "copilot" if caller[0] == AGENTS.get("copilot") else "custom"
+            run.provider = caller[3]  # whose rules find the watched process
             log.message(f"Run by {caller[1] or caller[0]}, not {module.DISPLAY}: the session is attributed to it.")
         full_text = action.kind == "start" and bool(action.prompt) and environment.log_full_text()
         log.write("received", [("action", action.kind), *log_details(module, payload, action, full_text)])
