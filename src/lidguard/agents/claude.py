@@ -26,7 +26,7 @@ from . import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
     from typing import Any
 
@@ -98,6 +98,75 @@ def map_event(event: str, payload: Payload, quiet: frozenset[str] = QUIET_TOOLS,
     if name == "stopfailure":
         return stop_action(payload, event, provider_session_end=False, turn_end=True)
     return IGNORE
+
+
+# -- hooks another agent runs (issue 35.4; AGENT_CLIS_NEW.md "Foreign-config cross-firing"): Copilot CLI and
+# Devin read a repository's .claude/settings.json, Grok Build ~/.claude/settings.json, Cursor loads Claude
+# Code's hooks. The caller is a registry key (an agent lidguard knows) or a Custom provider name.
+CALLER_ENV = (("CURSOR_VERSION", "Cursor"), ("GROK_HOOK_EVENT", "Grok"), ("DEVIN_PROJECT_DIR", "Devin"))
+# payload keys only that caller sends (Cursor: cursor_version/conversation_id; Copilot: toolArgs, ms timestamp)
+CALLER_KEYS = (("cursor_version", "Cursor"), ("conversation_id", "Cursor"), ("toolArgs", "copilot"))
+CALLER_PROCESSES = {"copilot": "copilot", "cursor-agent": "Cursor", "cursor": "Cursor", "grok": "Grok",
+                    "devin": "Devin"}
+
+
+def real_caller(env: Mapping[str, str], data: Mapping[str, Any],
+                ancestry: Callable[[], Iterable[str]] | None = None) -> str:
+    """Who runs this claude-hook: "" for Claude Code itself, else a registry key or a Custom name.
+
+    The environment first, then the payload's shape, then (only for a payload without Claude Code's
+    ``transcript_path``, so a plain Claude event never reads /proc) the command names of the ancestors."""
+    for variable, caller in CALLER_ENV:
+        value = env.get(variable)
+        if isinstance(value, str) and value.strip():
+            return caller
+    for key, caller in CALLER_KEYS:
+        if data.get(key) not in (None, ""):
+            return caller
+    if isinstance(data.get("transcript_path"), str) and data.get("transcript_path"):
+        return ""
+    if "sessionId" in data and type(data.get("timestamp")) is int:
+        return "copilot"
+    if ancestry is not None:
+        try:
+            for name in ancestry():
+                found = CALLER_PROCESSES.get(str(name).lower())
+                if found is not None:
+                    return found
+                if str(name).lower() in PROCESS_COMMANDS:
+                    return ""
+        except Exception:  # noqa: BLE001 - no ancestry: Claude Code, as before
+            return ""
+    return ""
+
+
+def _snake(key: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key).lstrip("_")
+
+
+def foreign_caller(payload: Payload, env: Mapping[str, str],
+                   ancestry: Callable[[], Iterable[str]] | None = None) -> tuple[str, str, bool, str] | None:
+    """None for Claude Code; else (wire provider, provider name, ignore, ancestry provider) for the agent
+    that runs this hook, its camelCase keys copied to the snake_case names :func:`map_event` reads.
+    ``ignore``: that agent has its own lidguard hook installed, so the event would count twice."""
+    caller = real_caller(env, payload.data, ancestry)
+    if not caller:
+        return None
+    for key in [k for k in payload.data if isinstance(k, str) and k != k.lower()]:
+        payload.data.setdefault(_snake(key), payload.data[key])
+    if caller == "copilot":
+        import os
+
+        home = env.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
+        return "GitHubCopilot", "", os.path.isfile(os.path.join(home, "hooks", "lidguard.json")), "copilot"
+    return "Custom", caller, False, "custom"
+
+
+def caller_ancestry() -> list[str]:
+    """The command names above this hook (read only when the payload shape leaves the caller open)."""
+    from .. import proctree
+
+    return [process.name for process in proctree.read_ancestry()[1:]]
 
 
 def permission_output(decision: str) -> dict[str, Any] | None:

@@ -190,6 +190,7 @@ class _Run:
         self.module = module  # the agent's module: its outputs and rules
         # The wire value (plain text: the enum costs the hook path ~0.2 ms; no MCP name: never an MCP session).
         self.agent = AGENTS[provider]
+        self.provider_name = ""  # a Custom provider's name (another agent running this hook, issue 35.4)
         self.event = event
         self.payload = payload
         self.environment = environment
@@ -204,7 +205,7 @@ class _Run:
         log.event, log.session, log.folder = event, self.session, self.folder
 
     def fields(self) -> dict[str, Any]:
-        return {"Provider": self.agent, "ProviderName": "", "SessionIdentifier": self.session,
+        return {"Provider": self.agent, "ProviderName": self.provider_name, "SessionIdentifier": self.session,
                 "WorkingDirectory": self.folder}
 
     def request(self, command: str, fields: dict[str, Any], *, auto_start: bool = False,
@@ -429,6 +430,18 @@ def log_details(module: ModuleType, payload: Payload, action: Action,
     return details
 
 
+def _foreign_caller(module: ModuleType, payload: Payload, log: HookEventLog) -> tuple[str, str, bool, str] | None:
+    """The agent module's ``foreign_caller`` (optional): another agent running this hook; None on any error."""
+    detect = getattr(module, "foreign_caller", None)
+    if detect is None:
+        return None
+    try:
+        return detect(payload, os.environ, module.caller_ancestry)  # type: ignore[no-any-return]
+    except Exception as error:  # noqa: BLE001 - undetected: the agent itself, as before
+        log.message(f"The hook's caller could not be told: {type(error).__name__}: {error}")
+        return None
+
+
 def _event_option(arguments: list[str]) -> str:
     """``--event NAME`` or ``--event=NAME`` (case-insensitive option name, last one wins)."""
     event = ""
@@ -464,8 +477,17 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
             log.message(f"Ignored the hook input: {error}.")
             return None
         event = event_name(option, payload)
+        caller = _foreign_caller(module, payload, log)
+        if caller is not None and caller[2]:  # that agent's own lidguard hook counts this event
+            log.event = event
+            log.message(f"Ignored: {caller[0]} runs this hook and has its own lidguard hook installed.")
+            return None
         action = module.map_event(event, payload) if event else IGNORE
         run = _Run(provider, event, payload, environment, log, module)
+        if caller is not None:  # issue 35.4: another agent loaded this agent's hooks
+            run.agent, run.provider_name = caller[0], caller[1]
+            run.provider = caller[3]  # whose rules find the watched process
+            log.message(f"Run by {caller[1] or caller[0]}, not {module.DISPLAY}: the session is attributed to it.")
         full_text = action.kind == "start" and bool(action.prompt) and environment.log_full_text()
         log.write("received", [("action", action.kind), *log_details(module, payload, action, full_text)])
         run.run(action)
