@@ -247,8 +247,11 @@ def test_hook_events_command(lidguard):
     assert result.returncode == 0 and len(lines) == 2
     assert "session=c1" in lines[0] and "session=c2" in lines[1] and "event=sessionStart" in lines[1]
     assert lidguard.run("hook-events", "--provider", "x").returncode == 1
+    from lidguard.agents import AGENTS
+
+    *head, last = AGENTS  # every registered agent, in registry order
     assert lidguard.run("hook-events").stderr.strip() == (
-        "lidguard: A provider is required. Use claude, codex, copilot, opencode, gemini, or qwen.")
+        f"lidguard: A provider is required. Use {', '.join(head)}, or {last}.")
     assert lidguard.run("hook-events", "--provider", "claude", "--count", "-1").returncode == 1
     help_text = lidguard.run("help").stdout
     assert "hook-events" in help_text and "opencode-hook" in help_text

@@ -64,6 +64,7 @@ AGENTS: dict[str, str] = {
     "opencode": "OpenCode",
     "gemini": "Gemini",
     "qwen": "Qwen",
+    "cursor": "Cursor",
 }
 
 

@@ -196,7 +196,8 @@ class _Run:
         self.environment = environment
         self.log = log
         self.folder = payload.working_directory()
-        session = payload.session_identifier("session_id", "sessionId", "sessionID")
+        keys = getattr(module, "SESSION_KEYS", ("session_id", "sessionId", "sessionID"))  # Cursor: conversation_id
+        session = payload.session_identifier(*keys)
         self.session = session or fallback_session(self.agent, self.folder)
         transcript = payload.text("transcript_path", "transcriptPath")
         self.transcript = transcript if len(transcript) <= MAX_PATH_CHARS else ""
@@ -295,6 +296,9 @@ class _Run:
         from .followup import continuation_output
 
         self.output = continuation_output(reply)
+        shape = getattr(self.module, "continuation_output", None)  # an agent's own continuation shape
+        if self.output is not None and shape is not None:
+            self.output = shape(self.output["reason"])
 
     def _follow_up_wait(self) -> float | None:
         try:

@@ -1,0 +1,233 @@
+"""Cursor (the IDE and its ``cursor-agent`` CLI; AGENT_CLIS_NEW.md section 10, documentation only: the CLI is
+not on npm, so no run of the real program is recorded): ``lidguard cursor-hook`` from ``~/.cursor/hooks.json``.
+
+The file is Cursor's version 1 shape, ``{"version": 1, "hooks": {"<event>": [{"command": ...}, ...]}}``: a flat
+list per camelCase event (no matcher groups), shared with the user's own hooks (only ours are touched).
+Payloads are snake_case with ``hook_event_name``; the session is ``conversation_id``. ``beforeSubmitPrompt``
+starts the turn, ``preToolUse``/``postToolUse``/``postToolUseFailure`` are activity, ``subagentStart``/
+``subagentStop`` keep background work in flight, ``stop`` (``status``: completed|aborted|error, ``loop_count``)
+ends the turn and continues it through ``{"followup_message": ...}`` (capped by the entry's ``loop_limit``; no
+``stop_hook_active``: a ``loop_count`` above 0 is our own follow-up's stop), ``sessionEnd`` the session.
+Ancestry [DOC]: the CLI ``cursor-agent`` (also installed as ``agent``: accepted only when its path names
+cursor), the IDE ``Cursor``/``cursor``. Stdlib only.
+"""
+
+from __future__ import annotations
+
+from . import IGNORE, Action, background_work, stop_action, tool_activity
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from ..hooks.payload import Payload
+    from ..installers.common import InstallResult
+    from ..platform.process_info import ProcessInfo
+
+KEY = "cursor"
+PROVIDER = "Cursor"
+DISPLAY = "Cursor"
+ALIASES = ("cursor-agent", "cursor-cli")
+CONFIG_TEXT = "hooks.json (~/.cursor; documented, not run: the CLI is not on npm)"
+HOOK_HELP = ("Cursor hook (IDE and cursor-agent; reads the event JSON on stdin).",
+             "Cursor command hook (from its documentation; the CLI is not on npm, so no real run is recorded): "
+             "beforeSubmitPrompt starts the session, tool use is activity, subagents are work in flight, stop "
+             "ends the turn (ask-before-sleep continues it with followup_message), sessionEnd the session. "
+             "Always exits 0.")
+SESSION_KEYS = ("conversation_id", "session_id")
+PROCESS_COMMANDS = frozenset({"cursor-agent", "cursor"})
+PROCESS_PACKAGES: tuple[str, ...] = ()  # not an npm package
+QUIET_TOOLS = frozenset({""})
+LOG_DETAILS = (("tool", ("tool_name",)), ("status", ("status",)), ("loopCount", ("loop_count",)),
+               ("model", ("model",)), ("cursorVersion", ("cursor_version",)), ("reason", ("reason",)),
+               ("transcriptPath", ("transcript_path",)))
+_SUBAGENT_KEYS = ("subagent_id", "agent_id", "subagent_type")
+
+
+def map_event(event: str, payload: Payload) -> Action:
+    name = event.lower()
+    if name == "beforesubmitprompt":
+        return Action("start", prompt=payload.text("prompt"))
+    if name in ("pretooluse", "posttooluse", "posttoolusefailure"):
+        tool = payload.text("tool_name")
+        keys = ("tool_use_id",) if payload.text("tool_use_id") else ()  # else pair by the tool's name
+        return tool_activity(event, tool, QUIET_TOOLS, payload, keys,
+                             "Running" if name == "pretooluse" else "Finished")
+    if name in ("subagentstart", "subagentstop"):
+        return background_work(event, payload, "subagent", _SUBAGENT_KEYS,
+                               "Running" if name == "subagentstart" else "Finished")
+    if name == "stop":
+        status = payload.text("status").lower()
+        completed = status in ("", "completed")
+        action = stop_action(payload, f"{event}:{status}" if status else event, provider_session_end=completed,
+                             blocking=completed, turn_end=True)
+        count = payload.data.get("loop_count")
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            action.stop_hook_active = True  # the stop after our own followup_message
+        return action
+    if name == "sessionend":
+        detail = payload.text("reason")
+        return stop_action(payload, f"{event}:{detail}" if detail else event)
+    return IGNORE
+
+
+def permission_output(decision: str) -> dict[str, Any] | None:
+    """No permission event is installed (beforeShellExecution's ``permission`` would be one): no output."""
+    return None
+
+
+def continuation_output(reply: str) -> dict[str, Any]:
+    """The ask-before-sleep reply as Cursor's next user message."""
+    return {"followup_message": reply}
+
+
+def matches_process(process: ProcessInfo, names: set[str]) -> bool:
+    """The CLI's other name ``agent``, only when its program's path names cursor (``agent`` alone is generic)."""
+    if "agent" not in names:
+        return False
+    paths = [process.exe, process.cmdline[0] if process.cmdline else ""]
+    return any("cursor" in path.replace("\\", "/").lower() for path in paths if path)
+
+
+# -- its installer: the flat version 1 hooks.json (Cursor's own shape, shared with nobody) ------------------
+EVENTS = ("beforeSubmitPrompt", "preToolUse", "postToolUse", "postToolUseFailure", "subagentStart",
+          "subagentStop", "stop", "sessionEnd")
+LOOP_LIMIT = 5  # Cursor's default follow-up cap, written so it is visible
+
+
+def config_root() -> Path:
+    from ..installers.common import home
+
+    return home() / ".cursor"
+
+
+def entry(event: str, stop_timeout: int) -> dict[str, Any]:
+    from ..installers.common import DEFAULT_HOOK_TIMEOUT_SECONDS, default_shell, hook_command
+
+    handler: dict[str, Any] = {"command": hook_command(f"{KEY}-hook", shell=default_shell())}
+    handler["timeout"] = stop_timeout if event == "stop" else DEFAULT_HOOK_TIMEOUT_SECONDS
+    if event == "stop":
+        handler["loop_limit"] = LOOP_LIMIT
+    return handler
+
+
+def installer() -> _Installer:
+    return _Installer()
+
+
+def _ours(handler: Any) -> bool:
+    from ..installers.common import is_managed_command
+
+    return isinstance(handler, dict) and is_managed_command(handler.get("command"), f"{KEY}-hook")
+
+
+def _table(root: dict[str, Any], path: Path, *, create: bool) -> dict[str, Any] | None:
+    from ..installers.common import InstallError
+
+    if not isinstance(root.get("version", 1), int) or isinstance(root.get("version"), bool):
+        raise InstallError(f"The \"version\" value of {path} is not a number; it was left as it is.")
+    table = root.get("hooks")
+    if table is None and create:
+        table = root["hooks"] = {}
+    if table is not None and not isinstance(table, dict):
+        raise InstallError(f"The \"hooks\" value of {path} is not a JSON object; it was left as it is.")
+    for event in EVENTS:
+        if table is not None and event in table and not isinstance(table[event], list):
+            raise InstallError(f"The hooks.{event} value of {path} is not a JSON array; it was left as it is.")
+    return table
+
+
+class _Installer:
+    """hook-install / hook-remove / hook-status for ``~/.cursor/hooks.json`` (``config`` overrides the file)."""
+
+    WHAT = "Cursor hooks file"
+
+    def config_root(self) -> Path:
+        return config_root()
+
+    def path(self, config: Path | None) -> Path:
+        return (config if config is not None else config_root() / "hooks.json").absolute()
+
+    def locked_files(self, config: Path | None) -> list[Path]:
+        return [self.path(config)]
+
+    def install(self, config: Path | None, stop_timeout: int) -> InstallResult:
+        from ..installers.common import InstallResult, load_json_object, render_json, write_config
+
+        path = self.path(config)
+        root, original = load_json_object(path, self.WHAT)
+        if not root:
+            root["version"] = 1
+        table = _table(root, path, create=True)
+        assert table is not None
+        changed = False
+        for event in EVENTS:
+            wanted = entry(event, stop_timeout)
+            handlers = table.setdefault(event, [])
+            positions = [index for index, handler in enumerate(handlers) if _ours(handler)]
+            if len(positions) == 1:
+                if handlers[positions[0]] != wanted:
+                    handlers[positions[0]] = wanted
+                    changed = True
+                continue
+            for index in reversed(positions):  # none, or duplicates: one entry of ours at the end
+                del handlers[index]
+            handlers.append(wanted)
+            changed = True
+        result = InstallResult(DISPLAY, path, changed, "The LidGuard Cursor hooks are already installed.")
+        if changed:
+            saved = write_config(path, render_json(root, original), self.WHAT)
+            result.backups += [saved] if saved else []
+            result.message = "Installed the LidGuard Cursor hooks."
+        result.notes.append("Cursor's hooks are documented, not run here (the CLI is not on npm).")
+        return result
+
+    def remove(self, config: Path | None) -> InstallResult:
+        from ..installers.common import InstallResult, load_json_object, write_or_remove
+
+        path = self.path(config)
+        root, original = load_json_object(path, self.WHAT)
+        table = _table(root, path, create=False) if original is not None else None
+        changed = False
+        for event in EVENTS if table is not None else ():
+            assert table is not None
+            handlers = table.get(event)
+            if not isinstance(handlers, list) or not any(_ours(handler) for handler in handlers):
+                continue
+            handlers[:] = [handler for handler in handlers if not _ours(handler)]
+            if not handlers:
+                del table[event]
+            changed = True
+        if table is not None and not table and changed:
+            del root["hooks"]
+        result = InstallResult(DISPLAY, path, changed, "No LidGuard Cursor hooks were installed.")
+        if changed:
+            saved = write_or_remove(path, root, original, self.WHAT, ignorable=("version",))
+            result.backups += [saved] if saved else []
+            result.message = "Removed the LidGuard Cursor hooks."
+            if not path.exists():
+                result.notes.append(f"Deleted {path}: nothing but lidguard's hooks was in it.")
+        return result
+
+    def status_lines(self, config: Path | None, stop_timeout: int) -> list[str]:
+        from ..installers.common import HookStatus, load_json_object
+        from ..installers.hooks_json import overall
+
+        path = self.path(config)
+        root, original = load_json_object(path, self.WHAT)
+        table = root.get("hooks") if isinstance(root.get("hooks"), dict) else {}
+        states: dict[str, str] = {}
+        for event in EVENTS:
+            handlers = table.get(event) if isinstance(table, dict) else None
+            ours = [handler for handler in handlers if _ours(handler)] if isinstance(handlers, list) else []
+            if not ours:
+                states[event] = HookStatus.NOT_INSTALLED
+            else:
+                exact = ours == [entry(event, stop_timeout)]
+                states[event] = HookStatus.INSTALLED if exact else HookStatus.NEEDS_UPDATE
+        lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
+        lines += [f"{event}: {states[event]}" for event in EVENTS]
+        lines.append("Note: from Cursor's documentation only; no real Cursor run is recorded (the CLI is "
+                     "not on npm).")
+        return lines
