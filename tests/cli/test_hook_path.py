@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from lidguard.providers import PROVIDER_CHOICES_TEXT
+
 HEAVY = {"pydantic", "pydantic_core", "anyio", "httpx", "trio", "cffi", "psutil", "rich", "mcp", "argparse"}
 # lidguard modules that would mean the full CLI or the settings model was loaded.
 HEAVY_LIDGUARD = {"lidguard.settings", "lidguard.runtime.daemon", "lidguard.cli.full", "lidguard.platform.api",
@@ -145,11 +147,11 @@ def test_mcp_sessions_and_the_fallback_identifier(lidguard, tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (("start",),
-     "A provider is required. Use claude, codex, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
+     f"A provider is required. Use {PROVIDER_CHOICES_TEXT}."),
     (("start", "--provider", "banana"),
-     "Unknown provider: banana. Use claude, codex, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
+     f"Unknown provider: banana. Use {PROVIDER_CHOICES_TEXT}."),
     (("stop", "--provider=banana"),
-     "Unknown provider: banana. Use claude, codex, copilot, opencode, gemini, qwen, custom, mcp, or unknown."),
+     f"Unknown provider: banana. Use {PROVIDER_CHOICES_TEXT}."),
     (("start", "--provider", "mcp"), "The --provider-name option is required when --provider mcp is used."),
     (("start", "--provider", "codex", "--parent-pid", "99999999999999999999"),
      "The watched process identifier must be a non-negative integer of at most 2147483647."),
