@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lidguard import providers
+from lidguard.agents import AGENTS
 from lidguard.providers import (
     PROVIDER_CHOICES_TEXT,
     AgentProvider,
@@ -36,9 +37,10 @@ def test_every_value_parses_back_and_every_choice_word_is_an_alias():
     for provider in AgentProvider:
         assert parse_provider(provider.value) is provider
     words = PROVIDER_CHOICES_TEXT.replace(", or ", ", ").split(", ")
-    assert words == ["claude", "codex", "copilot", "opencode", "gemini", "qwen", "custom", "mcp", "unknown"]
+    assert words == [*AGENTS, "custom", "mcp", "unknown"]  # the registry's agents, in its order
     assert all(word in provider_aliases() for word in words)
-    assert set(provider_aliases().values()) == set(AgentProvider)
+    # every enum member, and every registered agent (a registry line may have no member of its own: Cursor)
+    assert set(provider_aliases().values()) == set(AgentProvider) | {AgentProvider(value) for value in AGENTS.values()}
 
 
 def test_display_rule():
@@ -51,8 +53,9 @@ def test_display_rule():
 def test_agent_process_words_match_the_ancestry_search():
     from lidguard.agents.ancestry import AGENT_PROVIDERS
 
-    named = {agent_process_word(provider) for provider in AgentProvider} - {"unknown"}
+    named = {agent_process_word(AgentProvider(value)) for value in AGENTS.values()}  # a member or not (_missing_)
     assert named == set(AGENT_PROVIDERS)
+    assert {agent_process_word(provider) for provider in AgentProvider} - {"unknown"} <= named
     assert agent_process_word(AgentProvider.MCP) == agent_process_word(AgentProvider.CUSTOM) == "unknown"
 
 

@@ -130,7 +130,7 @@ def test_owner_detection_table(provider: str, ancestry: list[ProcessInfo], expec
 def test_provider_names_are_case_insensitive_and_validated() -> None:
     assert resolve_agent_process(chain(HOOK, CODEX), " Codex ") is not None
     with pytest.raises(ValueError, match="unknown agent provider"):
-        resolve_agent_process(chain(HOOK, CODEX), "cursor")
+        resolve_agent_process(chain(HOOK, CODEX), "banana")
 
 
 def test_copilot_comm_alone_is_not_enough() -> None:
