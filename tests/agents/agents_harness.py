@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -164,6 +165,10 @@ class AgentRun:
             "NO_COLOR": "1",
             "TERM": "xterm-256color",
             "PWD": str(self.work),
+            # A person's login shell. Without SHELL tmux runs the pane through the account's passwd shell,
+            # and the user lane's account has /usr/sbin/nologin: every TUI test's pane died at once in CI,
+            # whose environment has no SHELL. Claude Code also wants bash or zsh for its Bash tool.
+            "SHELL": shutil.which("bash") or "/bin/sh",
         })
         self.env = env
         self.watch: ProcessWatch | None = None
@@ -408,11 +413,24 @@ trust_level = "trusted"
         The TUI runs as a person at a terminal runs it: without ``CI`` (``.ci/run`` exports CI=true, and
         Gemini CLI then exits at once instead of drawing its interactive UI)."""
         shell_command = f"cd {shlex.quote(str(self.work))} && unset CI && exec {shlex.join(command)}"
-        self.tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", "agent", shell_command)
-        pane = int(self.tmux("display-message", "-p", "-t", "agent", "#{pane_pid}").stdout.strip())
+        # The server's own config (not the machine's): a pane that ends stays, so a CLI that dies at
+        # start is reported with its screen and exit status instead of "no server running".
+        config = self.home / "tmux.conf"
+        config.write_text("set -g remain-on-exit on\n")
+        self.tmux("-f", str(config), "new-session", "-d", "-x", "200", "-y", "50", "-s", "agent", shell_command)
+        state = self.tmux("display-message", "-p", "-t", "agent", "#{pane_pid} #{pane_dead} #{pane_dead_status}")
+        pid, dead, status = (state.stdout.split() + ["", ""])[:3]
+        if dead == "1":
+            raise AssertionError(f"{command[0]} ended at once in its tmux pane (exit {status}):\n{self.screen()}")
+        pane = int(pid)
         self.agent_pid = pane
         self.watch = ProcessWatch(pane).start()
         return pane
+
+    def interactive_ended(self) -> bool:
+        """The CLI in the pane has exited (its pane stays, dead: remain-on-exit; or the server is gone)."""
+        state = self.tmux("display-message", "-p", "-t", "agent", "#{pane_dead}", check=False)
+        return state.returncode != 0 or state.stdout.strip() == "1"
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "agent", check=False).stdout

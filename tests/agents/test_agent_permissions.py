@@ -79,7 +79,7 @@ def finish_and_suspend_once(run: AgentRun, done_text: str, exit_keys: tuple[str,
     context = f"{screen}\n{run.describe()}"
     assert_decided(run, decision, context)
     assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
-    assert run.wait_until(lambda: "agent" not in run.tmux("list-sessions", check=False).stdout, timeout=30), (
+    assert run.wait_until(run.interactive_ended, timeout=30), (
         f"the TUI did not exit on {' '.join(exit_keys)}:\n{run.screen()}")
     assert len(run.suspend_requests()) == 1, run.lidguard.actions()
     return screen
