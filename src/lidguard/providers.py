@@ -83,15 +83,26 @@ def parse_provider(text: str | None) -> AgentProvider | None:
 
 
 def provider_display(provider: AgentProvider | str, name: str | None = "") -> str:
-    """``Mcp:<name>`` for MCP sessions (name trimmed), else the provider's value (``Claude``)."""
+    """``Mcp:<name>`` for MCP sessions (name trimmed); ``Custom:<name>`` for a custom session that says who it
+    is (an agent running Claude Code's hooks, a wrapper's ``--provider-name``; shown only, never part of its
+    identity); else the provider's value (``Claude``)."""
     value = provider.value if isinstance(provider, AgentProvider) else str(provider)
-    return f"Mcp:{(name or '').strip()}" if value == AgentProvider.MCP.value else value
+    name = (name or "").strip()
+    if value == AgentProvider.MCP.value:
+        return f"Mcp:{name}"
+    return f"{value}:{name}" if name and value == AgentProvider.CUSTOM.value else value
 
 
 def session_label(display: str, identifier: str) -> str:
     """``<display>:<id>``, but the id alone when it already starts with ``<display>:`` (the fallback id of
-    a session started without ``--session`` is ``Claude:/path``: shown once, not ``Claude:Claude:/path``)."""
-    return identifier if identifier.startswith(f"{display}:") else f"{display}:{identifier}"
+    a session started without ``--session`` is ``Claude:/path``: shown once, not ``Claude:Claude:/path``;
+    a named custom session's ``Custom:/path`` shows as ``Custom:<name>:/path``)."""
+    if identifier.startswith(f"{display}:"):
+        return identifier
+    provider = display.split(":", 1)[0]
+    if provider != display and identifier.startswith(f"{provider}:"):
+        return f"{display}:{identifier[len(provider) + 1:]}"
+    return f"{display}:{identifier}"
 
 
 def agent_process_word(provider: AgentProvider) -> str:

@@ -240,7 +240,7 @@ def _session_fields(values: dict[str, Any]) -> dict[str, Any]:
         raise CliError("The --provider-name option is required when --provider mcp is used.")
     watched = _watched_process(values, provider)
     folder = _working_directory(values)
-    display = provider_display(provider, name)
+    display = provider_display(provider, name if provider is AgentProvider.MCP else "")  # the fallback id's part
     session = safe_text(str(values.get("session") or "").strip())
     session = _bounded(session, MAX_SESSION_IDENTIFIER_CHARS, "session identifier") or _fallback_session(
         display, folder)

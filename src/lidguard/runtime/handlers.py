@@ -21,7 +21,7 @@ from .components.followup import FollowUpComponent, FollowUpWaiter
 from .components.status_stream import status_extra
 from .replay_guard import sent_at
 from .requests import RequestError, RuntimeRequest
-from .sessions import Session, SessionKey
+from .sessions import AgentProvider, Session, SessionKey
 
 if TYPE_CHECKING:
     from .app import Runtime
@@ -66,6 +66,7 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
             watch_parent_process=runtime.settings.watch_parent_process,
             input_prompt_preview=request.input_prompt_preview, turn_id=request.turn_id,
             sent_at=sent_at(request.sent_at_milliseconds),
+            agent_name=request.provider_name.strip() if key.provider is AgentProvider.CUSTOM else "",
         ))
     runtime.protection.retry_refused_lid()  # a permission installed since is used by the next start
     error = await runtime.protection.reconcile()

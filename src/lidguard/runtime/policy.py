@@ -74,6 +74,7 @@ class Start:
     turn_id: str = ""  # the provider's turn id (else one is made)
     sent_at: datetime | None = None  # when the hook sent it (replay-safe events)
     source: str = "hook"  # "rollout": found by the Codex rollout detector (components/codex_rollouts.py)
+    agent_name: str = ""  # who a Custom session is (Session.agent_name; empty: keep what the session had)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +264,8 @@ def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
     session = Session(key=key, started_at=now, last_activity_at=now, watched_process_identifier=watched,
                       working_directory=event.working_directory, transcript_path=event.transcript_path,
                       source=event.source,
-                      background_work=existing.background_work if existing is not None else ())
+                      background_work=existing.background_work if existing is not None else (),
+                      agent_name=event.agent_name or (existing.agent_name if existing is not None else ""))
     session = begin_turn(session, event.turn_id, event.sent_at, now)
     new_state = state.with_session(session)
     if watched:

@@ -36,7 +36,7 @@ def session_to_wire(session: Session) -> dict[str, Any]:
     return {
         "SessionIdentifier": session.key.session_identifier,
         "Provider": session.key.provider.value,
-        "ProviderName": session.key.provider_name,
+        "ProviderName": session.key.provider_name or session.agent_name,
         "StartedAt": format_utc(session.started_at),
         "LastActivityAt": format_utc(session.last_activity_at),
         "SoftLockState": "SoftLocked" if session.soft_locked else "None",

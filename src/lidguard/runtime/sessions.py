@@ -10,6 +10,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from ..ipc.limits import MAX_PROVIDER_NAME_CHARS
 from ..providers import AgentProvider, parse_provider, session_label  # the one providers module; re-exported here
 
 __all__ = ["MAX_TOOLS_IN_FLIGHT", "SESSION_SOURCES", "AgentProvider", "EarliestOf", "RegistryState", "Session",
@@ -76,6 +77,9 @@ class Session:
     # Background work started and not finished (Claude/Codex/Copilot subagents, Claude tasks): it may outlive
     # the turn, so a turn-end stop while some runs is a deferred stop (issue 35.3; turns.with_background).
     background_work: tuple[str, ...] = ()
+    # Who a Custom session is (the start's ProviderName: a foreign caller of Claude Code's hooks such as
+    # Cursor or Grok, a wrapper's --provider-name): shown in status, never part of the key.
+    agent_name: str = ""
 
     @property
     def soft_locked(self) -> bool:
@@ -94,7 +98,7 @@ class Session:
                 "tools_in_flight": list(self.tools_in_flight), "tool_cpu_seconds": self.tool_cpu_seconds,
                 "source": self.source,
                 "lease_renewed_at": self.lease_renewed_at.isoformat() if self.lease_renewed_at else None,
-                "background_work": list(self.background_work)}
+                "background_work": list(self.background_work), "agent_name": self.agent_name}
 
     def with_journal_extras(self, record: dict[str, Any]) -> Session:
         """This session with the extra fields of a journal record (``ValueError`` when malformed)."""
@@ -105,6 +109,9 @@ class Session:
         source = record.get("source", "hook")
         renewed = record.get("lease_renewed_at")
         background = record.get("background_work", [])
+        agent_name = record.get("agent_name", "")
+        if not isinstance(agent_name, str) or len(agent_name) > MAX_PROVIDER_NAME_CHARS:
+            raise ValueError("not an agent name")
         if not isinstance(background, list) or len(background) > MAX_TOOLS_IN_FLIGHT or not all(
                 isinstance(work, str) for work in background):
             raise ValueError("not a background work list")
@@ -125,7 +132,7 @@ class Session:
             raise ValueError("time without a zone")
         return replace(self, turn_id=turn_id, turn_started_at=turn_started, tools_in_flight=tuple(tools),
                        tool_cpu_seconds=float(cpu) if cpu is not None else None, source=source,
-                       lease_renewed_at=lease_renewed, background_work=tuple(background))
+                       lease_renewed_at=lease_renewed, background_work=tuple(background), agent_name=agent_name)
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
