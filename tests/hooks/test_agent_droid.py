@@ -60,6 +60,15 @@ def test_session_start_of_droid_exec_starts_the_session(stub_environment, monkey
     assert message["Command"] == "start" and message["SessionIdentifier"] == SESSION
 
 
+def test_session_start_without_a_readable_ancestry_starts_the_session(stub_environment, monkeypatch):
+    def unreadable() -> list[ProcessInfo]:
+        raise PermissionError("/proc")
+
+    monkeypatch.setattr(droid, "hook_ancestry", unreadable)
+    [message], _ = _run(stub_environment, {"hook_event_name": "SessionStart", "source": "startup"})
+    assert message["Command"] == "start"
+
+
 def test_session_start_of_the_tui_waits_for_the_first_prompt(stub_environment, monkeypatch):
     monkeypatch.setattr(droid, "hook_ancestry", lambda: [HOOK, SHELL, WORKER, TUI])
     messages, output = _run(stub_environment, {"hook_event_name": "SessionStart", "source": "startup"})

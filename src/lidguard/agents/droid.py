@@ -55,7 +55,11 @@ def map_event(event: str, payload: Payload) -> Action:
         return Action("start", prompt=payload.text("prompt"))
     if name == "sessionstart":
         # droid exec has no UserPromptSubmit; the TUI's launch (from its worker) is no work yet.
-        return IGNORE if started_by_worker(hook_ancestry()) else Action("start")
+        try:
+            tui = started_by_worker(hook_ancestry())
+        except Exception:  # noqa: BLE001 - no ancestry: protect, as for exec
+            tui = False
+        return IGNORE if tui else Action("start")
     if name in ("pretooluse", "posttooluse"):
         return tool_activity(event, payload.text("tool_name"), QUIET_TOOLS, payload, (),
                              "Running" if name == "pretooluse" else "Finished")
