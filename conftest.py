@@ -26,7 +26,7 @@ os.environ["LIDGUARD_TEST_MODE"] = "1"
 # the last thing a worker runs: one started near the end made the whole run wait for it.
 LONGEST_FIRST = (
     "tests/agents/test_agent_long_tool.py",  # a real two-minute tool: ~140 s
-    "tests/agents/test_agent_ask_before_sleep.py",  # 4 x 65-85 s
+    "tests/agents/test_agent_ask_before_sleep.py",  # 5 x 60-85 s
     "tests/agents/test_agent_background_task.py",
     "tests/hooks/test_hook_fuzz.py",
     "tests/hooks/test_hook_processes.py",

@@ -24,6 +24,8 @@ PINNED = {
     "copilot": ("@github/copilot", "1.0.102"),
     "gemini": ("@google/gemini-cli", "0.61.0"),
     "qwen": ("@qwen-code/qwen-code", "0.24.4"),
+    # the native binary's package (AGENT_CLIS_NEW.md 1): the shim @factory/cli is 0.225.1
+    "droid": ("@factory/cli-linux-x64", "0.225.2"),
 }
 # One rule with ci/install-agent-clis.sh and ci/install-mcp-test-deps.sh: $LIDGUARD_TEST_NPM_DIR, else
 # $HOME/.cache/lidguard-test-npm with the HOME the run started with (read here, at collection, before

@@ -29,14 +29,14 @@ from fake_model import FakeModel
 HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
 PROMPT = "run echo hello and then say hi"
 PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
-            "gemini": "Gemini", "qwen": "Qwen"}
+            "gemini": "Gemini", "qwen": "Qwen", "droid": "Droid"}
 # The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
 # Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node).
 NATIVE_EXE = {"claude": "claude.exe", "codex": "codex", "copilot": "copilot", "opencode": "opencode.exe",
-              "gemini": "node", "qwen": "node"}
+              "gemini": "node", "qwen": "node", "droid": "droid"}
 _LEAKY_VARIABLES = ("ANTHROPIC_", "OPENAI_", "COPILOT_", "CODEX_", "CLAUDE", "OPENCODE", "GITHUB_TOKEN",
                     "GH_TOKEN", "TMUX", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "GEMINI_", "GOOGLE_",
-                    "QWEN_")
+                    "QWEN_", "FACTORY_", "DROID_")
 GEMINI_MODEL = "gemini-2.5-flash"  # a fixed model: no model-router side request (AGENT_CLIS_MORE.md 1.1)
 CLAUDE_KEY = "sk-ant-fake-local-key-000000000000"
 
@@ -174,7 +174,8 @@ class AgentRun:
         self.watch: ProcessWatch | None = None
         self.agent_pid: int | None = None
         {"claude": self._configure_claude, "codex": self._configure_codex, "copilot": self._configure_copilot,
-         "opencode": self._configure_opencode, "gemini": self._configure_gemini, "qwen": self._configure_qwen}[name]()
+         "opencode": self._configure_opencode, "gemini": self._configure_gemini, "qwen": self._configure_qwen,
+         "droid": self._configure_droid}[name]()
 
     # -- per-CLI configuration (AGENT_CLIS.md) -------------------------------------------------------
     def _configure_claude(self) -> None:
@@ -283,6 +284,19 @@ trust_level = "trusted"
         folder.mkdir(exist_ok=True)
         (folder / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}}}))
 
+    def _configure_droid(self) -> None:
+        """A custom Chat Completions model in ~/.factory/settings.json (AGENT_CLIS_NEW.md 1): ``droid exec`` needs
+        no login; the TUI needs ``FACTORY_AIRGAP_ENABLED`` (else a login screen) and the work folder trusted. The
+        key is written literally: the TUI rewrites this file and would replace a ``${VAR}`` with its value."""
+        self.env["FACTORY_AIRGAP_ENABLED"] = "true"
+        folder = self.home / ".factory"
+        folder.mkdir(exist_ok=True)
+        model = {"model": "fake-model", "displayName": "Fake", "baseUrl": f"{self.model.base_url}/v1",
+                 "apiKey": "sk-fake-local", "provider": "generic-chat-completion-api", "maxOutputTokens": 4096}
+        settings = {"customModels": [model], "model": "custom:Fake-0",
+                    "trustedFolders": {str(self.work): {"trustedAt": "2026-01-01T00:00:00.000Z"}}}
+        (folder / "settings.json").write_text(json.dumps(settings, indent=2))
+
     # -- lidguard ----------------------------------------------------------------------------------
     def lidguard_run(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """``lidguard <args>`` as a user would type it (the command on PATH, this test's environment)."""
@@ -369,6 +383,8 @@ trust_level = "trusted"
             return [cli, "-m", GEMINI_MODEL, "--yolo", "-p", prompt]
         if self.name == "qwen":
             return [cli, "--yolo", prompt]
+        if self.name == "droid":  # its default read-only autonomy runs the fake model's low-risk echo
+            return [cli, "exec", "-m", "fake-model", prompt]
         return [cli, "run", prompt]
 
     def run_headless(self, command: list[str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,7 @@
 
 It speaks the four streaming APIs the CLIs use (AGENT_CLIS.md, AGENT_CLIS_MORE.md): Anthropic Messages
 (``POST /v1/messages``, Claude Code), OpenAI Responses (``POST /v1/responses``, Codex), OpenAI Chat
-Completions (``POST /v1/chat/completions``, OpenCode, Copilot BYOK and Qwen Code) and the Gemini API
+Completions (``POST /v1/chat/completions``, OpenCode, Copilot BYOK, Qwen Code and Factory Droid) and the Gemini API
 (``POST /v1beta/models/<model>:streamGenerateContent?alt=sse``, Gemini CLI), each as server-sent events;
 Gemini's side requests (``:generateContent`` asking for JSON, ``:countTokens``) get plain JSON.
 
@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 # Shell tools by name, per CLI, and how each takes the command line.
-_SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell", "run_shell_command")
+_SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell", "run_shell_command", "Execute")
 _GEMINI_METHODS = (":streamGenerateContent", ":generateContent")
 
 
@@ -142,6 +142,9 @@ class FakeModel:
             return {**arguments, **script.extra_arguments}  # e.g. ``yield_time_ms``
         if tool == "shell":
             return {"command": ["bash", "-lc", script.command]}
+        if tool == "Execute":  # Factory Droid: all four required; a "low" risk runs in its read-only default
+            return {"command": script.command, "summary": script.description,
+                    "riskLevelReason": "prints a word", "riskLevel": "low", **script.extra_arguments}
         return {"command": script.command, "description": script.description, **script.extra_arguments}
 
 

@@ -1,8 +1,8 @@
 """Ask-before-sleep, the whole loop (issue 9 acceptance): a real agent CLI (Claude Code, Codex, Gemini CLI
-through AfterAgent, Qwen Code through Stop) against the fake model, lidguard's installed hooks, the runtime
-on the Linux backend (dbusmock's logind on a private system bus, a temporary sysfs tree with the lid closed
-and no external display), the real ``lidguard-notify`` server, and a local push service standing in for the
-phone.
+through AfterAgent, Qwen Code and Factory Droid through Stop) against the fake model, lidguard's installed
+hooks, the runtime on the Linux backend (dbusmock's logind on a private system bus, a temporary sysfs tree
+with the lid closed and no external display), the real ``lidguard-notify`` server, and a local push service
+standing in for the phone.
 
 1. The agent ends its turn; its Stop hook waits.  After the post-stop delay the runtime posts
    StopFollowUp to lidguard-notify, which pushes the follow-up page URL to the "phone".
@@ -115,7 +115,7 @@ def _linux_machine(lidguard: Any, root: Path) -> None:
     lidguard.env.pop("LIDGUARD_LOGIND_BINDING", None)
 
 
-@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "qwen"])
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "qwen", "droid"])
 def test_reply_from_the_phone_continues_the_agent_then_silence_suspends_once(
         agent: Any, lidguard: Any, logind: Any, notify: dict[str, Any], tmp_path: Path, name: str) -> None:
     import httpx
