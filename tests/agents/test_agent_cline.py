@@ -53,8 +53,9 @@ def hub_daemons(home: Path) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            arguments = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
-            if cline.HUB_DAEMON_OPTION.encode() in arguments and marker in Path(f"/proc/{entry.name}/environ").read_bytes():
+            if cline.HUB_DAEMON_OPTION.encode() not in Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0"):
+                continue
+            if marker in Path(f"/proc/{entry.name}/environ").read_bytes():
                 found.append(int(entry.name))
         except OSError:
             continue

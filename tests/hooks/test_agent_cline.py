@@ -211,7 +211,8 @@ def test_a_changed_command_or_mode_needs_an_update_and_install_repairs_it(hooks_
     (hooks_folder / "TaskStart").chmod(0o755)
     (hooks_folder / "PreToolUse").write_text(f"#!/bin/sh\n{cline.MARKER}\nexec /old/venv/bin/lidguard cline-hook\n")
     lines = installer.status_lines(None, 450)
-    assert lines[0] == "Status: NeedsUpdate" and "TaskStart: NeedsUpdate" in lines and "PreToolUse: NeedsUpdate" in lines
+    assert lines[0] == "Status: NeedsUpdate"
+    assert "TaskStart: NeedsUpdate" in lines and "PreToolUse: NeedsUpdate" in lines
     assert installer.install(None, 450).changed
     assert installer.status_lines(None, 450)[0] == "Status: Installed"
     assert stat.S_IMODE((hooks_folder / "TaskStart").stat().st_mode) == 0o700
