@@ -7,7 +7,7 @@ Hook files are named after the event (``TaskStart``, ...; any of a few extension
 through its shebang (``sh``), so lidguard's file is three lines that ``exec`` the hook: the hook's parent is
 the ``cline`` process. Payloads name the event in ``hookName`` (``agent_start``, ``tool_call``, ...); the session
 is ``taskId`` (the root agent's conversation: the same for every prompt of a TUI session; a subagent has its own,
-so it is a session of its own); ``sessionContext.rootSessionId`` is the Cline session id, logged only. TaskStart
+so it is a session of its own; ``sessionContext.rootSessionId``, the Cline session id, is not used). TaskStart
 starts the turn, tool calls are activity paired by ``tool_call.id``, TaskComplete (``agent_end``) ends it; Cline
 ignores its output, so ask-before-sleep never waits there. TaskError/TaskCancel end only the turn,
 SessionShutdown the session. TaskStart and TaskComplete hooks are fire-and-forget (spawned detached, not
