@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model:
-# Claude Code, Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI, Qwen Code and Factory Droid, from npm,
-# pinned to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md and AGENT_CLIS_NEW.md observed
-# (Qwen Code declares node >= 22 but runs on node 20; npm's EBADENGINE warning is expected), in the cache folder ci/install-mcp-test-deps.sh also fills
+# Claude Code, Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI, Qwen Code and the next wave (Factory
+# Droid, Cline CLI, ...), from npm, pinned to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md
+# and AGENT_CLIS_NEW.md observed (Qwen Code declares node >= 22 but runs on node 20; npm's EBADENGINE
+# warning is expected), in the cache folder ci/install-mcp-test-deps.sh also fills
 # (shared: a CLI already there is not downloaded again). Installs node/npm and tmux from Debian when
 # missing (apt-get; sudo when not root). Quick and silent when everything is there.
 #
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "opencode-ai@1.18.33"
               "@github/copilot@1.0.102" "@google/gemini-cli@0.61.0"
               "@qwen-code/qwen-code@0.24.4"    # keep in step with PINNED in tests/agents/agents_clis.py
+              "cline@3.0.65"
               # Factory Droid: the shim 0.225.1 asks for cli-linux-x64@0.225.1, which the registry lacks; the
               # binary 0.225.2 named beside it in the same npm install is what its postinstall links as bin/droid
               "@factory/cli@0.225.1" "@factory/cli-linux-x64@0.225.2"

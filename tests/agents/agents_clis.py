@@ -1,4 +1,4 @@
-"""The six real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
+"""The real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
 
 Without node/npm the tests skip with the reason, except under CI=true, where they fail; with npm, a
 missing or other-version CLI fails (run the script): a skipped end-to-end test must not pass CI.
@@ -26,6 +26,7 @@ PINNED = {
     "qwen": ("@qwen-code/qwen-code", "0.24.4"),
     # the native binary's package (AGENT_CLIS_NEW.md 1): the shim @factory/cli is 0.225.1
     "droid": ("@factory/cli-linux-x64", "0.225.2"),
+    "cline": ("cline", "3.0.65"),  # AGENT_CLIS_NEW.md section 2
 }
 # One rule with ci/install-agent-clis.sh and ci/install-mcp-test-deps.sh: $LIDGUARD_TEST_NPM_DIR, else
 # $HOME/.cache/lidguard-test-npm with the HOME the run started with (read here, at collection, before

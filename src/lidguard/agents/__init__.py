@@ -66,6 +66,7 @@ AGENTS: dict[str, str] = {
     "qwen": "Qwen",
     "cursor": "Cursor",
     "droid": "Droid",
+    "cline": "Cline",
 }
 
 
