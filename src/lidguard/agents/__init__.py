@@ -65,6 +65,7 @@ AGENTS: dict[str, str] = {
     "gemini": "Gemini",
     "qwen": "Qwen",
     "cursor": "Cursor",
+    "kilo": "KiloCode",
 }
 
 
