@@ -125,8 +125,9 @@ export const LidGuard = async ({ client, directory }) => {
   return {
     "chat.message": async (input, output) => {
       const id = input?.sessionID;
-      if (!injecting.delete(id)) { cancel(id); continued.delete(id); } // the user typed: no continuation
-      stopped.delete(id);
+      // The user typed: no continuation. Our own keeps `stopped`: the bus session.idle of the turn we
+      // continued comes after it (Kilo 7.7.9 run mode) and must not send that turn's stop again.
+      if (!injecting.delete(id)) { cancel(id); continued.delete(id); stopped.delete(id); }
       await send("chat.message", { ...input, prompt: textOf(output?.parts).slice(0, 4000) });
     },
     "tool.execute.before": async (input) => { await send("tool.execute.before", input); },
