@@ -1,4 +1,4 @@
-"""The six real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
+"""The real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
 
 Without node/npm the tests skip with the reason, except under CI=true, where they fail; with npm, a
 missing or other-version CLI fails (run the script): a skipped end-to-end test must not pass CI.
@@ -24,7 +24,10 @@ PINNED = {
     "copilot": ("@github/copilot", "1.0.102"),
     "gemini": ("@google/gemini-cli", "0.61.0"),
     "qwen": ("@qwen-code/qwen-code", "0.24.4"),
+    "kilo": ("@kilocode/cli-linux-x64", "7.7.9"),  # its platform package: AGENT_CLIS_NEW.md section 3
 }
+# CLIs whose package links no npm bin (a platform package installed directly): its program in the package.
+PACKAGE_EXECUTABLES = {"kilo": "bin/kilo"}
 # One rule with ci/install-agent-clis.sh and ci/install-mcp-test-deps.sh: $LIDGUARD_TEST_NPM_DIR, else
 # $HOME/.cache/lidguard-test-npm with the HOME the run started with (read here, at collection, before
 # any test isolates HOME; the account's passwd home only when HOME is unset).
@@ -60,7 +63,8 @@ def _skip_or_fail(message: str) -> None:
 def agent_cli(name: str) -> Path:
     """The pinned CLI's npm bin, or skip (fail under CI=true) when node/npm is absent."""
     package, version = PINNED[name]
-    executable = BIN_DIR / name
+    executable = (NPM_DIR / "node_modules" / package / PACKAGE_EXECUTABLES[name] if name in PACKAGE_EXECUTABLES
+                  else BIN_DIR / name)
     manifest = NPM_DIR / "node_modules" / package / "package.json"
     if shutil.which("node") is None or (not executable.exists() and shutil.which("npm") is None):
         _skip_or_fail(f"node/npm is not installed, so {package}@{version} cannot run ({INSTALL_HINT})")

@@ -173,8 +173,7 @@ class AgentRun:
         self.env = env
         self.watch: ProcessWatch | None = None
         self.agent_pid: int | None = None
-        {"claude": self._configure_claude, "codex": self._configure_codex, "copilot": self._configure_copilot,
-         "opencode": self._configure_opencode, "gemini": self._configure_gemini, "qwen": self._configure_qwen}[name]()
+        getattr(self, f"_configure_{name}")()  # a newer agent's test module may subclass with its own
 
     # -- per-CLI configuration (AGENT_CLIS.md) -------------------------------------------------------
     def _configure_claude(self) -> None:
