@@ -125,5 +125,9 @@ def test_ask_before_sleep_continues_the_real_turn_through_the_plugin_sdk(kilo: K
         assert len(stops) == 2, context
         assert kilo.wait_until(lambda: kilo.suspend_requests(), timeout=30), context
         assert len(server.events("StopFollowUp")) == 1  # the continued stop did not ask again
+        # One stop per turn: the bus session.idle of the turn we continued (after our chat.message in Kilo)
+        # sent a second one, which ended the session while the continued turn still ran.
+        hook_log = (kilo.lidguard.data_dir / "kilo-hook-events.log").read_text().splitlines()
+        assert len([line for line in hook_log if "kind=received event=session.idle " in line]) == 2, context
     finally:
         server.close()

@@ -26,9 +26,11 @@ ON = {"ClosedLidStopFollowUpWebhookUrl": "https://notify.example/api/webhooks/li
 REPLIED = {"Succeeded": True, "Message": "ok", "FollowUpOutcome": "Replied", "FollowUpReply": "now run the tests"}
 
 
-def _run(stub_environment, event: str, payload: dict[str, Any] | bytes, **stub: Any) -> tuple[list[dict[str, Any]], Any]:
+def _run(stub_environment, event: str, payload: dict[str, Any] | bytes,
+         **stub: Any) -> tuple[list[dict[str, Any]], Any]:
     runtime, environment = stub_environment(**stub)
-    data = payload if isinstance(payload, bytes) else json.dumps({**COMMON, "hook_event_name": event, **payload}).encode()
+    data = payload if isinstance(payload, bytes) else json.dumps({**COMMON, "hook_event_name": event,
+                                                                  **payload}).encode()
     output = run_hook("kilo", ["--event", event], data, environment)
     messages = [message for message, _, _ in runtime.requests]
     for message in messages:
