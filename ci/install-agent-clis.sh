@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The six real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model:
-# Claude Code, Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI and Qwen Code, from npm, pinned to
-# the versions ../shared/spec/AGENT_CLIS.md and AGENT_CLIS_MORE.md observed (Qwen Code declares node >= 22
+# The real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model:
+# Claude Code, Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI, Qwen Code and Kilo Code, from npm, pinned
+# to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md and AGENT_CLIS_NEW.md observed (Qwen Code declares node >= 22
 # but runs on node 20; npm's EBADENGINE warning is expected), in the cache folder ci/install-mcp-test-deps.sh also fills
 # (shared: a CLI already there is not downloaded again). Installs node/npm and tmux from Debian when
 # missing (apt-get; sudo when not root). Quick and silent when everything is there.
