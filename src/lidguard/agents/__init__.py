@@ -67,6 +67,7 @@ AGENTS: dict[str, str] = {
     "cursor": "Cursor",
     "droid": "Droid",
     "cline": "Cline",
+    "kilo": "KiloCode",
 }
 
 

@@ -1,39 +1,44 @@
-"""OpenCode: a managed plugin file, ``$XDG_CONFIG_HOME/opencode/plugin/lidguard.js`` (default
-``~/.config``). OpenCode has no command hooks: the plugin runs in the agent's process and forwards
-chat.message, tool.execute.before/after and the permission.asked/replied and session.idle bus events
-to ``lidguard opencode-hook --event <name>`` (JSON on stdin). It answers a permission from the hook's
+"""The OpenCode-style plugin, shared by OpenCode and its fork Kilo Code (AGENT_CLIS.md, AGENT_CLIS_NEW.md
+section 3): a managed plugin file, ``<agent config folder>/plugin/lidguard.js`` (OpenCode
+``$XDG_CONFIG_HOME/opencode``, default ``~/.config``; Kilo names its own folder in ``agents/kilo.py``).
+These agents have no command hooks: the plugin runs in the agent's process and forwards chat.message,
+tool.execute.before/after and the permission.asked/replied and session.idle bus events to
+``lidguard <key>-hook --event <name>`` (JSON on stdin). It answers a permission from the hook's
 ``{"behavior": "allow"|"deny"}``. Ask-before-sleep (ASK_BEFORE_SLEEP.md, AGENT_CLIS.md second round):
 the session.idle hook may wait for the user's reply and print ``{"decision": "block", "reason"}``; the
-TUI then gets the text with ``client.session.prompt()``. ``opencode run`` exits as soon as the session
+TUI then gets the text with ``client.session.prompt()``. ``<agent> run`` exits as soon as the session
 is idle, so there the stop hook runs (and waits) inside the awaited ``experimental.text.complete`` of
 the final text part (an assistant message without tool parts) and the continuation goes out with
 ``promptAsync``. The plugin counts its own continuations (``stop_hook_active: true`` on the stop that
 follows one) and a user's chat.message cancels a pending wait (the hook is killed; the runtime ends the
 wait on the new prompt). The file is ours as a whole; one that does not carry our marker line is never
-overwritten or removed.
+overwritten or removed. :class:`PluginInstaller` is one agent's plugin; the module-level functions are
+OpenCode's.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from .common import InstallError, InstallResult, env_dir, home, hook_argv, read_config_text, remove_file, write_config
 
-__all__ = ["EVENTS", "MARKER", "install", "plugin_file", "plugin_source", "remove", "status_lines"]
+__all__ = ["EVENTS", "MARKER", "OPENCODE", "PluginInstaller", "install", "plugin_file", "plugin_source", "remove",
+           "status_lines"]
 
 MARKER = "// Managed by LidGuard:"
 EVENTS = ("chat.message", "tool.execute.before", "tool.execute.after", "permission.asked", "permission.replied",
           "session.idle")
 
 _TEMPLATE = """\
-// Managed by LidGuard: `lidguard hook-install --provider opencode` rewrites this file and
-// `lidguard hook-remove --provider opencode` deletes it. Local edits are lost on the next install.
+// Managed by LidGuard: `lidguard hook-install --provider __KEY__` rewrites this file and
+// `lidguard hook-remove --provider __KEY__` deletes it. Local edits are lost on the next install.
 import { spawn } from "node:child_process";
 
 const COMMAND = __COMMAND__;
 const LIMIT = 1048576;
-// `opencode run` exits right after its session goes idle: there the wait happens in the awaited
+// `__KEY__ run` exits right after its session goes idle: there the wait happens in the awaited
 // experimental.text.complete hook of the final text part instead of in session.idle.
 const RUN_MODE = process.argv.slice(2).includes("run");
 
@@ -42,7 +47,7 @@ function run(event, payload, limitMs, pending) {
     let out = "";
     let child;
     try {
-      child = spawn(COMMAND[0], [...COMMAND.slice(1), "opencode-hook", "--event", event],
+      child = spawn(COMMAND[0], [...COMMAND.slice(1), "__KEY__-hook", "--event", event],
                     { stdio: ["pipe", "pipe", "ignore"] });
     } catch {
       resolve("");
@@ -120,8 +125,9 @@ export const LidGuard = async ({ client, directory }) => {
   return {
     "chat.message": async (input, output) => {
       const id = input?.sessionID;
-      if (!injecting.delete(id)) { cancel(id); continued.delete(id); } // the user typed: no continuation
-      stopped.delete(id);
+      // The user typed: no continuation. Our own keeps `stopped`: the bus session.idle of the turn we
+      // continued comes after it (Kilo 7.7.9 run mode) and must not send that turn's stop again.
+      if (!injecting.delete(id)) { cancel(id); continued.delete(id); stopped.delete(id); }
       await send("chat.message", { ...input, prompt: textOf(output?.parts).slice(0, 4000) });
     },
     "tool.execute.before": async (input) => { await send("tool.execute.before", input); },
@@ -166,69 +172,88 @@ export const LidGuard = async ({ client, directory }) => {
 """
 
 
+class PluginInstaller:
+    """The managed plugin of one OpenCode-style agent: ``key`` names its hook command (``<key>-hook``) and
+    its ``--provider`` word, ``product`` its messages, ``config_dir`` the folder holding ``plugin/``."""
+
+    EVENTS = EVENTS
+
+    def __init__(self, key: str, product: str, config_dir: Callable[[], Path]) -> None:
+        self.key = key
+        self.product = product
+        self.config_dir = config_dir
+
+    def config_root(self) -> Path:
+        return self.config_dir()
+
+    def locked_files(self, config: Path | None) -> list[Path]:
+        return [self.plugin_file(config).absolute()]
+
+    def plugin_file(self, config: Path | None = None) -> Path:
+        return (config if config is not None else self.config_dir() / "plugin" / "lidguard.js").absolute()
+
+    def plugin_source(self, command: list[str] | None = None) -> str:
+        """The plugin text; ``command`` (default: the installed hook command) is what it runs."""
+        text = _TEMPLATE.replace("__KEY__", self.key)
+        return text.replace("__COMMAND__", json.dumps(command if command is not None else hook_argv()))
+
+    def _what(self) -> str:
+        return f"{self.product} plugin file"
+
+    def _current(self, path: Path) -> str | None:
+        text = read_config_text(path, self._what())
+        if text is not None and MARKER not in text:
+            raise InstallError(f"The {self._what()} {path} was not written by LidGuard; it was left as it is.")
+        return text
+
+    def install(self, config: Path | None, stop_timeout: int) -> InstallResult:
+        path = self.plugin_file(config)
+        current = self._current(path)
+        wanted = self.plugin_source()
+        result = InstallResult(self.product, path, current != wanted, "")
+        if result.changed:
+            saved = write_config(path, wanted, self._what())
+            result.backups += [saved] if saved else []
+            result.message = f"Installed the LidGuard {self.product} plugin."
+        else:
+            result.message = f"The LidGuard {self.product} plugin is already installed."
+        return result
+
+    def remove(self, config: Path | None) -> InstallResult:
+        path = self.plugin_file(config)
+        current = self._current(path)
+        result = InstallResult(self.product, path, current is not None, "")
+        if current is not None:
+            saved = remove_file(path, self._what())
+            result.backups += [saved] if saved else []
+            result.message = f"Removed the LidGuard {self.product} plugin."
+        else:
+            result.message = f"No LidGuard {self.product} plugin was installed."
+        return result
+
+    def status_lines(self, config: Path | None, stop_timeout: int) -> list[str]:
+        path = self.plugin_file(config)
+        text = read_config_text(path, self._what())
+        if text is None:
+            status = "NotInstalled"
+        elif MARKER not in text:
+            status = "Unknown"
+        else:
+            status = "Installed" if text == self.plugin_source() else "NeedsUpdate"
+        lines = [f"Status: {status}", f"Config: {path}", f"Config exists: {text is not None}"]
+        return lines + [f"{event}: {text is not None and MARKER in text and repr(event)[1:-1] in text}"
+                        for event in EVENTS]
+
+
 def config_dir() -> Path:
     return env_dir("XDG_CONFIG_HOME", home() / ".config") / "opencode"
 
 
-config_root = config_dir
-
-
-def locked_files(config: Path | None) -> list[Path]:
-    return [plugin_file(config).absolute()]
-
-
-def plugin_file(config: Path | None = None) -> Path:
-    return (config if config is not None else config_dir() / "plugin" / "lidguard.js").absolute()
-
-
-def plugin_source(command: list[str] | None = None) -> str:
-    """The plugin text; ``command`` (default: the installed hook command) is what it runs."""
-    return _TEMPLATE.replace("__COMMAND__", json.dumps(command if command is not None else hook_argv()))
-
-
-def _current(path: Path) -> str | None:
-    text = read_config_text(path, "OpenCode plugin file")
-    if text is not None and MARKER not in text:
-        raise InstallError(f"The OpenCode plugin file {path} was not written by LidGuard; it was left as it is.")
-    return text
-
-
-def install(config: Path | None, stop_timeout: int) -> InstallResult:
-    path = plugin_file(config)
-    current = _current(path)
-    wanted = plugin_source()
-    result = InstallResult("OpenCode", path, current != wanted, "")
-    if result.changed:
-        saved = write_config(path, wanted, "OpenCode plugin file")
-        result.backups += [saved] if saved else []
-        result.message = "Installed the LidGuard OpenCode plugin."
-    else:
-        result.message = "The LidGuard OpenCode plugin is already installed."
-    return result
-
-
-def remove(config: Path | None) -> InstallResult:
-    path = plugin_file(config)
-    current = _current(path)
-    result = InstallResult("OpenCode", path, current is not None, "")
-    if current is not None:
-        saved = remove_file(path, "OpenCode plugin file")
-        result.backups += [saved] if saved else []
-        result.message = "Removed the LidGuard OpenCode plugin."
-    else:
-        result.message = "No LidGuard OpenCode plugin was installed."
-    return result
-
-
-def status_lines(config: Path | None, stop_timeout: int) -> list[str]:
-    path = plugin_file(config)
-    text = read_config_text(path, "OpenCode plugin file")
-    if text is None:
-        status = "NotInstalled"
-    elif MARKER not in text:
-        status = "Unknown"
-    else:
-        status = "Installed" if text == plugin_source() else "NeedsUpdate"
-    lines = [f"Status: {status}", f"Config: {path}", f"Config exists: {text is not None}"]
-    return lines + [f"{event}: {text is not None and MARKER in text and repr(event)[1:-1] in text}"
-                    for event in EVENTS]
+OPENCODE = PluginInstaller("opencode", "OpenCode", config_dir)
+config_root = OPENCODE.config_root
+locked_files = OPENCODE.locked_files
+plugin_file = OPENCODE.plugin_file
+plugin_source = OPENCODE.plugin_source
+install = OPENCODE.install
+remove = OPENCODE.remove
+status_lines = OPENCODE.status_lines
