@@ -7,6 +7,7 @@ the ``shutdown`` command, ``PendingSuspend`` in replies, wall-clock time that su
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 
 import anyio
@@ -107,7 +108,8 @@ def test_a_backend_bug_during_a_request_is_a_failure_reply_and_an_exception_log_
     harness.platform.process.is_alive = broken_is_alive  # type: ignore[method-assign]
 
     async def body(h: Harness) -> None:
-        await h.start(WatchedProcessIdentifier=999_999)
+        # a live process: its exit watch (a pidfd) waits on, so only cleanup-orphans asks is_alive
+        await h.start(WatchedProcessIdentifier=os.getpid())
         response = await h.send("cleanup-orphans")
         assert response["Succeeded"] is False and "backend bug" in response["Message"]
         assert "backend bug" in h.paths.exception_log_file.read_text()

@@ -17,7 +17,10 @@ __all__ = ["INSTALL_COMMANDS", "add_install_commands"]
 
 INSTALL_COMMANDS = ("hook-status", "hook-install", "hook-remove", "claude-hooks", "codex-hooks", "copilot-hooks")
 _PROVIDER_WORDS = f"{', '.join(AGENTS)}, all"
-PROVIDER_METAVAR = f"{'|'.join(AGENTS)}|all"
+# The agents are listed in the help text, not the usage line: with the next wave the usage line of every
+# hook command outgrew 100 columns (tests/cli/test_help_width.py).
+PROVIDER_METAVAR = "AGENT"
+AGENT_WORDS = f"{', '.join(AGENTS)} or all"
 # installers.snippets.FORMATS, kept here so building the parser does not import tomlkit (a test keeps them equal)
 SNIPPET_FORMATS = {"claude": ("settings-json", "json", "hooks-json"),
                    "codex": ("config-toml", "toml", "hooks-json", "json"),
@@ -171,8 +174,8 @@ def add_install_commands(subparsers: Any) -> None:
             description=f"{text} {configs}. A changed file is backed up first as <file>.lidguard.bak (one "
                         "per file); its mode is kept.")
         sub.add_argument("--provider", metavar=PROVIDER_METAVAR, action="append",
-                         help="agent CLIs, a comma list or repeated (asked when omitted; all = every agent whose "
-                              "configuration folder exists)")
+                         help=f"agent CLIs ({AGENT_WORDS}), a comma list or repeated (asked when omitted; all = "
+                              "every agent whose configuration folder exists)")
         sub.add_argument("--config", metavar="FILE",
                          help="use this file instead of the agent's default one (one provider only)")
         if action == "status":
