@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 # Shell tools by name, per CLI, and how each takes the command line.
-_SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell", "run_shell_command")
+_SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell", "run_shell_command", "terminal")
 _GEMINI_METHODS = (":streamGenerateContent", ":generateContent")
 
 
@@ -142,6 +142,9 @@ class FakeModel:
             return {**arguments, **script.extra_arguments}  # e.g. ``yield_time_ms``
         if tool == "shell":
             return {"command": ["bash", "-lc", script.command]}
+        if tool == "terminal":  # OpenHands: {command, is_input, timeout, reset} (AGENT_CLIS_NEW.md 7)
+            return {"command": script.command, "is_input": False, "security_risk": "LOW", "summary": script.description,
+                    **script.extra_arguments}
         return {"command": script.command, "description": script.description, **script.extra_arguments}
 
 

@@ -1,0 +1,233 @@
+"""OpenHands CLI 1.16 (PyPI ``openhands``, SDK 1.21; AGENT_CLIS_NEW.md section 7): ``lidguard openhands-hook``
+from ``~/.openhands/hooks.json``.
+
+OpenHands reads ``<working dir>/.openhands/hooks.json`` when it exists, else ``~/.openhands/hooks.json``: the first
+found wins, they are never merged (so a project file hides the user's hooks). The file is strict (the SDK's
+``HookConfig`` forbids unknown keys): either the Claude-style ``{"hooks": {"<Event>": [{"matcher", "hooks":
+[{"type", "command", "timeout"}]}]}}`` wrapper or the events at the top level in PascalCase or snake_case
+(``pre_tool_use``); we write only those keys, in the file's own shape and spelling. Every event sends one flat
+payload naming itself in ``event_type`` (no ``hook_event_name``) with ``session_id`` (also
+``OPENHANDS_SESSION_ID`` in the hook's environment), ``working_dir`` (the hook's working folder too),
+``tool_name``/``tool_input``/``tool_response``, ``message`` and ``metadata``; no transcript path and no tool call
+id (tool calls pair by name).
+UserPromptSubmit starts the turn (``message``: the prompt; a Stop hook's continuation comes back as an
+environment message and fires none), PreToolUse/PostToolUse are activity, Stop (``metadata.reason``:
+``agent_finished``, the only one) ends the turn and SessionEnd the session (headless: right after Stop; the TUI:
+on quit). SessionStart is not installed: the TUI sends it at launch, before anything runs.
+A Stop continues the agent through ``{"decision": "deny", "reason": ...}`` or exit 2 (``"block"`` is ignored);
+its next Stop carries no ``stop_hook_active``, so a continued Stop looks like a first one here.
+Ancestry: ``hook <- /bin/sh -c <- openhands`` (the Python console script: comm ``openhands``, exe
+``python3.12``; the TUI the same). Stdlib only.
+"""
+
+from __future__ import annotations
+
+from . import IGNORE, Action, stop_action, tool_activity
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from ..hooks.payload import Payload
+    from ..installers.common import InstallResult
+    from ..installers.hooks_json import HookSpec
+    from ..platform.process_info import ProcessInfo
+
+KEY = "openhands"
+PROVIDER = "OpenHands"
+DISPLAY = "OpenHands CLI"
+ALIASES = ("openhands-cli",)
+CONFIG_TEXT = "hooks.json (~/.openhands; a project's .openhands/hooks.json replaces it)"
+HOOK_HELP = ("OpenHands CLI hook (reads the event JSON on stdin).",
+             "OpenHands CLI command hook: UserPromptSubmit starts the session, tool use is activity, Stop ends "
+             "the turn (ask-before-sleep continues it with decision deny), SessionEnd the session. "
+             "Always exits 0.")
+EVENT_KEYS = ("event_type",)
+SESSION_KEYS = ("session_id",)
+PROCESS_COMMANDS = frozenset({"openhands"})
+PROCESS_PACKAGES: tuple[str, ...] = ()  # a PyPI package, not npm
+QUIET_TOOLS = frozenset({""})
+LOG_DETAILS = (("tool", ("tool_name",)), ("workingDir", ("working_dir",)))
+_PYTHONS = ("python", "pypy")
+
+
+def map_event(event: str, payload: Payload) -> Action:
+    name = event.lower()
+    if name == "userpromptsubmit":
+        return Action("start", prompt=payload.text("message"))
+    if name in ("pretooluse", "posttooluse"):
+        return tool_activity(event, payload.text("tool_name"), QUIET_TOOLS, payload, (),
+                             "Running" if name == "pretooluse" else "Finished")
+    if name == "stop":
+        metadata = payload.data.get("metadata")
+        detail = metadata.get("reason") if isinstance(metadata, dict) else None
+        reason = f"{event}:{detail.strip()}" if isinstance(detail, str) and detail.strip() else event
+        return stop_action(payload, reason, blocking=True, turn_end=True)
+    if name == "sessionend":
+        return stop_action(payload, event)
+    return IGNORE  # SessionStart (not installed) and anything newer
+
+
+def permission_output(decision: str) -> dict[str, Any] | None:
+    """OpenHands has no permission event (PreToolUse fires for every tool, asked or not): no output."""
+    return None
+
+
+def continuation_output(reply: str) -> dict[str, Any]:
+    """The ask-before-sleep reply: OpenHands continues on ``decision: deny`` (``block`` is not one of its
+    words) and sends ``[Stop hook feedback] <reason>`` to the model as the next user message."""
+    return {"decision": "deny", "reason": reply}
+
+
+def matches_process(process: ProcessInfo, names: set[str]) -> bool:
+    """``python .../bin/openhands`` started through its interpreter (comm ``python3``): the script it runs."""
+    if not any(name.startswith(_PYTHONS) for name in names):
+        return False
+    for argument in process.cmdline[1:]:
+        if argument.startswith("-"):
+            return False  # -m, -c, options: not the console script
+        return argument.replace("\\", "/").rsplit("/", 1)[-1].lower() in PROCESS_COMMANDS
+    return False
+
+
+# -- its installer: ~/.openhands/hooks.json in the file's own shape (installers/hooks_json.py does the edits) --
+EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
+_SNAKE = {"UserPromptSubmit": "user_prompt_submit", "PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use",
+          "Stop": "stop", "SessionEnd": "session_end", "SessionStart": "session_start"}
+_KNOWN_KEYS = frozenset(_SNAKE) | frozenset(_SNAKE.values())
+MATCHER = "*"
+
+
+def config_root() -> Path:
+    from ..installers.common import home
+
+    return home() / ".openhands"  # HookConfig.load reads Path.home(), never OPENHANDS_PERSISTENCE_DIR
+
+
+def installer() -> _Installer:
+    return _Installer()
+
+
+def _view(root: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """(an object whose ``hooks`` is the event table, whether the file has its events at the top level).
+    A new or empty file gets the ``hooks`` wrapper; a file without one keeps its events where they are."""
+    if not root or "hooks" in root:
+        return root, False
+    return {"hooks": root}, True
+
+
+def _key(table: Any, event: str, direct: bool) -> str:
+    """The event's key as this file spells it (PascalCase or snake_case: OpenHands refuses both at once)."""
+    if isinstance(table, dict):
+        for spelling in (event, _SNAKE[event]):
+            if spelling in table:
+                return spelling
+    return _SNAKE[event] if direct else event
+
+
+def specs(stop_timeout: int, table: Any = None, direct: bool = False) -> list[HookSpec]:
+    """Our handler per event: only the keys OpenHands' HookDefinition accepts (``timeout`` in seconds)."""
+    from ..installers.common import DEFAULT_HOOK_TIMEOUT_SECONDS, hook_command
+    from ..installers.hooks_json import HookSpec
+
+    command = hook_command(f"{KEY}-hook")  # run by OpenHands through the shell (subprocess shell=True)
+    return [HookSpec(_key(table, event, direct), MATCHER,
+                     {"type": "command", "command": command,
+                      "timeout": stop_timeout if event == "Stop" else DEFAULT_HOOK_TIMEOUT_SECONDS})
+            for event in EVENTS]
+
+
+def _is_ours(event: str) -> Any:
+    from ..installers.common import is_managed_command
+
+    return lambda command: is_managed_command(command, f"{KEY}-hook")
+
+
+class _Installer:
+    """hook-install / hook-remove / hook-status for ``~/.openhands/hooks.json`` (``config`` overrides the file)."""
+
+    WHAT = "OpenHands hooks file"
+    EVENTS = EVENTS
+
+    def config_root(self) -> Path:
+        return config_root()
+
+    def path(self, config: Path | None) -> Path:
+        return (config if config is not None else config_root() / "hooks.json").absolute()
+
+    def locked_files(self, config: Path | None) -> list[Path]:
+        return [self.path(config)]
+
+    def install(self, config: Path | None, stop_timeout: int) -> InstallResult:
+        from ..installers.common import InstallResult, load_json_object, render_json, write_config
+        from ..installers.hooks_json import upsert_managed
+
+        path = self.path(config)
+        root, original = load_json_object(path, self.WHAT)
+        view, direct = _view(root)
+        changed = upsert_managed(view, specs(stop_timeout, view.get("hooks"), direct), _is_ours, path)
+        result = InstallResult(DISPLAY, path, changed, "The LidGuard OpenHands hooks are already installed.")
+        if changed:
+            saved = write_config(path, render_json(root, original), self.WHAT)
+            result.backups += [saved] if saved else []
+            result.message = "Installed the LidGuard OpenHands hooks."
+        result.notes += _project_notes(path)
+        return result
+
+    def remove(self, config: Path | None) -> InstallResult:
+        from ..installers.common import InstallResult, load_json_object, write_or_remove
+        from ..installers.hooks_json import remove_managed
+
+        path = self.path(config)
+        root, original = load_json_object(path, self.WHAT)
+        view, direct = _view(root)
+        table = view.get("hooks")
+        events = [_key(table, event, direct) for event in EVENTS]
+        changed = remove_managed(view, events, _is_ours, path) if original is not None else False
+        result = InstallResult(DISPLAY, path, changed, "No LidGuard OpenHands hooks were installed.")
+        if changed:
+            saved = write_or_remove(path, root, original, self.WHAT)
+            result.backups += [saved] if saved else []
+            result.message = "Removed the LidGuard OpenHands hooks."
+            if not path.exists():
+                result.notes.append(f"Deleted {path}: nothing but lidguard's hooks was in it.")
+        return result
+
+    def status_lines(self, config: Path | None, stop_timeout: int) -> list[str]:
+        from ..installers.common import load_json_object
+        from ..installers.hooks_json import event_states, overall
+
+        path = self.path(config)
+        root, original = load_json_object(path, self.WHAT)
+        view, direct = _view(root)
+        table = view.get("hooks")
+        wanted = specs(stop_timeout, table, direct)
+        states = event_states(view, wanted, _is_ours)
+        lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
+        lines += [f"{event}: {states[spec.event]}" for event, spec in zip(EVENTS, wanted, strict=True)]
+        unknown = sorted(key for key in table if key not in _KNOWN_KEYS) if isinstance(table, dict) else []
+        if unknown:
+            lines.append(f"Warning: {', '.join(unknown)} is not an OpenHands hook event; OpenHands refuses the "
+                         "whole file and runs none of its hooks.")
+        lines += [f"Note: {note}" for note in _project_notes(path)]
+        return lines
+
+
+def _project_notes(path: Path) -> list[str]:
+    """A project file in this folder replaces ~/.openhands/hooks.json for an OpenHands started here."""
+    import os
+    from pathlib import Path
+
+    folder = os.environ.get("OPENHANDS_WORK_DIR") or os.getcwd()
+    project = Path(folder) / ".openhands" / "hooks.json"
+    try:
+        if not project.is_file() or project.resolve() == path.resolve():
+            return []
+        text = project.read_text(encoding="utf-8", errors="replace")[:1_000_000]
+    except OSError:
+        return []
+    if f"{KEY}-hook" in text:
+        return []
+    return [f"{project} exists without lidguard's hooks: OpenHands started in {folder} reads it instead of "
+            f"{path} (the two are not merged), so lidguard's hooks do not run there."]
