@@ -118,12 +118,29 @@ def _view(root: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
 
 def _key(table: Any, event: str, direct: bool) -> str:
-    """The event's key as this file spells it (PascalCase or snake_case: OpenHands refuses both at once)."""
-    if isinstance(table, dict):
-        for spelling in (event, _SNAKE[event]):
-            if spelling in table:
-                return spelling
-    return _SNAKE[event] if direct else event
+    """The event's key as this file spells it (OpenHands refuses an event spelled both ways); a new event at
+    the top level follows the file's other keys (snake_case, OpenHands' own ``save`` shape, unless they are
+    PascalCase)."""
+    if not isinstance(table, dict):
+        return event
+    for spelling in (event, _SNAKE[event]):
+        if spelling in table:
+            return spelling
+    pascal = any(isinstance(key, str) and key[:1].isupper() for key in table)
+    return _SNAKE[event] if direct and not pascal else event
+
+
+def _checked(view: dict[str, Any], path: Path) -> Any:
+    """The event table, refused (left as it is) when it or one of our events is not what OpenHands reads."""
+    from ..installers.common import InstallError
+
+    table = view.get("hooks")
+    if table is not None and not isinstance(table, dict):
+        raise InstallError(f"The \"hooks\" value of {path} is not a JSON object; it was left as it is.")
+    for key in (_key(table, event, False) for event in EVENTS) if table else ():
+        if key in table and not isinstance(table[key], list):
+            raise InstallError(f"The {key} value of {path} is not a JSON array; it was left as it is.")
+    return table
 
 
 def specs(stop_timeout: int, table: Any = None, direct: bool = False) -> list[HookSpec]:
@@ -166,7 +183,7 @@ class _Installer:
         path = self.path(config)
         root, original = load_json_object(path, self.WHAT)
         view, direct = _view(root)
-        changed = upsert_managed(view, specs(stop_timeout, view.get("hooks"), direct), _is_ours, path)
+        changed = upsert_managed(view, specs(stop_timeout, _checked(view, path), direct), _is_ours, path)
         result = InstallResult(DISPLAY, path, changed, "The LidGuard OpenHands hooks are already installed.")
         if changed:
             saved = write_config(path, render_json(root, original), self.WHAT)
@@ -182,7 +199,7 @@ class _Installer:
         path = self.path(config)
         root, original = load_json_object(path, self.WHAT)
         view, direct = _view(root)
-        table = view.get("hooks")
+        table = _checked(view, path)
         events = [_key(table, event, direct) for event in EVENTS]
         changed = remove_managed(view, events, _is_ours, path) if original is not None else False
         result = InstallResult(DISPLAY, path, changed, "No LidGuard OpenHands hooks were installed.")
