@@ -135,9 +135,11 @@ def _checked(view: dict[str, Any], path: Path) -> Any:
     from ..installers.common import InstallError
 
     table = view.get("hooks")
-    if table is not None and not isinstance(table, dict):
+    if table is None:
+        return None
+    if not isinstance(table, dict):
         raise InstallError(f"The \"hooks\" value of {path} is not a JSON object; it was left as it is.")
-    for key in (_key(table, event, False) for event in EVENTS) if table else ():
+    for key in (_key(table, event, False) for event in EVENTS):
         if key in table and not isinstance(table[key], list):
             raise InstallError(f"The {key} value of {path} is not a JSON array; it was left as it is.")
     return table
