@@ -1,12 +1,11 @@
 """A test-only agent hook: records each call and, with ``--block-once``, continues the agent once.
 
-    python3 hook_script.py <label> [--block-once | --deny-once]
+    python3 hook_script.py <label> [--block-once]
 
 Appends one JSON line (label, pid, parent pid, stdin) to ``$LIDGUARD_TEST_HOOK_LOG``. With
 ``--block-once`` it prints ``{"decision": "block", "reason": "continue please"}`` the first time (a
 marker file next to the log remembers it), which makes Claude Code, Codex and Copilot send one more
-model request carrying the reason - the mechanism ask-before-sleep uses; ``--deny-once`` prints OpenHands'
-shape, ``{"decision": "deny", "reason": ...}``, instead. Stdlib only.
+model request carrying the reason - the mechanism ask-before-sleep uses. Stdlib only.
 """
 
 from __future__ import annotations
@@ -26,14 +25,13 @@ def main() -> int:
     entry = {"label": label, "pid": os.getpid(), "ppid": os.getppid(), "stdin": data}
     with log.open("a", encoding="utf-8") as stream:
         stream.write(json.dumps(entry) + "\n")
-    decision = "block" if "--block-once" in sys.argv[2:] else "deny" if "--deny-once" in sys.argv[2:] else ""
-    if decision:
+    if "--block-once" in sys.argv[2:]:
         marker = log.with_name(log.name + f".{label}.blocked")
         try:
             marker.touch(exist_ok=False)
         except FileExistsError:
             return 0
-        print(json.dumps({"decision": decision, "reason": CONTINUATION}))
+        print(json.dumps({"decision": "block", "reason": CONTINUATION}))
     return 0
 
 

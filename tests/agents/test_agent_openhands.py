@@ -2,22 +2,27 @@
 ``lidguard hook-install --provider openhands`` writes a ``~/.openhands/hooks.json`` the real CLI runs (each test
 one of its two shapes: events at the top level, the ``hooks`` wrapper); one headless turn with a terminal tool
 call is protected - started, watched on the ``openhands`` process, tool activity, stopped - and suspends once
-with the lid closed; a Stop hook printing lidguard's continuation shape (``decision: deny``) makes it send one
-more model request. OpenHands' ``tmux -L openhands`` server is ended after each test (``AgentRun.close``)."""
+with the lid closed; ask-before-sleep's reply, printed by lidguard's own Stop hook as ``decision: deny``, makes it
+send one more model request (tests/hooks/followup_server.py as the notification server, the fake platform).
+OpenHands' ``tmux -L openhands`` server is ended after each test (``AgentRun.close``)."""
 
 from __future__ import annotations
 
 import json
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_script import CONTINUATION
 
-from lidguard.agents import openhands
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
+from followup_server import FollowUpServer  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+REPLY = "now also print the date"
+
 
 def _running(pid: int) -> bool:
     """Alive and not a zombie (an ended server waits for init to reap it)."""
@@ -66,30 +71,45 @@ def test_one_real_turn_is_protected_and_suspends_once_with_the_lid_closed(agent:
     assert run.wait_until(lambda: not any(_running(pid) for pid in servers), timeout=10), servers
 
 
-def test_a_stop_hook_deny_makes_the_real_openhands_continue_once(agent: Any) -> None:
-    """A new file: the Claude-style ``hooks`` wrapper, with the test's Stop hook beside lidguard's."""
+def test_ask_before_sleep_continues_the_real_openhands_with_the_reply(agent: Any) -> None:
+    """A new file (the Claude-style ``hooks`` wrapper). lidguard's own Stop hook waits for the fake notification
+    server's reply and prints it as ``{"decision": "deny", "reason": ...}``; OpenHands sends it to the model as
+    ``[Stop hook feedback] <reply>``. Its next Stop carries no ``stop_hook_active``, so the runtime asks again
+    (a second StopFollowUp, canceled here) and then suspends once."""
     run = agent("openhands")
     assert "Installed the LidGuard OpenHands hooks" in run.hook_install()
-    assert openhands.continuation_output(CONTINUATION) == {"decision": "deny", "reason": CONTINUATION}
-    config_file = run.home / ".openhands" / "hooks.json"
-    config = json.loads(config_file.read_text())
-    config["hooks"]["Stop"].append({"matcher": "*", "hooks": [
-        {"type": "command", "command": run.hook_command("stop", "--deny-once"), "timeout": 30}]})
-    config_file.write_text(json.dumps(config, indent=2))
-    run.prepare_machine(lid="open")
-    result = run.run_headless()
-    context = run.describe(result)
-    assert result.returncode == 0, context
-
-    stops = [call for call in run.hook_calls() if call["label"] == "stop"]
-    assert len(stops) == 2, f"one denied Stop and one that ended the turn: {stops}\n{context}"
-    assert "stop_hook_active" not in json.loads(stops[1]["stdin"]), stops[1]  # OpenHands sends none
-    requests = run.model.model_requests()
-    carrying = [index for index, request in enumerate(requests) if f"[Stop hook feedback] {CONTINUATION}"
-                in request.text()]
-    assert len(carrying) == 1 and carrying[0] >= 2, f"one more model request carries the feedback\n{context}"
-
-    turn_ends = [e for e in run.session_log() if e.get("Command") == "stop" and e.get("Provider") == "OpenHands"]
-    assert len(turn_ends) >= 2, context  # lidguard saw both Stops (and the SessionEnd)
-    assert run.wait_until(lambda: run.status()["activeSessionCount"] == 0), context
-    assert run.suspend_requests() == []
+    config = json.loads((run.home / ".openhands" / "hooks.json").read_text())
+    assert list(config) == ["hooks"], config
+    server = FollowUpServer()
+    try:
+        run.lidguard.set_machine(lid="closed", displays=[])
+        run.lidguard_run("settings", "--post-stop-suspend-delay-seconds", "10",
+                         "--closed-lid-stop-follow-up-webhook-url", server.url,
+                         "--closed-lid-stop-follow-up-delay-seconds", "20",
+                         "--repeat-closed-lid-stop-follow-up", "false")
+        run.start_runtime()
+        results: list[Any] = []
+        turn = threading.Thread(target=lambda: results.append(run.run_headless(timeout=200)), daemon=True)
+        turn.start()
+        asked = server.started.wait(150)
+        if asked:
+            server.reply(REPLY)
+            # The reply went back to the model: the next ask (the continued Stop) gets a cancel, not it again.
+            run.model.wait_for(lambda: any(REPLY in r.text() for r in run.model.model_requests()), timeout=120)
+            server.cancel()
+        turn.join(220)
+        assert results, "openhands did not finish"
+        result = results[0]
+        context = run.describe(result)
+        assert asked, f"no StopFollowUp webhook\n{context}"
+        assert result.returncode == 0, context
+        first = server.events("StopFollowUp")[0]
+        assert first["provider"] == "OpenHands", first
+        carrying = [r for r in run.model.model_requests() if f"[Stop hook feedback] {REPLY}" in r.text()]
+        assert len(carrying) == 1, f"one more model request carries the reply\n{context}"
+        assert len(server.events("StopFollowUp")) == 2, server.posts  # no stop_hook_active: asked again
+        assert run.wait_until(lambda: run.suspend_requests(), timeout=60), context
+        time.sleep(1.0)
+        assert len(run.suspend_requests()) == 1, f"{run.lidguard.actions()}\n{context}"
+    finally:
+        server.close()
