@@ -64,12 +64,67 @@ def test_stop_ends_the_turn_and_continues_with_decision_deny(stub_environment):
     assert output == {"decision": "deny", "reason": "now run the tests"}  # "block" is not an OpenHands word
     assert message["Command"] == "stop" and message["WaitForFollowUp"] is True and message["IsTurnEnd"] is True
     assert message["SessionEndReason"] == "Stop:agent_finished" and message["IsProviderSessionEnd"] is True
-    assert message["StopHookActive"] is False  # OpenHands sends no stop_hook_active
+    assert message["StopHookActive"] is False  # no conversation events: not a continued Stop
 
 
 def test_stop_without_ask_before_sleep_prints_nothing(stub_environment):
     [message], output = _run(stub_environment, {"event_type": "Stop", "metadata": {"reason": "agent_finished"}})
     assert output is None and "WaitForFollowUp" not in message and message["IsTurnEnd"] is True
+
+
+def _message(source: str, text: str) -> dict[str, Any]:
+    return {"kind": "MessageEvent", "source": source, "llm_message": {"role": "user" if source != "agent" else
+                                                                      "assistant",
+                                                                      "content": [{"type": "text", "text": text}]}}
+
+
+def _events(home: Path, *events: dict[str, Any] | bytes, session: str = SESSION) -> Path:
+    folder = home / ".openhands" / "conversations" / session.replace("-", "") / "events"
+    folder.mkdir(parents=True)
+    for index, event in enumerate(events):
+        data = event if isinstance(event, bytes) else json.dumps(event).encode()
+        (folder / f"event-{index:05d}-{index:08x}-0000-0000-0000-000000000000.json").write_bytes(data)
+    return folder
+
+
+ACTION = {"kind": "ActionEvent", "source": "agent", "tool_name": "terminal"}
+FEEDBACK = _message("environment", "[Stop hook feedback] now run the tests")
+
+
+@pytest.mark.parametrize(("events", "continued"), [
+    ((_message("user", "run echo"), ACTION, _message("agent", "done"), FEEDBACK, ACTION, _message("agent", "ok")),
+     True),
+    ((_message("user", "run echo"), ACTION, _message("agent", "done")), False),
+    ((FEEDBACK, _message("agent", "ok"), _message("user", "next task"), _message("agent", "done")), False),
+    ((_message("environment", "something else"), _message("agent", "ok")), False),
+    ((FEEDBACK, b"{not json", b"[1]", _message("agent", "ok")), True),  # garbage is skipped, never trusted
+    ((), False),
+])
+def test_a_continued_stop_is_told_from_the_conversation_events(stub_environment, isolated_home, events, continued):
+    _events(isolated_home, *events)
+    [message], _ = _run(stub_environment, {"event_type": "Stop", "metadata": {"reason": "agent_finished"}})
+    assert message["StopHookActive"] is continued
+
+
+def test_the_event_files_are_read_bounded_and_never_through_a_fifo_or_symlink(isolated_home, monkeypatch):
+    import os
+
+    folder = _events(isolated_home, FEEDBACK)
+    user = _message("user", "a newer prompt")  # read, any of these would end the search with False
+    os.mkfifo(folder / "event-00001-fifo.json")
+    (folder / "event-00002-big.json").write_text(json.dumps({**user, "pad": "x" * openhands.MAX_EVENT_BYTES}))
+    (isolated_home / "elsewhere.json").write_text(json.dumps(user))
+    (folder / "event-00003-link.json").symlink_to(isolated_home / "elsewhere.json")
+    assert openhands.continued_stop(SESSION) is True  # the FIFO, the oversized file and the symlink were passed by
+    monkeypatch.setenv("OPENHANDS_CONVERSATIONS_DIR", str(isolated_home / "elsewhere"))
+    assert openhands.continued_stop(SESSION) is False
+    for hostile in ("../../etc", "a/b", "x" * 65, ""):
+        assert openhands.continued_stop(hostile) is False
+
+
+def test_only_the_newest_events_are_read(isolated_home):
+    _events(isolated_home, FEEDBACK, *[ACTION] * openhands.MAX_EVENT_FILES)
+    assert openhands.continued_stop(SESSION) is False
 
 
 def test_a_stop_without_a_reason_is_still_a_stop(stub_environment):

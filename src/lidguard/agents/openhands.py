@@ -15,7 +15,9 @@ environment message and fires none), PreToolUse/PostToolUse are activity, Stop (
 ``agent_finished``, the only one) ends the turn and SessionEnd the session (headless: right after Stop; the TUI:
 on quit). SessionStart is not installed: the TUI sends it at launch, before anything runs.
 A Stop continues the agent through ``{"decision": "deny", "reason": ...}`` or exit 2 (``"block"`` is ignored);
-its next Stop carries no ``stop_hook_active``, so a continued Stop looks like a first one here.
+its next Stop carries no ``stop_hook_active``: a continued Stop is told from the conversation's event files
+(``<conversations>/<session hex>/events/event-NNNNN-<id>.json``, written before the hook runs) - the latest
+user or environment message is OpenHands' ``[Stop hook feedback] <reason>`` (bounded reads; any doubt: not one).
 Ancestry: ``hook <- /bin/sh -c <- openhands`` (the Python console script: comm ``openhands``, exe
 ``python3.12``; the TUI the same). Stdlib only.
 """
@@ -50,6 +52,11 @@ PROCESS_PACKAGES: tuple[str, ...] = ()  # a PyPI package, not npm
 QUIET_TOOLS = frozenset({""})
 LOG_DETAILS = (("tool", ("tool_name",)), ("workingDir", ("working_dir",)))
 _PYTHONS = ("python", "pypy")
+# A continued Stop: the newest events read back to the latest user/environment message, each one bounded.
+FEEDBACK_PREFIX = "[Stop hook feedback]"
+MAX_EVENT_FILES = 64
+MAX_EVENT_BYTES = 256 * 1024
+_SESSION_CHARS = frozenset("0123456789abcdefABCDEF-")
 
 
 def map_event(event: str, payload: Payload) -> Action:
@@ -63,10 +70,58 @@ def map_event(event: str, payload: Payload) -> Action:
         metadata = payload.data.get("metadata")
         detail = metadata.get("reason") if isinstance(metadata, dict) else None
         reason = f"{event}:{detail.strip()}" if isinstance(detail, str) and detail.strip() else event
-        return stop_action(payload, reason, blocking=True, turn_end=True)
+        action = stop_action(payload, reason, blocking=True, turn_end=True)
+        action.stop_hook_active = continued_stop(payload.text("session_id"))
+        return action
     if name == "sessionend":
         return stop_action(payload, event)
     return IGNORE  # SessionStart (not installed) and anything newer
+
+
+def conversation_events(session: str) -> str:
+    """The conversation's event folder, as the CLI lays it out (``OPENHANDS_CONVERSATIONS_DIR``, else
+    ``$OPENHANDS_PERSISTENCE_DIR/conversations``, else ``~/.openhands/conversations``; the id without dashes)."""
+    import os
+
+    base = os.environ.get("OPENHANDS_CONVERSATIONS_DIR") or os.path.join(
+        os.environ.get("OPENHANDS_PERSISTENCE_DIR") or os.path.join(os.path.expanduser("~"), ".openhands"),
+        "conversations")
+    return os.path.join(base, session.replace("-", ""), "events")
+
+
+def _event_index(name: str) -> int:
+    number = name.split("-", 2)[1] if name.count("-") >= 2 else ""
+    return int(number) if number.isdigit() and len(number) <= 12 else -1
+
+
+def continued_stop(session: str) -> bool:
+    """Whether the turn this Stop ends began with a Stop hook's continuation (OpenHands' stop_hook_active)."""
+    if not session or len(session) > 64 or not set(session) <= _SESSION_CHARS:
+        return False
+    import os
+
+    from ..fileio_open import read_json_object
+
+    folder = conversation_events(session)
+    try:
+        names = [name for name in os.listdir(folder) if name.startswith("event-") and name.endswith(".json")]
+    except (OSError, ValueError):
+        return False
+    newest = sorted((index, name) for name in names if (index := _event_index(name)) >= 0)[-MAX_EVENT_FILES:]
+    for _, name in reversed(newest):
+        try:
+            data = read_json_object(os.path.join(folder, name), limit=MAX_EVENT_BYTES, follow_symlinks=False)
+        except (OSError, ValueError):
+            continue  # a large observation, a FIFO, garbage: not a message
+        if not isinstance(data, dict) or data.get("kind") != "MessageEvent" or data.get("source") == "agent":
+            continue  # actions, observations, hook records, the agent's own replies
+        if data.get("source") != "environment":
+            return False  # the user's own prompt came later
+        message = data.get("llm_message")
+        parts = message.get("content") if isinstance(message, dict) else None
+        texts = [part.get("text") for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
+        return any(isinstance(text, str) and text.startswith(FEEDBACK_PREFIX) for text in texts)
+    return False
 
 
 def permission_output(decision: str) -> dict[str, Any] | None:
