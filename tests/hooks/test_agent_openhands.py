@@ -127,6 +127,16 @@ def test_only_the_newest_events_are_read(isolated_home):
     assert openhands.continued_stop(SESSION) is False
 
 
+def test_the_scan_stops_at_its_byte_budget(isolated_home):
+    observation = json.dumps({"kind": "ObservationEvent", "source": "environment", "output": "x" * 200_000}).encode()
+    count = openhands.MAX_SCAN_BYTES // len(observation) + 1
+    assert count < openhands.MAX_EVENT_FILES
+    _events(isolated_home, FEEDBACK, *[observation] * count)
+    assert openhands.continued_stop(SESSION) is False
+    _events(isolated_home, FEEDBACK, *[observation] * (count - 2), session=SESSION.replace("6", "7"))
+    assert openhands.continued_stop(SESSION.replace("6", "7")) is True
+
+
 def test_a_stop_without_a_reason_is_still_a_stop(stub_environment):
     [message], _ = _run(stub_environment, {"event_type": "Stop", "metadata": "garbage"})
     assert message["Command"] == "stop" and message["SessionEndReason"] == "Stop"

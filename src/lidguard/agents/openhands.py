@@ -56,6 +56,7 @@ _PYTHONS = ("python", "pypy")
 FEEDBACK_PREFIX = "[Stop hook feedback]"
 MAX_EVENT_FILES = 64
 MAX_EVENT_BYTES = 256 * 1024
+MAX_SCAN_BYTES = 2 * 1024 * 1024  # in all, per Stop: the hook stays quick in a long conversation
 _SESSION_CHARS = frozenset("0123456789abcdefABCDEF-")
 
 
@@ -98,9 +99,10 @@ def continued_stop(session: str) -> bool:
     """Whether the turn this Stop ends began with a Stop hook's continuation (OpenHands' stop_hook_active)."""
     if not session or len(session) > 64 or not set(session) <= _SESSION_CHARS:
         return False
+    import json
     import os
 
-    from ..fileio_open import read_json_object
+    from ..fileio_open import read_regular_file
 
     folder = conversation_events(session)
     try:
@@ -108,11 +110,20 @@ def continued_stop(session: str) -> bool:
     except (OSError, ValueError):
         return False
     newest = sorted((index, name) for name in names if (index := _event_index(name)) >= 0)[-MAX_EVENT_FILES:]
+    budget = MAX_SCAN_BYTES
     for _, name in reversed(newest):
+        path = os.path.join(folder, name)
         try:
-            data = read_json_object(os.path.join(folder, name), limit=MAX_EVENT_BYTES, follow_symlinks=False)
-        except (OSError, ValueError):
-            continue  # a large observation, a FIFO, garbage: not a message
+            size = os.stat(path, follow_symlinks=False).st_size
+            if size > MAX_EVENT_BYTES:
+                continue  # a large observation: not a message we look for
+            budget -= size
+            if budget < 0:
+                return False
+            raw = read_regular_file(path, limit=MAX_EVENT_BYTES, follow_symlinks=False)  # no FIFO, no symlink
+            data = json.loads(raw) if b'"MessageEvent"' in raw else None  # only messages are parsed
+        except (OSError, ValueError, RecursionError):
+            continue  # gone, unusable, garbage: not a message
         if not isinstance(data, dict) or data.get("kind") != "MessageEvent" or data.get("source") == "agent":
             continue  # actions, observations, hook records, the agent's own replies
         if data.get("source") != "environment":
