@@ -76,17 +76,24 @@ PY
 }
 
 if [ "$mode" = "--check" ]; then
-    check
-    exit $?
+    check_status=0
+    check || check_status=1
+    bash ci/install-openhands.sh --check || check_status=1
+    exit $check_status
 fi
-# Three lanes side by side on a fresh machine (each waits on the network more than on the CPU): npm (the
+# Four lanes side by side on a fresh machine (each waits on the network more than on the CPU): npm (the
 # six agent CLIs, node/npm/tmux from Debian first when missing), Debian packages (chromium, the system
-# tools; one apt at a time through ci/apt-install.sh), and pip (one pip at a time: they share
-# site-packages). The native build waits for the Debian lane (gcc, headers); the final check for all.
+# tools; one apt at a time through ci/apt-install.sh), pip (one pip at a time: they share
+# site-packages) and OpenHands' own venv. The native build waits for the Debian lane (gcc, headers); the
+# final check for all.
 logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
 bash ci/install-agent-clis.sh $mode >"$logs/npm.log" 2>&1 &  # (H13) and the CLIs of tests/mcp (H9)
 npm_lane=$!
+# OpenHands CLI (PyPI, Python 3.12 only): a venv of its own, so its pip runs beside the others (~5 min the
+# first time on a loaded 2-core machine, 785 MB; nothing when present).
+bash ci/install-openhands.sh $mode >"$logs/openhands.log" 2>&1 &
+openhands_lane=$!
 if [ "$mode" = "--force" ]; then
     needs="system: python: native:"
 else
@@ -158,6 +165,7 @@ if [ -n "$needs" ]; then
     touch src/lidguard/_native/_proctree.*.so src/lidguard/_native/_logind.py
 fi
 wait_lane "$npm_lane" npm "the agent CLIs" || status=1
+wait_lane "$openhands_lane" openhands "the OpenHands CLI" || status=1
 check || status=1
 if [ -z "$needs" ] && [ "$status" -eq 0 ]; then
     echo "test set-up: everything is installed"

@@ -12,7 +12,8 @@
 #
 # What the user needs: to run python3 (the interpreter, its standard library and site-packages with the
 # editable install of this checkout) and to read the checkout. Nothing is made writable: the tree and its
-# __pycache__ stay root's (ci/test.sh byte-compiles them first; the user lane only reads them). A folder
+# __pycache__ stay root's (ci/test.sh byte-compiles them first; the user lane only reads them). The same for
+# OpenHands' own Python 3.12 venv when ci/install-openhands.sh made one (tests/agents runs it). A folder
 # on the way that others cannot enter (this machine's pyenv Python lives under /root, mode 0700) gets o+x
 # - search only, never read (o+r) nor write - and the script says which.
 set -euo pipefail
@@ -39,6 +40,9 @@ if [ "$mode" = "--run" ]; then
     exec setpriv --reuid "$TEST_UID" --regid "$TEST_UID" --init-groups -- "$@"
 fi
 PYTHON="$(python3 -c 'import sys; print(sys.executable)')"
+# OpenHands' venv (ci/install-openhands.sh's folder rule); its interpreter lives elsewhere (pyenv's 3.12).
+NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
+OPENHANDS_PYTHON="${LIDGUARD_TEST_OPENHANDS_DIR:-$(dirname "$NPM_DIR")/lidguard-test-openhands}/venv/bin/python"
 
 as_user() {
     env -i PATH="$PATH" HOME="$TEST_HOME" USER="$TEST_USER" LOGNAME="$TEST_USER" LANG=C.UTF-8 \
@@ -48,7 +52,14 @@ probe() {
     # The lane's interpreter imports lidguard (the editable install: this checkout) and pytest.
     as_user "$PYTHON" -c 'import os, sys, lidguard, pytest, xdist
 source = os.path.realpath(os.path.join(sys.argv[1], "src")) + os.sep
-sys.exit(0 if os.path.realpath(lidguard.__file__).startswith(source) else 3)' "$PWD" >/dev/null 2>&1
+sys.exit(0 if os.path.realpath(lidguard.__file__).startswith(source) else 3)' "$PWD" >/dev/null 2>&1 \
+        && probe_openhands
+}
+probe_openhands() {
+    # The venv's interpreter starts and its site-packages (openhands_cli) can be read; cheap (no import).
+    [ ! -x "$OPENHANDS_PYTHON" ] || as_user "$OPENHANDS_PYTHON" -c 'import os, sysconfig
+sys_ok = os.access(os.path.join(sysconfig.get_paths()["purelib"], "openhands_cli", "__init__.py"), os.R_OK)
+raise SystemExit(0 if sys_ok else 3)' >/dev/null 2>&1
 }
 
 if [ "$mode" = "--check" ]; then
@@ -77,7 +88,13 @@ if probe; then
     exit 0
 fi
 # Every folder from / down to what the user must reach: search permission for others where missing.
-python3 - "$PYTHON" "$PWD" <<'PY'
+openhands_paths=()
+if [ -x "$OPENHANDS_PYTHON" ]; then
+    mapfile -t openhands_paths < <("$OPENHANDS_PYTHON" -c 'import os, sys, sysconfig
+print(sys.executable); print(os.path.realpath(sys.executable)); print(sys.base_prefix)
+print("\n".join(sysconfig.get_paths().values()))')
+fi
+python3 - "$PYTHON" "$PWD" "${openhands_paths[@]}" <<'PY'
 import os
 import stat
 import sys
@@ -86,7 +103,7 @@ import sysconfig
 import lidguard
 
 targets = [sys.argv[1], os.path.realpath(sys.argv[1]), sys.argv[2], os.path.dirname(lidguard.__file__),
-           *sysconfig.get_paths().values()]
+           *sysconfig.get_paths().values(), *sys.argv[3:]]
 seen = set()
 for target in targets:
     path = os.path.abspath(target)
@@ -107,7 +124,8 @@ for target in targets:
             print(f"test-user: chmod o+x {folder} (the user lane runs {sys.argv[1]})")
 PY
 if ! probe; then
-    echo "ci/test-user.sh: $TEST_USER still cannot run $PYTHON with lidguard from $PWD:" >&2
+    echo "ci/test-user.sh: $TEST_USER still cannot run $PYTHON with lidguard from $PWD" \
+         "(or OpenHands' $OPENHANDS_PYTHON):" >&2
     as_user "$PYTHON" -c 'import lidguard, pytest, xdist; print(lidguard.__file__)' >&2 || true
     exit 1
 fi

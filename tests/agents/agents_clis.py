@@ -1,7 +1,9 @@
-"""The real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
+"""The real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills, and OpenHands
+CLI (PyPI, Python 3.12 only) in the venv ``ci/install-openhands.sh`` makes beside it.
 
 Without node/npm the tests skip with the reason, except under CI=true, where they fail; with npm, a
-missing or other-version CLI fails (run the script): a skipped end-to-end test must not pass CI.
+missing or other-version CLI fails (run the script): a skipped end-to-end test must not pass CI. A missing
+OpenHands venv (it needs a Python 3.12 the machine may lack) skips the same way, failing under CI=true.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ PACKAGE_EXECUTABLES = {"kilo": "bin/kilo"}
 NPM_DIR = Path(os.environ.get("LIDGUARD_TEST_NPM_DIR")
                or Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "lidguard-test-npm")
 BIN_DIR = NPM_DIR / "node_modules" / ".bin"
+# OpenHands CLI: keep in step with OPENHANDS_VERSION in ci/install-openhands.sh (the same folder rule).
+OPENHANDS_PINNED = ("openhands", "1.16.0")
+OPENHANDS_DIR = Path(os.environ.get("LIDGUARD_TEST_OPENHANDS_DIR") or NPM_DIR.parent / "lidguard-test-openhands")
+OPENHANDS_VENV = OPENHANDS_DIR / "venv"
 
 
 def _copilot_cache_dir() -> Path:
@@ -63,8 +69,21 @@ def _skip_or_fail(message: str) -> None:
     pytest.skip(message)
 
 
+def openhands_cli() -> Path:
+    """OpenHands' console script in its pinned venv, or skip (fail under CI=true) when it is not installed."""
+    package, version = OPENHANDS_PINNED
+    executable = OPENHANDS_VENV / "bin" / "openhands"
+    installed = OPENHANDS_DIR / f"installed-openhands-{version}"  # written last by the set-up
+    dist = OPENHANDS_VENV / "lib" / "python3.12" / "site-packages" / f"{package}-{version}.dist-info"
+    if not (executable.exists() and installed.exists() and dist.is_dir()):
+        _skip_or_fail(f"{package} {version} is not installed in {OPENHANDS_VENV} (run: bash ci/install-openhands.sh)")
+    return executable
+
+
 def agent_cli(name: str) -> Path:
     """The pinned CLI's npm bin, or skip (fail under CI=true) when node/npm is absent."""
+    if name == "openhands":
+        return openhands_cli()
     package, version = PINNED[name]
     executable = (NPM_DIR / "node_modules" / package / PACKAGE_EXECUTABLES[name] if name in PACKAGE_EXECUTABLES
                   else BIN_DIR / name)

@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -29,14 +30,15 @@ from fake_model import FakeModel
 HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
 PROMPT = "run echo hello and then say hi"
 PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
-            "gemini": "Gemini", "qwen": "Qwen", "droid": "Droid"}
+            "gemini": "Gemini", "qwen": "Qwen", "droid": "Droid", "openhands": "OpenHands"}
 # The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
 # Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node).
+# OpenHands is its Python console script (comm `openhands`, exe the venv's python3.12).
 NATIVE_EXE = {"claude": "claude.exe", "codex": "codex", "copilot": "copilot", "opencode": "opencode.exe",
-              "gemini": "node", "qwen": "node", "droid": "droid"}
+              "gemini": "node", "qwen": "node", "droid": "droid", "openhands": "python3.12"}
 _LEAKY_VARIABLES = ("ANTHROPIC_", "OPENAI_", "COPILOT_", "CODEX_", "CLAUDE", "OPENCODE", "GITHUB_TOKEN",
                     "GH_TOKEN", "TMUX", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "GEMINI_", "GOOGLE_",
-                    "QWEN_", "FACTORY_", "DROID_")
+                    "QWEN_", "FACTORY_", "DROID_", "LLM_", "OPENHANDS_", "LITELLM_", "TMUX_TMPDIR")
 GEMINI_MODEL = "gemini-2.5-flash"  # a fixed model: no model-router side request (AGENT_CLIS_MORE.md 1.1)
 CLAUDE_KEY = "sk-ant-fake-local-key-000000000000"
 
@@ -173,6 +175,7 @@ class AgentRun:
         self.env = env
         self.watch: ProcessWatch | None = None
         self.agent_pid: int | None = None
+        self.tmux_tmpdir: Path | None = None
         getattr(self, f"_configure_{name}")()  # a subclass in an agent's own test module may add its CLI
 
     # -- per-CLI configuration (AGENT_CLIS.md) -------------------------------------------------------
@@ -294,6 +297,28 @@ trust_level = "trusted"
         settings = {"customModels": [model], "model": "custom:Fake-0",
                     "trustedFolders": {str(self.work): {"trustedAt": "2026-01-01T00:00:00.000Z"}}}
         (folder / "settings.json").write_text(json.dumps(settings, indent=2))
+    def _configure_openhands(self) -> None:
+        """LLM_* and --override-with-envs (AGENT_CLIS_NEW.md 7); no network: litellm's local cost map, and git's
+        clone of OpenHands' public skills fails at once. Its terminal tool starts a ``tmux -L openhands``
+        server that outlives the CLI: its socket goes under a folder of this test's own (TMUX_TMPDIR),
+        short for the socket path's limit, and ``close`` ends that server."""
+        self.tmux_tmpdir = Path(tempfile.mkdtemp(prefix="lg-oh-tmux-"))
+        self.env.update({
+            "LLM_MODEL": "openai/fake-model", "LLM_API_KEY": "sk-fake-local",
+            "LLM_BASE_URL": f"{self.model.base_url}/v1",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENHANDS_SUPPRESS_BANNER": "1",
+            "TMUX_TMPDIR": str(self.tmux_tmpdir),
+            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "url.file:///nonexistent/.insteadOf",
+            "GIT_CONFIG_VALUE_0": "https://github.com/",
+        })
+
+    def openhands_tmux_servers(self) -> list[int]:
+        """The pids of tmux servers on this test's ``openhands`` socket (none once ``close`` ran)."""
+        if self.tmux_tmpdir is None:
+            return []
+        result = subprocess.run([require_tmux(), "-L", "openhands", "list-sessions", "-F", "#{pid}"],
+                                env=self.env, text=True, capture_output=True, timeout=30)
+        return sorted({int(line) for line in result.stdout.split() if line.isdigit()}) if result.returncode == 0 else []
 
     # -- lidguard ----------------------------------------------------------------------------------
     def lidguard_run(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -383,6 +408,8 @@ trust_level = "trusted"
             return [cli, "--yolo", prompt]
         if self.name == "droid":  # its default read-only autonomy runs the fake model's low-risk echo
             return [cli, "exec", "-m", "fake-model", prompt]
+        if self.name == "openhands":
+            return [cli, "--headless", "--override-with-envs", "-t", prompt]
         return [cli, "run", prompt]
 
     def run_headless(self, command: list[str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -464,3 +491,7 @@ trust_level = "trusted"
         if self.watch is not None:
             time.sleep(0.2)  # tmux's SIGHUP first: what ends on its own ends cleanly
             self.watch.kill_survivors(self.home)
+        if self.tmux_tmpdir is not None:  # OpenHands' terminal server outlives the CLI (ppid 1)
+            subprocess.run([require_tmux(), "-L", "openhands", "kill-server"], env=self.env, capture_output=True,
+                           timeout=30)
+            shutil.rmtree(self.tmux_tmpdir, ignore_errors=True)

@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 # Shell tools by name, per CLI, and how each takes the command line.
-_SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell", "run_shell_command", "Execute")
+_SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell", "run_shell_command", "Execute", "terminal")
 _GEMINI_METHODS = (":streamGenerateContent", ":generateContent")
 
 
@@ -145,6 +145,9 @@ class FakeModel:
         if tool == "Execute":  # Factory Droid: all four required; a "low" risk runs in its read-only default
             return {"command": script.command, "summary": script.description,
                     "riskLevelReason": "prints a word", "riskLevel": "low", **script.extra_arguments}
+        if tool == "terminal":  # OpenHands: {command, is_input, timeout, reset} (AGENT_CLIS_NEW.md 7)
+            return {"command": script.command, "is_input": False, "security_risk": "LOW", "summary": script.description,
+                    **script.extra_arguments}
         return {"command": script.command, "description": script.description, **script.extra_arguments}
 
 

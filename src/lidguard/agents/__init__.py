@@ -9,9 +9,11 @@ installers and every list a user reads take the agents from :data:`AGENTS`.
 The registry is lazy: :func:`agent` imports one agent's module, so a hook of one agent loads only that
 agent's module (``tests/hooks/test_hook_imports.py``). A new agent is one line in :data:`AGENTS` and
 its module (AGENTS.md "A new agent"). Optional attributes, with their defaults: ``EVENT_OPTION = False``
-(True: the event comes as ``--event NAME``), ``PID_HINT_KEY = ""`` (a payload key naming the agent's own pid),
-``matches_process``, ``ask_user_output``, ``elicitation_output``, ``approved_without_asking``,
-``STOP_TIMEOUT = True`` (False: its hooks carry no Stop timeout).
+(True: the event comes as ``--event NAME``), ``EVENT_KEYS`` (the payload keys naming the event; default
+``hook_event_name`` and its spellings), ``SESSION_KEYS`` (the session id's keys), ``continuation_output(reply)``
+(a Stop's ask-before-sleep continuation in the agent's own shape), ``PID_HINT_KEY = ""`` (a payload key
+naming the agent's own pid), ``matches_process``, ``ask_user_output``, ``elicitation_output``,
+``approved_without_asking``, ``STOP_TIMEOUT = True`` (False: its hooks carry no Stop timeout).
 
 Kinds of :class:`Action` (what the engine does for one hook event):
 
@@ -68,6 +70,7 @@ AGENTS: dict[str, str] = {
     "droid": "Droid",
     "cline": "Cline",
     "kilo": "KiloCode",
+    "openhands": "OpenHands",
 }
 
 

@@ -400,13 +400,17 @@ def _decision(value: Any) -> str:
     return {"allow": "Allow", "ask": "Ask"}.get(word, "Deny")
 
 
-def event_name(option: str, payload: Payload | None) -> str:
-    """The event: ``--event`` for agents that take it, else the payload's own name."""
+EVENT_KEYS = ("hook_event_name", "hookEventName", "hookName", "event")
+
+
+def event_name(option: str, payload: Payload | None, keys: tuple[str, ...] = EVENT_KEYS) -> str:
+    """The event: ``--event`` for agents that take it, else the payload's own name under ``keys`` (an agent
+    module's optional ``EVENT_KEYS``: OpenHands names it ``event_type``)."""
     if option:
         return option
     if payload is None:
         return ""
-    return payload.text("hook_event_name", "hookEventName", "hookName", "event")
+    return payload.text(*keys)
 
 
 def text_summary(text: str) -> str:
@@ -480,7 +484,7 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
             log.event = option
             log.message(f"Ignored the hook input: {error}.")
             return None
-        event = event_name(option, payload)
+        event = event_name(option, payload, getattr(module, "EVENT_KEYS", EVENT_KEYS))
         caller = _foreign_caller(module, payload, log)
         if caller is not None and caller[2]:  # that agent's own lidguard hook counts this event
             log.event = event
