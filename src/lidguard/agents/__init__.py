@@ -65,6 +65,8 @@ AGENTS: dict[str, str] = {
     "gemini": "Gemini",
     "qwen": "Qwen",
     "cursor": "Cursor",
+    "auggie": "Augment",
+    "qoder": "Qoder",
 }
 
 
