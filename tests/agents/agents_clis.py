@@ -1,4 +1,4 @@
-"""The six real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
+"""The real agent CLIs, pinned, in the npm cache folder ``ci/install-agent-clis.sh`` fills.
 
 Without node/npm the tests skip with the reason, except under CI=true, where they fail; with npm, a
 missing or other-version CLI fails (run the script): a skipped end-to-end test must not pass CI.
@@ -24,6 +24,7 @@ PINNED = {
     "copilot": ("@github/copilot", "1.0.102"),
     "gemini": ("@google/gemini-cli", "0.61.0"),
     "qwen": ("@qwen-code/qwen-code", "0.24.4"),
+    "auggie": ("@augmentcode/auggie", "0.36.0"),  # against tests/agents/fake_augment.py (AGENT_CLIS_NEW.md 6)
 }
 # One rule with ci/install-agent-clis.sh and ci/install-mcp-test-deps.sh: $LIDGUARD_TEST_NPM_DIR, else
 # $HOME/.cache/lidguard-test-npm with the HOME the run started with (read here, at collection, before

@@ -24,19 +24,22 @@ from pathlib import Path
 from typing import Any
 
 from agents_clis import BIN_DIR, COPILOT_CACHE_DIR, PINNED, agent_cli, require_tmux
+from fake_augment import FakeAugment
 from fake_model import FakeModel
 
 HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
 PROMPT = "run echo hello and then say hi"
 PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
-            "gemini": "Gemini", "qwen": "Qwen"}
+            "gemini": "Gemini", "qwen": "Qwen", "auggie": "Augment"}
 # The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
-# Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node).
+# Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node);
+# auggie is one node process (``node .../.bin/auggie``), the hooks' own parent.
 NATIVE_EXE = {"claude": "claude.exe", "codex": "codex", "copilot": "copilot", "opencode": "opencode.exe",
-              "gemini": "node", "qwen": "node"}
+              "gemini": "node", "qwen": "node", "auggie": "node"}
+RELAUNCHED = ("gemini", "qwen")
 _LEAKY_VARIABLES = ("ANTHROPIC_", "OPENAI_", "COPILOT_", "CODEX_", "CLAUDE", "OPENCODE", "GITHUB_TOKEN",
                     "GH_TOKEN", "TMUX", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "GEMINI_", "GOOGLE_",
-                    "QWEN_")
+                    "QWEN_", "AUGMENT_")
 GEMINI_MODEL = "gemini-2.5-flash"  # a fixed model: no model-router side request (AGENT_CLIS_MORE.md 1.1)
 CLAUDE_KEY = "sk-ant-fake-local-key-000000000000"
 
@@ -144,7 +147,7 @@ class ProcessWatch:
 
 
 class AgentRun:
-    def __init__(self, name: str, lidguard: Any, model: FakeModel) -> None:
+    def __init__(self, name: str, lidguard: Any, model: FakeModel | FakeAugment) -> None:
         self.name = name
         self.cli = agent_cli(name)
         self.lidguard = lidguard
@@ -174,7 +177,8 @@ class AgentRun:
         self.watch: ProcessWatch | None = None
         self.agent_pid: int | None = None
         {"claude": self._configure_claude, "codex": self._configure_codex, "copilot": self._configure_copilot,
-         "opencode": self._configure_opencode, "gemini": self._configure_gemini, "qwen": self._configure_qwen}[name]()
+         "opencode": self._configure_opencode, "gemini": self._configure_gemini, "qwen": self._configure_qwen,
+         "auggie": self._configure_auggie}[name]()
 
     # -- per-CLI configuration (AGENT_CLIS.md) -------------------------------------------------------
     def _configure_claude(self) -> None:
@@ -283,6 +287,11 @@ trust_level = "trusted"
         folder.mkdir(exist_ok=True)
         (folder / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}}}))
 
+    def _configure_auggie(self) -> None:
+        """The fake Augment tenant (``model`` is a ``fake_augment.FakeAugment``) as the login; no update check."""
+        self.env.update({"AUGMENT_SESSION_AUTH": self.model.session_auth(), "AUGMENT_DISABLE_AUTO_UPDATE": "1"})
+        (self.home / ".augment").mkdir(exist_ok=True)
+
     # -- lidguard ----------------------------------------------------------------------------------
     def lidguard_run(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """``lidguard <args>`` as a user would type it (the command on PATH, this test's environment)."""
@@ -335,9 +344,9 @@ trust_level = "trusted"
         assert self.watch is not None
         assert self.watch.seen.get(watched) == NATIVE_EXE[self.name], (
             f"watched pid {watched} is not the agent's own process; the run's processes: {self.watch.seen}")
-        if NATIVE_EXE[self.name] == "node":  # the relaunched child: a node under a node, the hooks' own parent
+        if NATIVE_EXE[self.name] == "node":  # the hooks' own parent; a relaunched child is a node under a node
             seen, parents = self.watch.seen, self.watch.parents
-            assert seen.get(parents.get(watched, 0)) == "node", (watched, seen, parents)
+            assert self.name not in RELAUNCHED or seen.get(parents.get(watched, 0)) == "node", (watched, seen, parents)
             assert [pid for pid, parent in parents.items() if parent == watched and seen[pid].startswith("python")], (
                 watched, seen, parents)
         return started[0]
@@ -369,6 +378,8 @@ trust_level = "trusted"
             return [cli, "-m", GEMINI_MODEL, "--yolo", "-p", prompt]
         if self.name == "qwen":
             return [cli, "--yolo", prompt]
+        if self.name == "auggie":
+            return [cli, "-p", prompt]
         return [cli, "run", prompt]
 
     def run_headless(self, command: list[str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
