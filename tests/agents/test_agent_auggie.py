@@ -2,8 +2,9 @@
 has no model API of its own, AGENT_CLIS_NEW.md section 6): after ``lidguard hook-install --provider auggie``
 one ``auggie -p`` turn with a shell tool call reaches the runtime through its hooks - PromptSubmit starts the
 session keyed by the conversation, watching the ``node .../.bin/auggie`` the hooks run under, the tool is
-activity (PromptSubmit's hook is not awaited, so the first PreToolUse may come before the start), Stop ends it, and the closed lid then suspends once. With the tenant's ``enable_hooks`` flag off
-the same turn runs no hook at all."""
+activity (PromptSubmit's hook is not awaited, so the first PreToolUse may come before the start), Stop ends
+it, and the closed lid then suspends once. With the tenant's ``enable_hooks`` flag off the same turn runs no
+hook at all."""
 
 from __future__ import annotations
 

@@ -10,9 +10,15 @@ prompt in ``user_prompt``; ``PreToolUse``/``PostToolUse`` have no tool call id (
 ``Stop`` ends the turn (``agent_stop_cause``: end_turn, interrupted, max_iterations, empty_completion, error;
 the reply in ``_exchange.exchange.response_text``) and ``SessionEnd`` the session. auggie awaits the Stop hook
 and discards its output, so a Stop never waits for an ask-before-sleep reply: auggie cannot be continued.
-``timeout`` is in milliseconds; matcher ``*`` matches no tool (``.*`` does) and a matcher on a lifecycle event
-makes auggie warn "Some plugin hooks use unsupported configuration.". The command string is split by auggie
-itself (no shell). Ancestry: ``hook <- node .../.bin/auggie`` (no shell between). Stdlib only.
+auggie does not wait for its PromptSubmit (nor SessionStart/SessionEnd) hook: the model request goes out at
+once, so the first PreToolUse can reach the runtime before the start and is then ignored (seen against the fake
+tenant, which answers at once); the tool hooks and Stop are awaited. A Stop payload carries the last exchange
+(its request and response nodes): one over the hook's 1 MiB stdin bound is ignored, and the session then ends
+with auggie's process or the inactivity timeout. ``timeout`` is in milliseconds; matcher ``*`` matches no tool
+(``.*`` does) and a matcher on a lifecycle event makes auggie warn "Some plugin hooks use unsupported
+configuration.". The command string is split by auggie itself (no shell); the hook inherits
+``AUGMENT_SESSION_AUTH`` (the login: lidguard never logs the environment). Ancestry: ``hook <- node
+.../.bin/auggie`` (no shell between). Stdlib only.
 """
 
 from __future__ import annotations
