@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The seven real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model:
-# Claude Code, Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI, Qwen Code and Augment's auggie (against
-# a fake Augment tenant), from npm, pinned to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md
-# and AGENT_CLIS_NEW.md observed (Qwen Code declares node >= 22
-# but runs on node 20; npm's EBADENGINE warning is expected), in the cache folder ci/install-mcp-test-deps.sh also fills
+# The real agent CLIs the end-to-end tests (tests/agents) drive against a local fake model: Claude Code,
+# Codex, OpenCode, the GitHub Copilot CLI, Gemini CLI, Qwen Code and Augment's auggie (against a fake Augment
+# tenant), from npm, pinned to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md and
+# AGENT_CLIS_NEW.md observed (Qwen Code declares node >= 22 but runs on node 20; npm's EBADENGINE warning
+# is expected; Qoder CLI is not here: no turn runs without a Qoder login, and its postinstall edits the
+# user's shell files), in the cache folder ci/install-mcp-test-deps.sh also fills
 # (shared: a CLI already there is not downloaded again). Installs node/npm and tmux from Debian when
 # missing (apt-get; sudo when not root). Quick and silent when everything is there.
 #
