@@ -95,8 +95,8 @@ def add_hook_commands(subparsers: Any) -> None:
     sub = subparsers.add_parser("hook-events", help="Show the latest entries of a provider's hook event log.",
                                 description="Prints the latest lines of <provider>-hook-events.log in the data "
                                             "folder (what each hook received, what the runtime answered).")
-    sub.add_argument("--provider", metavar="|".join(AGENTS),
-                     help="whose hook events (required)")
+    sub.add_argument("--provider", metavar="AGENT",  # the list grows with the registry: in the help, which wraps
+                     help=f"whose hook events (required): {', '.join(AGENTS)}")
     sub.add_argument("--count", metavar="N", help=f"how many of the latest lines (default {DEFAULT_COUNT})")
     sub.add_argument("--json", action="store_true", help="machine-readable output")
     sub.set_defaults(handler=_hook_events)

@@ -170,9 +170,9 @@ def add_install_commands(subparsers: Any) -> None:
             f"hook-{action}", aliases=aliases, help=text,
             description=f"{text} {configs}. A changed file is backed up first as <file>.lidguard.bak (one "
                         "per file); its mode is kept.")
-        sub.add_argument("--provider", metavar=PROVIDER_METAVAR, action="append",
-                         help="agent CLIs, a comma list or repeated (asked when omitted; all = every agent whose "
-                              "configuration folder exists)")
+        sub.add_argument("--provider", metavar="AGENT", action="append",  # the list is in the help, which wraps
+                         help=f"agent CLIs ({', '.join(AGENTS)} or all), a comma list or repeated (asked when "
+                              "omitted; all = every agent whose configuration folder exists)")
         sub.add_argument("--config", metavar="FILE",
                          help="use this file instead of the agent's default one (one provider only)")
         if action == "status":

@@ -126,6 +126,7 @@ def add_setup_command(subparsers: Any) -> None:
     text = "First run: install the hooks of every agent CLI found, offer the power permission, run doctor."
     sub = subparsers.add_parser("setup", help=text, description=text)
     sub.add_argument("--yes", "-y", action="store_true", help="answer yes to every question (non-interactive)")
-    sub.add_argument("--provider", metavar=f"{'|'.join(AGENTS)}|all", action="append",
-                     help="only these agents, a comma list or repeated (default: every agent CLI found)")
+    sub.add_argument("--provider", metavar="AGENT", action="append",  # the list is in the help, which wraps
+                     help=f"only these agents ({', '.join(AGENTS)} or all), a comma list or repeated (default: "
+                          "every agent CLI found)")
     sub.set_defaults(handler=_setup, skip_recovery=True)
