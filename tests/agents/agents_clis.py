@@ -30,6 +30,7 @@ PINNED = {
     "droid": ("@factory/cli-linux-x64", "0.225.2"),
     "cline": ("cline", "3.0.65"),  # AGENT_CLIS_NEW.md section 2
     "kilo": ("@kilocode/cli-linux-x64", "7.7.9"),  # its platform package: AGENT_CLIS_NEW.md section 3
+    "auggie": ("@augmentcode/auggie", "0.36.0"),  # against tests/agents/fake_augment.py (AGENT_CLIS_NEW.md 6)
 }
 # CLIs whose package links no npm bin (a platform package installed directly): its program in the package.
 PACKAGE_EXECUTABLES = {"kilo": "bin/kilo"}

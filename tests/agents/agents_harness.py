@@ -25,20 +25,23 @@ from pathlib import Path
 from typing import Any
 
 from agents_clis import BIN_DIR, COPILOT_CACHE_DIR, PINNED, agent_cli, require_tmux
+from fake_augment import FakeAugment
 from fake_model import FakeModel
 
 HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
 PROMPT = "run echo hello and then say hi"
 PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
-            "gemini": "Gemini", "qwen": "Qwen", "droid": "Droid", "openhands": "OpenHands"}
+            "gemini": "Gemini", "qwen": "Qwen", "droid": "Droid", "openhands": "OpenHands", "auggie": "Augment"}
 # The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
-# Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node).
+# Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node);
+# auggie is one node process (``node .../.bin/auggie``), the hooks' own parent.
 # OpenHands is its Python console script (comm `openhands`, exe the venv's python3.12).
 NATIVE_EXE = {"claude": "claude.exe", "codex": "codex", "copilot": "copilot", "opencode": "opencode.exe",
-              "gemini": "node", "qwen": "node", "droid": "droid", "openhands": "python3.12"}
+              "gemini": "node", "qwen": "node", "droid": "droid", "openhands": "python3.12", "auggie": "node"}
+RELAUNCHED = ("gemini", "qwen")
 _LEAKY_VARIABLES = ("ANTHROPIC_", "OPENAI_", "COPILOT_", "CODEX_", "CLAUDE", "OPENCODE", "GITHUB_TOKEN",
                     "GH_TOKEN", "TMUX", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "GEMINI_", "GOOGLE_",
-                    "QWEN_", "FACTORY_", "DROID_", "LLM_", "OPENHANDS_", "LITELLM_", "TMUX_TMPDIR")
+                    "QWEN_", "FACTORY_", "DROID_", "LLM_", "OPENHANDS_", "LITELLM_", "TMUX_TMPDIR", "AUGMENT_")
 GEMINI_MODEL = "gemini-2.5-flash"  # a fixed model: no model-router side request (AGENT_CLIS_MORE.md 1.1)
 CLAUDE_KEY = "sk-ant-fake-local-key-000000000000"
 
@@ -146,7 +149,7 @@ class ProcessWatch:
 
 
 class AgentRun:
-    def __init__(self, name: str, lidguard: Any, model: FakeModel) -> None:
+    def __init__(self, name: str, lidguard: Any, model: FakeModel | FakeAugment) -> None:
         self.name = name
         self.cli = agent_cli(name)
         self.lidguard = lidguard
@@ -297,6 +300,7 @@ trust_level = "trusted"
         settings = {"customModels": [model], "model": "custom:Fake-0",
                     "trustedFolders": {str(self.work): {"trustedAt": "2026-01-01T00:00:00.000Z"}}}
         (folder / "settings.json").write_text(json.dumps(settings, indent=2))
+
     def _configure_openhands(self) -> None:
         """LLM_* and --override-with-envs (AGENT_CLIS_NEW.md 7); no network: litellm's local cost map, and git's
         clone of OpenHands' public skills fails at once. Its terminal tool starts a ``tmux -L openhands``
@@ -319,6 +323,11 @@ trust_level = "trusted"
         result = subprocess.run([require_tmux(), "-L", "openhands", "list-sessions", "-F", "#{pid}"],
                                 env=self.env, text=True, capture_output=True, timeout=30)
         return sorted({int(line) for line in result.stdout.split() if line.isdigit()}) if result.returncode == 0 else []
+
+    def _configure_auggie(self) -> None:
+        """The fake Augment tenant (``model`` is a ``fake_augment.FakeAugment``) as the login; no update check."""
+        self.env.update({"AUGMENT_SESSION_AUTH": self.model.session_auth(), "AUGMENT_DISABLE_AUTO_UPDATE": "1"})
+        (self.home / ".augment").mkdir(exist_ok=True)
 
     # -- lidguard ----------------------------------------------------------------------------------
     def lidguard_run(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -372,9 +381,9 @@ trust_level = "trusted"
         assert self.watch is not None
         assert self.watch.seen.get(watched) == NATIVE_EXE[self.name], (
             f"watched pid {watched} is not the agent's own process; the run's processes: {self.watch.seen}")
-        if NATIVE_EXE[self.name] == "node":  # the relaunched child: a node under a node, the hooks' own parent
+        if NATIVE_EXE[self.name] == "node":  # the hooks' own parent; a relaunched child is a node under a node
             seen, parents = self.watch.seen, self.watch.parents
-            assert seen.get(parents.get(watched, 0)) == "node", (watched, seen, parents)
+            assert self.name not in RELAUNCHED or seen.get(parents.get(watched, 0)) == "node", (watched, seen, parents)
             assert [pid for pid, parent in parents.items() if parent == watched and seen[pid].startswith("python")], (
                 watched, seen, parents)
         return started[0]
@@ -410,6 +419,8 @@ trust_level = "trusted"
             return [cli, "exec", "-m", "fake-model", prompt]
         if self.name == "openhands":
             return [cli, "--headless", "--override-with-envs", "-t", prompt]
+        if self.name == "auggie":
+            return [cli, "-p", prompt]
         return [cli, "run", prompt]
 
     def run_headless(self, command: list[str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:

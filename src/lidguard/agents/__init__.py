@@ -71,6 +71,8 @@ AGENTS: dict[str, str] = {
     "cline": "Cline",
     "kilo": "KiloCode",
     "openhands": "OpenHands",
+    "auggie": "Augment",
+    "qoder": "Qoder",
 }
 
 
