@@ -43,10 +43,42 @@ def _another_runtime_holds_the_lock() -> bool:
         return False
 
 
+def _take_ui_culture(arguments: list[str]) -> list[str]:
+    """``--ui-culture VALUE`` (or ``=VALUE``) anywhere: this run's language (``lidguard.l10n``). The
+    ``settings`` command keeps it too: there it also sets the stored ``UiCulture``."""
+    from .output import CliError
+
+    rest: list[str] = []
+    keep = bool(arguments) and arguments[0].lower() == "settings"
+    index = 0
+    while index < len(arguments):
+        token = arguments[index]
+        name, equals, value = token.partition("=")
+        if name.lower() != "--ui-culture":
+            rest.append(token)
+            index += 1
+            continue
+        if not equals:
+            if index + 1 >= len(arguments):
+                raise CliError("The --ui-culture option needs a value: auto, en, ko, ja, zh-Hans or zh-Hant.")
+            value = arguments[index + 1]
+        from .. import l10n
+
+        if value.strip().lower() != "auto" and l10n.normalize_culture(value) is None:
+            raise CliError(f"Unknown UI culture: {value} (use auto, en, ko, ja, zh-Hans or zh-Hant).")
+        l10n.set_culture(value)
+        if keep:
+            rest += arguments[index:index + (1 if equals else 2)]
+        index += 1 if equals else 2
+    return rest
+
+
 def _dispatch(arguments: list[str]) -> int:
     from .output import CliError, escape_control
 
     try:
+        if any(token.lower().startswith("--ui-culture") for token in arguments):
+            arguments = _take_ui_culture(arguments)
         asks_help = any(token.lower() in ("--help", "-h") for token in arguments[1:])
         if arguments and arguments[0].lower() in VERSION_COMMANDS and not asks_help:
             if len(arguments) > 1:

@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from ..agents import AGENTS, all_agents
+from ..l10n import _
 from .output import CliError, escape_control, format_local, print_json
 
 __all__ = ["HOOK_COMMANDS", "add_hook_commands"]
@@ -42,7 +43,7 @@ def _event_json(line: str) -> dict[str, str]:
     """``<UTC time> key=value ...`` as ``{"time": ..., "key": "value", ...}``. Values hold no ``=`` (the log
     writes it ``\\x3d``), so a word without one continues the value before it (a folder with a space);
     a key seen twice keeps its first value: nothing later in a record overrides what came first."""
-    time, _, rest = line.strip().partition(" ")
+    time, _sep, rest = line.strip().partition(" ")
     entry = {"time": time}
     key = ""
     for part in rest.split(" "):
@@ -90,13 +91,13 @@ def add_hook_commands(subparsers: Any) -> None:
         summary, description = agent.HOOK_HELP
         sub = subparsers.add_parser(f"{agent.KEY}-hook", help=summary, description=description)
         if getattr(agent, "EVENT_OPTION", False):
-            sub.add_argument("--event", metavar="NAME", help="the hook event name")
+            sub.add_argument("--event", metavar="NAME", help=_("the hook event name"))
         sub.set_defaults(handler=None, skip_recovery=True)
-    sub = subparsers.add_parser("hook-events", help="Show the latest entries of a provider's hook event log.",
-                                description="Prints the latest lines of <provider>-hook-events.log in the data "
-                                            "folder (what each hook received, what the runtime answered).")
+    sub = subparsers.add_parser("hook-events", help=_("Show the latest entries of a provider's hook event log."),
+                                description=_("Prints the latest lines of <provider>-hook-events.log in the data "
+                                            "folder (what each hook received, what the runtime answered)."))
     sub.add_argument("--provider", metavar="|".join(AGENTS),
-                     help="whose hook events (required)")
+                     help=_("whose hook events (required)"))
     sub.add_argument("--count", metavar="N", help=f"how many of the latest lines (default {DEFAULT_COUNT})")
-    sub.add_argument("--json", action="store_true", help="machine-readable output")
+    sub.add_argument("--json", action="store_true", help=_("machine-readable output"))
     sub.set_defaults(handler=_hook_events)

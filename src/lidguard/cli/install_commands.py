@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import AGENTS, all_agents
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, block_json, escape_control, print_json
 
@@ -64,17 +65,17 @@ def _providers(value: list[str] | str | None, config: Path | None, action: str,
             raise _unknown(unknown or "")
     if keys != ["all"]:
         if config is not None and len(keys) > 1:
-            raise CliError("The --config option needs one provider.")
+            raise CliError(_("The --config option needs one provider."))
         return keys
     if config is not None:
-        raise CliError("The --config option needs one provider; it cannot be used with --provider all.")
+        raise CliError(_("The --config option needs one provider; it cannot be used with --provider all."))
     present, skipped = available_providers()
     if skipped_out is not None:
         skipped_out += skipped
     else:
         _print_lines(skipped)
     if not present:
-        raise CliError("No available providers were found for all-provider execution.")
+        raise CliError(_("No available providers were found for all-provider execution."))
     return [name for name in PROVIDERS if name in present]
 
 
@@ -82,7 +83,7 @@ def _config(value: str | None) -> Path | None:
     if value is None:
         return None
     if not value.strip():
-        raise CliError("The --config option needs a file path.")
+        raise CliError(_("The --config option needs a file path."))
     return Path(os.path.expanduser(value)).absolute()
 
 
@@ -171,12 +172,12 @@ def add_install_commands(subparsers: Any) -> None:
             description=f"{text} {configs}. A changed file is backed up first as <file>.lidguard.bak (one "
                         "per file); its mode is kept.")
         sub.add_argument("--provider", metavar=PROVIDER_METAVAR, action="append",
-                         help="agent CLIs, a comma list or repeated (asked when omitted; all = every agent whose "
-                              "configuration folder exists)")
+                         help=_("agent CLIs, a comma list or repeated (asked when omitted; all = every agent whose "
+                              "configuration folder exists)"))
         sub.add_argument("--config", metavar="FILE",
-                         help="use this file instead of the agent's default one (one provider only)")
+                         help=_("use this file instead of the agent's default one (one provider only)"))
         if action == "status":
-            sub.add_argument("--json", action="store_true", help="machine-readable output (default provider: all)")
+            sub.add_argument("--json", action="store_true", help=_("machine-readable output (default provider: all)"))
         sub.set_defaults(handler=_hook_action(action), skip_recovery=True)
     for provider, name in (("claude", "Claude Code"), ("codex", "Codex"), ("copilot", "GitHub Copilot CLI")):
         formats = SNIPPET_FORMATS[provider]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, block_json, escape_control, print_json
 
@@ -33,7 +34,7 @@ def _provider_name(value: str | None) -> str:
     from ..mcp.tools import ToolFailure, checked_text
 
     if value is None or not value.strip():
-        raise CliError("The provider-mcp-server command requires --provider-name <name>.")
+        raise CliError(_("The provider-mcp-server command requires --provider-name <name>."))
     try:
         return checked_text(value, "provider name", MAX_PROVIDER_NAME_CHARS, required=True)
     except ToolFailure as error:
@@ -79,7 +80,7 @@ def _providers(value: str | None, skipped_out: list[str] | None = None) -> list[
         else:
             print(line)
     if not present:
-        raise CliError("No available providers were found for all-provider execution.")
+        raise CliError(_("No available providers were found for all-provider execution."))
     return present
 
 
@@ -141,23 +142,23 @@ def _provider_mcp(action: str):
 
 def _provider_name_for_install(value: str | None) -> str:
     if value is None or not value.strip():
-        raise CliError("The provider-mcp-install command requires --provider-name <name>.")
+        raise CliError(_("The provider-mcp-install command requires --provider-name <name>."))
     return _provider_name(value)
 
 
 def add_mcp_commands(subparsers: Any) -> None:
-    sub = subparsers.add_parser("mcp-server", help="Run the LidGuard MCP server on stdio (settings and sessions).",
-                                description="stdio MCP server `lidguard` (needs the mcp extra, lidguard[mcp]); "
-                                            "logs go to stderr.")
+    sub = subparsers.add_parser("mcp-server", help=_("Run the LidGuard MCP server on stdio (settings and sessions)."),
+                                description=_("stdio MCP server `lidguard` (needs the mcp extra, lidguard[mcp]); "
+                                            "logs go to stderr."))
     sub.set_defaults(handler=_mcp_server)
     sub = subparsers.add_parser(
-        "provider-mcp-server", help="Run the provider MCP server on stdio for an MCP-only agent.",
-        description="stdio MCP server `lidguard-provider` for agents without hooks: the model reports its own "
+        "provider-mcp-server", help=_("Run the provider MCP server on stdio for an MCP-only agent."),
+        description=_("stdio MCP server `lidguard-provider` for agents without hooks: the model reports its own "
                     "session start, waits and end through the provider_* tools. Best effort, not guaranteed: "
                     "protection starts, pauses and ends only when the model calls those tools; a session the "
-                    "model forgets to stop is soft-locked by the inactive-session timeout (unless it is off).")
+                    "model forgets to stop is soft-locked by the inactive-session timeout (unless it is off)."))
     sub.add_argument("--provider-name", "--mcp-provider-name", dest="provider_name", metavar="NAME",
-                     help="name the sessions carry (shown as Mcp:NAME)")
+                     help=_("name the sessions carry (shown as Mcp:NAME)"))
     sub.set_defaults(handler=_provider_mcp_server)
     for action, text in (("status", "Show whether the LidGuard MCP server is registered with an agent CLI."),
                          ("install", "Register the LidGuard MCP server with an agent CLI (again = refresh)."),
@@ -165,19 +166,19 @@ def add_mcp_commands(subparsers: Any) -> None:
         aliases = ["mcp-uninstall"] if action == "remove" else []
         sub = subparsers.add_parser(f"mcp-{action}", aliases=aliases, help=text, description=text)
         sub.add_argument("--provider", metavar="claude|codex|copilot|all",
-                         help="agent CLI (default: all present); claude and codex through their own `mcp "
-                              "add/remove` when on PATH, else their config file; copilot: mcp-config.json")
+                         help=_("agent CLI (default: all present); claude and codex through their own `mcp "
+                              "add/remove` when on PATH, else their config file; copilot: mcp-config.json"))
         if action == "status":
-            sub.add_argument("--json", action="store_true", help="machine-readable output")
+            sub.add_argument("--json", action="store_true", help=_("machine-readable output"))
         sub.set_defaults(handler=_mcp_install(action))
     for action, text in (("status", "Show the provider MCP server entry of a JSON MCP config file."),
                          ("install", "Add or refresh the provider MCP server in a JSON MCP config file."),
                          ("remove", "Remove the provider MCP server from a JSON MCP config file.")):
         aliases = ["provider-mcp-uninstall"] if action == "remove" else []
         sub = subparsers.add_parser(f"provider-mcp-{action}", aliases=aliases, help=text, description=text)
-        sub.add_argument("--config", required=True, metavar="FILE", help="the JSON MCP config file")
+        sub.add_argument("--config", required=True, metavar="FILE", help=_("the JSON MCP config file"))
         sub.add_argument("--server-name", default="lidguard-provider", metavar="NAME",
-                         help="server entry name (default: lidguard-provider)")
+                         help=_("server entry name (default: lidguard-provider)"))
         if action != "remove":
             sub.add_argument("--provider-name", "--mcp-provider-name", dest="provider_name", metavar="NAME",
                              help="name the sessions carry (shown as Mcp:NAME)" +

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ..l10n import _
 from .output import CliError, escape_control
 
 __all__ = ["add_service_command"]
@@ -23,9 +24,9 @@ def add_service_command(subparsers: Any) -> None:
     from ..platform.service import SERVICE_OS_NAMES
 
     parser = subparsers.add_parser(
-        "service", help="Let the OS service manager supervise the runtime: service install|remove|status.",
-        description="Install, remove or show a systemd user unit with socket activation (Linux), a launchd "
-                    "agent (macOS) or a scheduled task (Windows) that restarts the runtime when it fails.")
+        "service", help=_("Let the OS service manager supervise the runtime: service install|remove|status."),
+        description=_("Install, remove or show a systemd user unit with socket activation (Linux), a launchd "
+                    "agent (macOS) or a scheduled task (Windows) that restarts the runtime when it fails."))
     commands = parser.add_subparsers(dest="subcommand", metavar="|".join(SUBCOMMANDS), title="subcommands",
                                      required=True)
     helps = {"install": "write the definitions and enable them", "remove": "disable and delete the definitions",
@@ -33,11 +34,11 @@ def add_service_command(subparsers: Any) -> None:
     for name in SUBCOMMANDS:
         sub = commands.add_parser(name, help=helps[name], description=helps[name].capitalize() + ".")
         sub.add_argument("--os", choices=SERVICE_OS_NAMES, default=None,
-                         help="the definitions of another OS (written and shown, never enabled here)")
+                         help=_("the definitions of another OS (written and shown, never enabled here)"))
         if name == "install":
-            sub.add_argument("--no-enable", action="store_true", help="write the files only; print the commands")
+            sub.add_argument("--no-enable", action="store_true", help=_("write the files only; print the commands"))
         if name == "status":
-            sub.add_argument("--json", action="store_true", help="machine-readable output")
+            sub.add_argument("--json", action="store_true", help=_("machine-readable output"))
     parser.set_defaults(handler=_service, skip_recovery=True)
 
 

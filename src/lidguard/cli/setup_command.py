@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..agents import AGENTS
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, ask_yes_no, escape_control
 
@@ -125,7 +126,7 @@ def _setup(context: CliContext, args: argparse.Namespace) -> int:
 def add_setup_command(subparsers: Any) -> None:
     text = "First run: install the hooks of every agent CLI found, offer the power permission, run doctor."
     sub = subparsers.add_parser("setup", help=text, description=text)
-    sub.add_argument("--yes", "-y", action="store_true", help="answer yes to every question (non-interactive)")
+    sub.add_argument("--yes", "-y", action="store_true", help=_("answer yes to every question (non-interactive)"))
     sub.add_argument("--provider", metavar=f"{'|'.join(AGENTS)}|all", action="append",
-                     help="only these agents, a comma list or repeated (default: every agent CLI found)")
+                     help=_("only these agents, a comma list or repeated (default: every agent CLI found)"))
     sub.set_defaults(handler=_setup, skip_recovery=True)

@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..l10n import _
 from ..platform.api import play_sound
 from ..settings import SettingsFileError, load_settings
 from ..settings.model import SYSTEM_SOUND_NAMES, Settings
@@ -73,12 +74,12 @@ def _preview_current_sound(context: CliContext, args: argparse.Namespace) -> int
 
 def add_sound_commands(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "preview-system-sound", help="Play a system sound with the saved volume override.",
+        "preview-system-sound", help=_("Play a system sound with the saved volume override."),
         description="Play a system sound exactly as the post-stop suspend flow would, with the saved volume "
                     f"override. Names: {', '.join(SYSTEM_SOUND_NAMES)}.")
     parser.add_argument("--name", "--system-sound", dest="name", metavar="|".join(SYSTEM_SOUND_NAMES))
     parser.set_defaults(handler=_preview_system_sound)
     parser = subparsers.add_parser(
-        "preview-current-sound", help="Play the configured post-stop suspend sound.",
-        description="Play the saved post-stop suspend sound exactly as the suspend flow would.")
+        "preview-current-sound", help=_("Play the configured post-stop suspend sound."),
+        description=_("Play the saved post-stop suspend sound exactly as the suspend flow would."))
     parser.set_defaults(handler=_preview_current_sound)
