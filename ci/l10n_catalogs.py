@@ -5,6 +5,8 @@
     python3 ci/l10n_catalogs.py merge FILE...      take translations from a batch file (below) into the .po files
     python3 ci/l10n_catalogs.py compile            .po -> .mo (committed; the wheel ships them as package data)
     python3 ci/l10n_catalogs.py check              exit 1 listing what is missing, untranslated, stale or broken
+    python3 ci/l10n_catalogs.py unmarked [--write] user-facing literals not marked for translation, against
+                                                   ci/l10n_unmarked.txt (--write: record today's as the baseline)
 
 A message id is the literal argument of ``_("...")`` or ``N_("...")`` in src/lidguard (Python source), or
 ``_("...")`` inside a Jinja template string (notify/pages.py). A batch file for ``merge`` holds blocks
@@ -155,12 +157,12 @@ def mo_path(culture: str, locale: Path = LOCALE) -> Path:
     return locale / culture / "LC_MESSAGES" / f"{DOMAIN}.mo"
 
 
-def _wide_punctuation_end(text: str) -> bool:
-    """Ends with full-width punctuation (``、``, ``，``): CJK needs no space after it."""
+def _wide_punctuation(character: str) -> bool:
+    """Full-width punctuation (``、``, ``（``): CJK needs no space beside it."""
     import unicodedata
 
-    return bool(text) and unicodedata.east_asian_width(text[-1]) in ("W", "F") \
-        and unicodedata.category(text[-1]).startswith("P")
+    return bool(character) and unicodedata.east_asian_width(character) in ("W", "F") \
+        and unicodedata.category(character).startswith("P")
 
 
 def _edges(text: str) -> tuple[str, str]:
@@ -271,8 +273,9 @@ def problems(locale: Path = LOCALE, source: Path = SOURCE) -> list[str]:
                 found.append(f"{culture}: placeholders differ in {identifier!r}: {sorted(fields(text))}")
             elif percent_fields(text) != percent_fields(identifier):
                 found.append(f"{culture}: % placeholders or signs differ in {identifier!r}: {percent_fields(text)}")
-            elif _edges(text)[0] != _edges(identifier)[0] or (_edges(text)[1] != _edges(identifier)[1]
-                                                              and not _wide_punctuation_end(text)):
+            elif (_edges(text)[0] != _edges(identifier)[0] and not (_edges(identifier)[0] == " "
+                                                                    and _wide_punctuation(text[:1]))) \
+                    or (_edges(text)[1] != _edges(identifier)[1] and not _wide_punctuation(text[-1:])):
                 found.append(f"{culture}: leading or trailing white space differs in {identifier!r}")
         found += [f"{culture}: obsolete {identifier!r}" for identifier in entries if identifier and
                   identifier not in where]
@@ -280,6 +283,81 @@ def problems(locale: Path = LOCALE, source: Path = SOURCE) -> list[str]:
         if not mo.exists() or mo.read_bytes() != mo_bytes(entries):
             found.append(f"{culture}: {mo} is not compiled from the .po (run: python3 ci/l10n_catalogs.py compile)")
     return found
+
+
+# What the unmarked-text scan reads: every module that prints to a person (issue 38.2).
+SCANNED = ("cli/*.py", "settings/display.py", "settings/validation.py", "tray/model.py")
+BASELINE = ROOT / "ci" / "l10n_unmarked.txt"
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_SINK_CALLS = {"print", "CliError", "SettingsInputError"}
+_SINK_KEYWORDS = {"help", "description", "epilog"}
+_LINE_LISTS = {"lines", "tail", "entries", "hints"}
+
+
+def _bare_text(node: ast.AST) -> str | None:
+    """The literal text of an unmarked user-facing expression (``{}`` for each interpolation), else None:
+    a string or f-string with a word in it, or a ``+``/conditional made of one. A call (``_()``, a
+    formatter) or a name is not bare."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value if _WORD.search(node.value) else None
+    if isinstance(node, ast.JoinedStr):
+        text = "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
+        literal = "".join(part.value for part in node.values if isinstance(part, ast.Constant))
+        return text if _WORD.search(literal) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        for side in (node.left, node.right):
+            found = _bare_text(side)
+            if found is not None:
+                return found
+    if isinstance(node, ast.IfExp):
+        for side in (node.body, node.orelse):
+            found = _bare_text(side)
+            if found is not None:
+                return found
+    return None
+
+
+def _sink_values(node: ast.AST) -> list[ast.AST]:
+    """The expressions a call hands to a person: print/CliError/SettingsInputError's first argument,
+    ``sys.stdout``/``sys.stderr`` ``.write``, ``help=``/``description=``, ``lines.append(...)`` and the
+    items of ``lines += [...]``."""
+    values: list[ast.AST] = []
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _SINK_CALLS and node.args:
+            values.append(node.args[0])
+        if isinstance(func, ast.Attribute) and func.attr == "write" and isinstance(func.value, ast.Attribute) \
+                and func.value.attr in ("stdout", "stderr") and node.args:
+            values.append(node.args[0])
+        if isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) \
+                and func.value.id in _LINE_LISTS and node.args:
+            values.append(node.args[0])
+        values += [keyword.value for keyword in node.keywords if keyword.arg in _SINK_KEYWORDS]
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in _LINE_LISTS \
+            and isinstance(node.value, ast.List):
+        values += node.value.elts
+    return values
+
+
+def unmarked(source: Path = SOURCE) -> list[str]:
+    """``<module>: <text>`` for each unmarked user-facing literal of the scanned modules, sorted."""
+    found: set[str] = set()
+    for pattern in SCANNED:
+        for path in sorted(source.glob(pattern)):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            where = path.relative_to(source).as_posix()
+            for node in ast.walk(tree):
+                for value in _sink_values(node):
+                    text = _bare_text(value)
+                    if text is not None:
+                        found.add(f"{where}: {' '.join(text.split())}")
+    return sorted(found)
+
+
+def read_baseline() -> list[str]:
+    if not BASELINE.exists():
+        return []
+    return [line for line in BASELINE.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
 
 
 def main(argv: list[str]) -> int:
@@ -295,6 +373,17 @@ def main(argv: list[str]) -> int:
             print(f"not a message id (ignored): {text!r}")
     elif command == "compile":
         compile_all()
+    elif command == "unmarked":
+        found = unmarked()
+        if argv[1:] == ["--write"]:
+            BASELINE.write_text("# Unmarked user-facing texts known today (python3 ci/l10n_catalogs.py unmarked "
+                                "--write); a new one fails tests/l10n/test_marked_texts.py.\n"
+                                + "".join(line + "\n" for line in found), encoding="utf-8")
+        known = set(read_baseline())
+        for line in found:
+            if line not in known:
+                print(f"new: {line}")
+        return 1 if any(line not in known for line in found) else 0
     elif command == "check":
         found = problems()
         for line in found:

@@ -44,7 +44,7 @@ class Readiness:
         words = [translate(template).format(**dict(values)) for template, values in self.parts]
         head = translate(N_("Safe to close the lid: yes - {answer}")) if self.safe \
             else translate(N_("Safe to close the lid: not yet - {answer}"))
-        return head.format(answer=", ".join(words))
+        return head.format(answer=translate(N_(", ")).join(words))  # the list separator: "、" in Japanese
 
 
 PREFIX = "Safe to close the lid: "
