@@ -41,8 +41,16 @@ def _provider_name(value: str | None) -> str:
         raise CliError(str(error)) from error
 
 
+def _english_for_agents() -> None:
+    """An MCP server answers a model, whose parsers read English (issue 38.2: what agents read stays English)."""
+    from .. import l10n
+
+    l10n.set_culture("en")
+
+
 def _mcp_server(context: CliContext, args: argparse.Namespace) -> int:
     _require_sdk()
+    _english_for_agents()
     from ..mcp.servers import build_server, run_stdio
     from ..mcp.tools import ToolContext
 
@@ -52,6 +60,7 @@ def _mcp_server(context: CliContext, args: argparse.Namespace) -> int:
 def _provider_mcp_server(context: CliContext, args: argparse.Namespace) -> int:
     name = _provider_name(args.provider_name)
     _require_sdk()
+    _english_for_agents()
     from ..mcp.servers import build_provider_server, run_stdio
     from ..mcp.tools import ToolContext
 
