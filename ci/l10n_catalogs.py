@@ -294,16 +294,21 @@ _SINK_KEYWORDS = {"help", "description", "epilog"}
 _LINE_LISTS = {"lines", "tail", "entries", "hints"}
 
 
+def _has_words(text: str) -> bool:
+    """A word to translate: two letters or more, the product's name aside."""
+    return bool(_WORD.search(re.sub(r"lidguard", "", text, flags=re.IGNORECASE)))
+
+
 def _bare_text(node: ast.AST) -> str | None:
     """The literal text of an unmarked user-facing expression (``{}`` for each interpolation), else None:
     a string or f-string with a word in it, or a ``+``/conditional made of one. A call (``_()``, a
     formatter) or a name is not bare."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value if _WORD.search(node.value) else None
+        return node.value if _has_words(node.value) else None
     if isinstance(node, ast.JoinedStr):
         text = "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
         literal = "".join(part.value for part in node.values if isinstance(part, ast.Constant))
-        return text if _WORD.search(literal) else None
+        return text if _has_words(literal) else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         for side in (node.left, node.right):
             found = _bare_text(side)

@@ -16,6 +16,13 @@ VERSION_COMMANDS = ("--version", "version")
 # anything else, stdlib only, always exit 0.
 
 
+def _(message: str) -> str:
+    """``lidguard.l10n._``, imported only when a message is shown (never on the hook path)."""
+    from ..l10n import _ as translate
+
+    return translate(message)
+
+
 def _is_hook_command(word: str) -> bool:
     if not word.lower().endswith("-hook"):
         return False
@@ -65,7 +72,8 @@ def _take_ui_culture(arguments: list[str]) -> list[str]:
         from .. import l10n
 
         if value.strip().lower() != "auto" and l10n.normalize_culture(value) is None:
-            raise CliError(f"Unknown UI culture: {value} (use auto, en, ko, ja, zh-Hans or zh-Hant).")
+            raise CliError(_("Unknown UI culture: {value} (use auto, en, ko, ja, zh-Hans or zh-Hant).").format(
+                value=value))
         l10n.set_culture(value)
         if keep:
             rest += arguments[index:index + (1 if equals else 2)]
@@ -82,7 +90,7 @@ def _dispatch(arguments: list[str]) -> int:
         asks_help = any(token.lower() in ("--help", "-h") for token in arguments[1:])
         if arguments and arguments[0].lower() in VERSION_COMMANDS and not asks_help:
             if len(arguments) > 1:
-                raise CliError(f"Unexpected argument: {arguments[1]}")
+                raise CliError(_("Unexpected argument: {value}").format(value=arguments[1]))
             return print_version()
         from .fast import run_fast
 
@@ -134,7 +142,8 @@ def _run(arguments: list[str]) -> int:
     except Exception as error:  # last resort: still one readable line
         from .output import escape_control
 
-        sys.stderr.write(f"lidguard: unexpected error: {type(error).__name__}: {escape_control(str(error))}\n")
+        sys.stderr.write(_("lidguard: unexpected error: {kind}: {error}").format(
+            kind=type(error).__name__, error=escape_control(str(error))) + "\n")
         return 1
 
 

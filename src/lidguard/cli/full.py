@@ -264,7 +264,8 @@ def _help(parser: argparse.ArgumentParser, topics: list[str]) -> int:
         from ..installers import did_you_mean
 
         hint = did_you_mean(topics[0], list(commands)) or " (see `lidguard help`)"
-        sys.stderr.write(f"lidguard: Unknown command: {escape_control(topics[0])}{hint}\n")
+        sys.stderr.write(_("lidguard: Unknown command: {value}{hint}").format(
+            value=escape_control(topics[0]), hint=hint) + "\n")
         return 1
     print(commands[topic].format_help())
     return 0
@@ -284,7 +285,8 @@ def run_full(arguments: list[str]) -> int:
         from .output import escape_control
 
         hint = did_you_mean(arguments[0], list(_subcommands(parser))) or " (see `lidguard help`)"
-        sys.stderr.write(f"lidguard: Unknown command: {escape_control(arguments[0])}{hint}\n")
+        sys.stderr.write(_("lidguard: Unknown command: {value}{hint}").format(
+            value=escape_control(arguments[0]), hint=hint) + "\n")
         return 1
     from .context import CliContext
 

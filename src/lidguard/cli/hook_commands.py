@@ -25,17 +25,18 @@ MAX_COUNT = 100_000
 def _provider(value: str | None) -> str:
     word = (value or "").strip().lower()
     if not word:
-        raise CliError(f"A provider is required. Use {_PROVIDER_WORDS}.")
+        raise CliError(_("A provider is required. Use {_PROVIDER_WORDS}.").format(_PROVIDER_WORDS=_PROVIDER_WORDS))
     provider = next((agent.KEY for agent in all_agents() if word in (agent.KEY, *agent.ALIASES)), None)
     if provider is None:
-        raise CliError(f"Unknown provider: {escape_control(word[:64])}. Use {_PROVIDER_WORDS}.")
+        raise CliError(_("Unknown provider: {value}. Use {_PROVIDER_WORDS}.").format(
+            value=escape_control(word[:64]), _PROVIDER_WORDS=_PROVIDER_WORDS))
     return provider
 
 
 def _count(value: str | None) -> int:
     text = (value if value is not None else str(DEFAULT_COUNT)).strip()
     if not (text.isascii() and text.isdigit() and len(text) <= 7 and 1 <= int(text) <= MAX_COUNT):
-        raise CliError(f"The --count option must be an integer from 1 to {MAX_COUNT}.")
+        raise CliError(_("The --count option must be an integer from 1 to {MAX_COUNT}.").format(MAX_COUNT=MAX_COUNT))
     return int(text)
 
 
@@ -66,7 +67,8 @@ def _hook_events(context: Any, args: argparse.Namespace) -> int:
     try:
         lines = latest_lines(path, count)
     except OSError as error:
-        raise CliError(f"Cannot read the hook event log {path}: {error.strerror or error}") from error
+        raise CliError(_("Cannot read the hook event log {path}: {value}").format(
+            path=path, value=error.strerror or error)) from error
     if args.json:
         print_json({"provider": provider, "log": str(path), "events": [_event_json(line) for line in lines]})
         return 0
@@ -98,6 +100,7 @@ def add_hook_commands(subparsers: Any) -> None:
                                             "folder (what each hook received, what the runtime answered)."))
     sub.add_argument("--provider", metavar="|".join(AGENTS),
                      help=_("whose hook events (required)"))
-    sub.add_argument("--count", metavar="N", help=f"how many of the latest lines (default {DEFAULT_COUNT})")
+    sub.add_argument("--count", metavar="N", help=_("how many of the latest lines (default {DEFAULT_COUNT})").format(
+        DEFAULT_COUNT=DEFAULT_COUNT))
     sub.add_argument("--json", action="store_true", help=_("machine-readable output"))
     sub.set_defaults(handler=_hook_events)

@@ -30,21 +30,23 @@ def _print_lines(lines: list[str]) -> None:
 
 
 def _ask_provider(action: str) -> str:
-    sys.stdout.write(f"Provider to {action} LidGuard hooks for ({_PROVIDER_WORDS}; default: all): ")
+    sys.stdout.write(_("Provider to {action} LidGuard hooks for ({providers}; default: all): ").format(
+        action=action, providers=_PROVIDER_WORDS))
     sys.stdout.flush()
     line = sys.stdin.readline()
     if not line:
         print()
-        raise CliError("No provider was given (input ended); "
-                       f"use --provider {PROVIDER_METAVAR}.")
+        raise CliError(_("No provider was given (input ended); use --provider {providers}.").format(
+            providers=PROVIDER_METAVAR))
     return line.strip() or "all"
 
 
 def _unknown(word: str) -> CliError:
     from ..installers import PROVIDERS, did_you_mean
 
-    return CliError(f"Unknown provider: {escape_control(word.strip()[:64])}"
-                    f"{did_you_mean(word, [*PROVIDERS, 'all'])}. Use {_PROVIDER_WORDS} (a comma list is fine).")
+    return CliError(_("Unknown provider: {word}{hint}. Use {providers} (a comma list is fine).").format(
+        word=escape_control(word.strip()[:64]), hint=did_you_mean(word, [*PROVIDERS, "all"]),
+        providers=_PROVIDER_WORDS))
 
 
 def _providers(value: list[str] | str | None, config: Path | None, action: str,
@@ -122,7 +124,8 @@ def _hook_action(action: str) -> Any:
                 _print_lines([f"Provider: {provider.display}", "Changed: False", f"Message: {error}"])
                 failed.append(provider.display)
         if failed:
-            raise CliError(f"hook-{action} failed for {', '.join(failed)} (see above).")
+            raise CliError(_("hook-{action} failed for {agents} (see above).").format(
+                action=action, agents=", ".join(failed)))
         return 0
 
     return run
@@ -151,7 +154,7 @@ def _snippet(provider: str) -> Any:
 
         fmt = (args.format or next(iter(FORMATS[provider]))).strip().lower()
         if fmt not in FORMATS[provider]:
-            raise CliError(f"The format option must be {', '.join(FORMATS[provider])}.")
+            raise CliError(_("The format option must be {formats}.").format(formats=", ".join(FORMATS[provider])))
         sys.stdout.write(render(provider, fmt, stop_hook_timeout_seconds(context.paths.settings_file)))
         return 0
 
@@ -169,8 +172,8 @@ def add_install_commands(subparsers: Any) -> None:
         aliases = ["hook-uninstall"] if action == "remove" else []
         sub = subparsers.add_parser(
             f"hook-{action}", aliases=aliases, help=text,
-            description=f"{text} {configs}. A changed file is backed up first as <file>.lidguard.bak (one "
-                        "per file); its mode is kept.")
+            description=_("{text} {configs}. A changed file is backed up first as <file>.lidguard.bak (one per "
+                          "file); its mode is kept.").format(text=text, configs=configs))
         sub.add_argument("--provider", metavar=PROVIDER_METAVAR, action="append",
                          help=_("agent CLIs, a comma list or repeated (asked when omitted; all = every agent whose "
                               "configuration folder exists)"))
@@ -183,5 +186,6 @@ def add_install_commands(subparsers: Any) -> None:
         formats = SNIPPET_FORMATS[provider]
         text = f"Print the LidGuard hooks for {name} as a snippet to add by hand."
         sub = subparsers.add_parser(f"{provider}-hooks", help=text, description=text)
-        sub.add_argument("--format", metavar="|".join(formats), help=f"snippet format (default: {formats[0]})")
+        sub.add_argument("--format", metavar="|".join(formats), help=_("snippet format (default: {format})").format(
+            format=formats[0]))
         sub.set_defaults(handler=_snippet(provider), skip_recovery=True)

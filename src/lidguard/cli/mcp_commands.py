@@ -78,7 +78,8 @@ def _providers(value: str | None, skipped_out: list[str] | None = None) -> list[
     if word in ("github-copilot", "githubcopilot"):
         word = "copilot"
     if word not in _PROVIDERS:
-        raise CliError(f"Unknown provider: {escape_control(word[:64])}. Use claude, codex, copilot, or all.")
+        raise CliError(_("Unknown provider: {value}. Use claude, codex, copilot, or all.").format(
+            value=escape_control(word[:64])))
     if word != "all":
         return [word]
     present, skipped = available_providers()
@@ -117,7 +118,7 @@ def _mcp_install(action: str):
                 continue
             _print_lines(result.lines())
         if failed:
-            raise CliError(f"mcp-{action} failed for at least one provider (see above).")
+            raise CliError(_("mcp-{action} failed for at least one provider (see above).").format(action=action))
         return 0
 
     return run

@@ -269,13 +269,14 @@ def ask_yes_no(question: str, *, assume_yes: bool, default: bool, command: str) 
 
     hint = "[Y/n]" if default else "[y/N]"
     if assume_yes:
-        print(f"{question} {hint} yes (--yes)")
+        print(_("{question} {hint} yes (--yes)").format(question=question, hint=hint))
         return True
-    sys.stdout.write(f"{question} {hint} ")
+    sys.stdout.write(_("{question} {hint} ").format(question=question, hint=hint))
     sys.stdout.flush()
     line = sys.stdin.readline()
     if not line:
         print()
-        raise CliError(f"No answer (input ended); run `lidguard {command} --yes` to accept every step.")
+        raise CliError(_("No answer (input ended); run `lidguard {command} --yes` to accept every step.").format(
+            command=command))
     answer = line.strip().lower()
     return default if not answer else answer in ("y", "yes")

@@ -52,7 +52,7 @@ def _tray(context: CliContext, args: argparse.Namespace) -> int:
 
     problem = display_problem(host_os_name())
     if problem is not None:
-        raise CliError(f"Cannot show the tray: {problem}.")
+        raise CliError(_("Cannot show the tray: {problem}.").format(problem=problem))
     from ..tray.app import TrayApp, TrayExtraMissing, TrayUnavailable
 
     try:
@@ -60,13 +60,14 @@ def _tray(context: CliContext, args: argparse.Namespace) -> int:
     except TrayExtraMissing as error:
         raise CliError(str(error)) from error
     except TrayUnavailable as error:
-        raise CliError(f"Cannot show the tray: {error}.") from error
+        raise CliError(_("Cannot show the tray: {error}.").format(error=error)) from error
     except Exception as error:  # the backend could not create its icon (no tray host, display gone)
-        raise CliError(f"Cannot show the tray: {type(error).__name__}: {error}.") from error
+        raise CliError(_("Cannot show the tray: {__name__}: {error}.").format(
+            __name__=type(error).__name__, error=error)) from error
     try:
         return app.run()
     except TrayUnavailable as error:
-        raise CliError(f"Tray stopped: {error}.") from error
+        raise CliError(_("Tray stopped: {error}.").format(error=error)) from error
 
 
 DESCRIPTION = ("Shows the runtime's state in the system tray (menu bar) with a menu to pause, resume, sleep and "

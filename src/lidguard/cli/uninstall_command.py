@@ -166,7 +166,7 @@ def _remove_permission(context: CliContext, assume_yes: bool, report: _Report) -
     password = "" if os.geteuid() == 0 else " (sudo asks for your password for this step only)"
     print(escape_control(f"Power permission: {text}"))
     if not _ask(f"Remove it now ({command}){password}?", assume_yes):
-        print(f"  kept; run `{command}` later")
+        print(_("  kept; run `{command}` later").format(command=command))
         return
     if context.platform.permission.run("remove", out=sys.stdout, err=sys.stderr) != 0:
         report.fail("the power permission rule", f"run `{command}`")
@@ -204,7 +204,7 @@ def _uninstall(context: CliContext, args: argparse.Namespace) -> int:
     if args.purge:
         _purge(context, report)
     if report.failed:
-        raise CliError(f"Uninstall could not remove: {', '.join(report.failed)} (see above).")
+        raise CliError(_("Uninstall could not remove: {value} (see above).").format(value=', '.join(report.failed)))
     if report.removed == 0:
         print(_("Nothing to remove: no agent, MCP entry, autostart entry, service or permission rule names lidguard."))
     elif not args.purge:
