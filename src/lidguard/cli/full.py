@@ -189,8 +189,7 @@ def _summary_help(parser: argparse.ArgumentParser) -> str:
               _("  Session log: {path}").format(path=paths.session_log_file),
               _("  Suspend history: {path}").format(path=paths.suspend_history_file),
               _("  Read commands take --json for machine-readable output."),
-              _("  Language: --ui-culture, LIDGUARD_UI_CULTURE or `lidguard settings --ui-culture` (auto, en, ko, ja, "
-                "zh-Hans, zh-Hant)."),
+              _("  Language: --ui-culture or LIDGUARD_UI_CULTURE (auto, en, ko, ja, zh-Hans, zh-Hant)."),
               _("  Stop the runtime: lidguard stop-runtime (add --force while sessions are active).")]
     return "\n".join(lines)
 
