@@ -1,4 +1,5 @@
-"""The installed wheel works: `lidguard doctor --json` reports every native module of this OS active.
+"""The installed wheel works: `lidguard doctor --json` reports every native module of this OS active, and
+`lidguard --ui-culture ko help` is Korean (the message catalogs shipped).
 
     python ci/wheel_smoke.py [EXPECTED_PLATFORM]
 
@@ -28,8 +29,14 @@ def main() -> int:
                    XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_RUNTIME_DIR=os.path.join(home, "run"),
                    LOCALAPPDATA=os.path.join(home, "local"), APPDATA=os.path.join(home, "roaming"))
         result = subprocess.run([command, "doctor", "--json"], capture_output=True, text=True, env=env, timeout=120)
+        # The message catalogs are package data: the installed wheel speaks Korean (issue 38.2).
+        korean = subprocess.run([command, "--ui-culture", "ko", "help"], capture_output=True, text=True, env=env,
+                                timeout=120, encoding="utf-8")
     if result.returncode not in (0, 1):
         print(f"wheel smoke: doctor exited {result.returncode}: {result.stderr.strip()}")
+        return 1
+    if not korean.stdout.startswith("사용법: lidguard"):
+        print(f"wheel smoke: `lidguard --ui-culture ko help` is not Korean: {korean.stdout[:80]!r} {korean.stderr[-200:]}")
         return 1
     report = json.loads(result.stdout)
     if report.get("platform") != expected:
