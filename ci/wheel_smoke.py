@@ -36,7 +36,8 @@ def main() -> int:
         print(f"wheel smoke: doctor exited {result.returncode}: {result.stderr.strip()}")
         return 1
     if not korean.stdout.startswith("사용법: lidguard"):
-        print(f"wheel smoke: `lidguard --ui-culture ko help` is not Korean: {korean.stdout[:80]!r} {korean.stderr[-200:]}")
+        print("wheel smoke: `lidguard --ui-culture ko help` is not Korean:", repr(korean.stdout[:80]),
+              korean.stderr[-200:])
         return 1
     report = json.loads(result.stdout)
     if report.get("platform") != expected:
