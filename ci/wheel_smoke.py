@@ -22,7 +22,10 @@ PLATFORMS = {"linux": "linux", "darwin": "macos", "win32": "windows"}
 
 def main() -> int:
     expected = sys.argv[1] if len(sys.argv) > 1 else PLATFORMS.get(sys.platform, sys.platform)
-    command = shutil.which("lidguard") or os.path.join(os.path.dirname(sys.executable), "lidguard")
+    # The installed wheel's own script, beside this interpreter (a `lidguard` earlier on PATH - another
+    # installation - would answer for it otherwise).
+    beside = [os.path.join(os.path.dirname(sys.executable), name) for name in ("lidguard", "lidguard.exe")]
+    command = next((path for path in beside if os.path.isfile(path)), None) or shutil.which("lidguard") or beside[0]
     with tempfile.TemporaryDirectory() as home:
         env = {key: value for key, value in os.environ.items() if not key.startswith("LIDGUARD_")}
         env.update(HOME=home, USERPROFILE=home, XDG_DATA_HOME=os.path.join(home, "data"),
