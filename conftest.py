@@ -20,6 +20,9 @@ import pytest
 os.environ["LIDGUARD_PLATFORM"] = "fake"
 # Inherited by every process a test starts: backends refuse the real system bus and systemctl.
 os.environ["LIDGUARD_TEST_MODE"] = "1"
+# English whatever the machine's locale (lidguard.l10n): the tests assert English texts; the tests of the
+# other languages (tests/l10n) set or remove it themselves.
+os.environ["LIDGUARD_UI_CULTURE"] = "en"
 
 
 # The longest tests of the suite (wall time on a loaded 2-core run), started first so none of them is

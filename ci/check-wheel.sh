@@ -26,7 +26,10 @@ LIDGUARD_REQUIRE_EXTENSIONS=1 python3 -m build --outdir "$work/dist" . >"$work/b
 wheel=$(ls "$work"/dist/lidguard-*.whl)
 sdist=$(ls "$work"/dist/lidguard-*.tar.gz)
 python3 -m zipfile -l "$wheel" >"$work/wheel-files.txt"
-for module in "_native/_proctree.*\.so" "_native/_logind\.py" "dist-info/licenses/LICENSE"; do
+# The message catalogs (committed .mo files, package data of lidguard.l10n) ship in the wheel built from the sdist.
+for module in "_native/_proctree.*\.so" "_native/_logind\.py" "dist-info/licenses/LICENSE" \
+              "l10n/locale/ko/LC_MESSAGES/lidguard\.mo" "l10n/locale/ja/LC_MESSAGES/lidguard\.mo" \
+              "l10n/locale/zh-Hans/LC_MESSAGES/lidguard\.mo" "l10n/locale/zh-Hant/LC_MESSAGES/lidguard\.mo"; do
     grep -q "$module" "$work/wheel-files.txt" || { echo "wheel lacks $module"; exit 1; }
 done
 

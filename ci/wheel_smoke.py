@@ -1,4 +1,5 @@
-"""The installed wheel works: `lidguard doctor --json` reports every native module of this OS active.
+"""The installed wheel works: `lidguard doctor --json` reports every native module of this OS active, and
+`lidguard --ui-culture ko help` is Korean (the message catalogs shipped).
 
     python ci/wheel_smoke.py [EXPECTED_PLATFORM]
 
@@ -21,15 +22,25 @@ PLATFORMS = {"linux": "linux", "darwin": "macos", "win32": "windows"}
 
 def main() -> int:
     expected = sys.argv[1] if len(sys.argv) > 1 else PLATFORMS.get(sys.platform, sys.platform)
-    command = shutil.which("lidguard") or os.path.join(os.path.dirname(sys.executable), "lidguard")
+    # The installed wheel's own script, beside this interpreter (a `lidguard` earlier on PATH - another
+    # installation - would answer for it otherwise).
+    beside = [os.path.join(os.path.dirname(sys.executable), name) for name in ("lidguard", "lidguard.exe")]
+    command = next((path for path in beside if os.path.isfile(path)), None) or shutil.which("lidguard") or beside[0]
     with tempfile.TemporaryDirectory() as home:
         env = {key: value for key, value in os.environ.items() if not key.startswith("LIDGUARD_")}
         env.update(HOME=home, USERPROFILE=home, XDG_DATA_HOME=os.path.join(home, "data"),
                    XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_RUNTIME_DIR=os.path.join(home, "run"),
                    LOCALAPPDATA=os.path.join(home, "local"), APPDATA=os.path.join(home, "roaming"))
         result = subprocess.run([command, "doctor", "--json"], capture_output=True, text=True, env=env, timeout=120)
+        # The message catalogs are package data: the installed wheel speaks Korean (issue 38.2).
+        korean = subprocess.run([command, "--ui-culture", "ko", "help"], capture_output=True, text=True, env=env,
+                                timeout=120, encoding="utf-8")
     if result.returncode not in (0, 1):
         print(f"wheel smoke: doctor exited {result.returncode}: {result.stderr.strip()}")
+        return 1
+    if not korean.stdout.startswith("사용법: lidguard"):
+        print("wheel smoke: `lidguard --ui-culture ko help` is not Korean:", repr(korean.stdout[:80]),
+              korean.stderr[-200:])
         return 1
     report = json.loads(result.stdout)
     if report.get("platform") != expected:

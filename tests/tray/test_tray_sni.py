@@ -233,3 +233,42 @@ def test_status_notifier_item_follows_the_runtime_and_its_menu_acts(lidguard, se
         if tray.poll() is None:
             tray.kill()
             tray.wait()
+
+
+@pytest.mark.parametrize("culture", ["ko", "ja", "zh-Hans", "zh-Hant"])
+def test_the_running_indicator_speaks_the_users_language(lidguard, session_bus, culture):
+    """Issue 38.2: LIDGUARD_UI_CULTURE=<culture> lidguard tray - the D-Bus menu, title and tooltip translated,
+    the translated Quit entry ends it."""
+    from lidguard import l10n
+
+    def t(message: str) -> str:
+        text = l10n.translation(culture).gettext(message)
+        assert text != message, message
+        return text
+
+    watcher = Watcher(session_bus)
+    env = {**lidguard.env, "DBUS_SESSION_BUS_ADDRESS": session_bus, "WAYLAND_DISPLAY": "wayland-test",
+           "LIDGUARD_UI_CULTURE": culture}
+    env.pop("DISPLAY", None)
+    env.pop("LIDGUARD_TRAY_BACKEND", None)
+    tray = subprocess.Popen([sys.executable, "-m", "lidguard", "tray"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        service, _sender = _wait(lambda: watcher.registered[:1], 60, "the item to register")[0]
+        item = Item(session_bus, service)
+        idle = t("LidGuard: idle, no session (the runtime is not running; it starts with the first agent session).")
+        _wait(lambda: idle in item.prop("ToolTip")[3] and idle in item.prop("Title"), 60, "the translated tooltip")
+        assert t("lidguard is not running, so no agent is protected") in item.prop("Title")
+        menu = item.layout()
+        for word in ("No session", "Pause for 30 min", "Pause for 2 h", "Resume", "Sleep now", "Change lid action",
+                     "Suspend mode: hibernate", "Open status", "Quit tray"):
+            assert t(word) in menu, (word, list(menu))
+        assert "Quit tray" not in menu
+        item.click(t("Quit tray"))
+        assert tray.wait(30) == 0
+    except AssertionError as error:
+        tray.kill()
+        _, stderr = tray.communicate(timeout=30)
+        raise AssertionError(f"{error}\ntray stderr: {stderr[-4000:]}") from None
+    finally:
+        watcher.close()

@@ -16,6 +16,13 @@ VERSION_COMMANDS = ("--version", "version")
 # anything else, stdlib only, always exit 0.
 
 
+def _(message: str) -> str:
+    """``lidguard.l10n._``, imported only when a message is shown (never on the hook path)."""
+    from ..l10n import _ as translate
+
+    return translate(message)
+
+
 def _is_hook_command(word: str) -> bool:
     if not word.lower().endswith("-hook"):
         return False
@@ -43,14 +50,47 @@ def _another_runtime_holds_the_lock() -> bool:
         return False
 
 
+def _take_ui_culture(arguments: list[str]) -> list[str]:
+    """``--ui-culture VALUE`` (or ``=VALUE``) anywhere: this run's language (``lidguard.l10n``). The
+    ``settings`` command keeps it too: there it also sets the stored ``UiCulture``."""
+    from .output import CliError
+
+    rest: list[str] = []
+    keep = bool(arguments) and arguments[0].lower() == "settings"
+    index = 0
+    while index < len(arguments):
+        token = arguments[index]
+        name, equals, value = token.partition("=")
+        if name.lower() != "--ui-culture":
+            rest.append(token)
+            index += 1
+            continue
+        if not equals:
+            if index + 1 >= len(arguments):
+                raise CliError("The --ui-culture option needs a value: auto, en, ko, ja, zh-Hans or zh-Hant.")
+            value = arguments[index + 1]
+        from .. import l10n
+
+        if value.strip().lower() != "auto" and l10n.normalize_culture(value) is None:
+            raise CliError(_("Unknown UI culture: {value} (use auto, en, ko, ja, zh-Hans or zh-Hant).").format(
+                value=value))
+        l10n.set_culture(value)
+        if keep:
+            rest += arguments[index:index + (1 if equals else 2)]
+        index += 1 if equals else 2
+    return rest
+
+
 def _dispatch(arguments: list[str]) -> int:
     from .output import CliError, escape_control
 
     try:
+        if any(token.lower().startswith("--ui-culture") for token in arguments):
+            arguments = _take_ui_culture(arguments)
         asks_help = any(token.lower() in ("--help", "-h") for token in arguments[1:])
         if arguments and arguments[0].lower() in VERSION_COMMANDS and not asks_help:
             if len(arguments) > 1:
-                raise CliError(f"Unexpected argument: {arguments[1]}")
+                raise CliError(_("Unexpected argument: {value}").format(value=arguments[1]))
             return print_version()
         from .fast import run_fast
 
@@ -102,7 +142,8 @@ def _run(arguments: list[str]) -> int:
     except Exception as error:  # last resort: still one readable line
         from .output import escape_control
 
-        sys.stderr.write(f"lidguard: unexpected error: {type(error).__name__}: {escape_control(str(error))}\n")
+        sys.stderr.write(_("lidguard: unexpected error: {kind}: {error}").format(
+            kind=type(error).__name__, error=escape_control(str(error))) + "\n")
         return 1
 
 

@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import Any
 
 from ..ipc.client import send_request
+from ..l10n import _
 from ..platform import load_platform
 from ..platform.api import Platform
 from ..platform.paths import LidGuardPaths, RuntimeDirError, resolve_paths
@@ -45,4 +46,4 @@ class CliContext:
 
 
 def _warn(text: str) -> None:
-    sys.stderr.write(f"lidguard: warning: {escape_control(text)}\n")
+    sys.stderr.write(_("lidguard: warning: {error}").format(error=escape_control(text)) + "\n")

@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any
 
+from ..l10n import N_, _
 from ..platform.api import (
     PERMISSION_SUBCOMMANDS,
     LidState,
@@ -32,11 +33,11 @@ def _current_lid_state(context: CliContext, args: argparse.Namespace) -> int:
             time.sleep(0.025)  # some backends fill the state asynchronously (REFERENCE 1.2)
             state = reader.read_lid_state()
     except (Unsupported, OSError) as error:
-        raise CliError(f"The lid state cannot be read: {error}") from error
+        raise CliError(_("The lid state cannot be read: {error}").format(error=error)) from error
     if args.json:
         print_json({"lidSwitchState": state.value})
     else:
-        print(f"Current lid state: {state.value}")
+        print(_("Current lid state: {state}").format(state=state.value))
     return 0
 
 
@@ -44,13 +45,13 @@ def _current_monitor_count(context: CliContext, args: argparse.Namespace) -> int
     try:
         displays = context.platform.display.list_connected_displays()
     except (Unsupported, OSError) as error:
-        raise CliError(f"The display monitors cannot be counted: {error}") from error
+        raise CliError(_("The display monitors cannot be counted: {error}").format(error=error)) from error
     count = count_visible_displays(displays, exclude_internal=False)
     if args.json:
         print_json({"visibleDisplayMonitorCount": count,
                     "displays": [{"name": item.name, "internal": item.internal} for item in displays]})
     else:
-        print(f"Current visible display monitor count: {count}")
+        print(_("Current visible display monitor count: {count}").format(count=count))
     return 0
 
 
@@ -59,7 +60,8 @@ def _stored_settings(context: CliContext) -> Settings:
     ``start``, ``status`` and ``doctor`` give (the file is left as it is)."""
     report = load_settings_report(context.paths.settings_file)
     if report.error:
-        sys.stderr.write(f"lidguard: warning: {escape_control(report.error)} Using the defaults.\n")
+        sys.stderr.write(_("lidguard: warning: {error} Using the defaults.").format(error=escape_control(report.error))
+                         + "\n")
     return report.settings
 
 
@@ -70,7 +72,7 @@ def _temperature_mode(context: CliContext, text: str | None) -> TemperatureMode:
     for mode in TemperatureMode:
         if mode.value.lower() == value:
             return mode
-    raise CliError("The temperature-mode option must be default, low, average, or high.")
+    raise CliError(_("The temperature-mode option must be default, low, average, or high."))
 
 
 def _current_temperature(context: CliContext, args: argparse.Namespace) -> int:
@@ -83,10 +85,11 @@ def _current_temperature(context: CliContext, args: argparse.Namespace) -> int:
     if args.json:
         print_json({"temperatureMode": mode.value, "temperatureCelsius": celsius, "zoneCount": len(values)})
     elif celsius is None:
-        print(f"Current recognized system temperature is unavailable from this platform's thermal-zone "
-              f"information using {mode.value} mode.")
+        print(_("Current recognized system temperature is unavailable from this platform's thermal-zone "
+                "information using {mode} mode.").format(mode=mode.value))
     else:
-        print(f"Current recognized system temperature using {mode.value} mode: {celsius} Celsius")
+        print(_("Current recognized system temperature using {mode} mode: {celsius} Celsius").format(
+            mode=mode.value, celsius=celsius))
     return 0
 
 
@@ -99,12 +102,13 @@ def _suspend_history(context: CliContext, args: argparse.Namespace) -> int:
     if args.json:
         print_json({"suspendHistoryFile": str(context.paths.suspend_history_file), "entries": entries})
         return 0
-    lines = [f"Suspend history file: {context.paths.suspend_history_file}",
-             f"Suspend history recording: {f'{retention} entries' if retention else 'off'}"]
+    recording = _("{value} entries").format(value=retention) if retention else _("off")
+    lines = [_("Suspend history file: {path}").format(path=context.paths.suspend_history_file),
+             _("Suspend history recording: {value}").format(value=recording)]
     if not entries:
-        lines.append("No suspend history entries recorded.")
+        lines.append(_("No suspend history entries recorded."))
     else:
-        lines.append(f"Recent suspend history entries: {len(entries)}")
+        lines.append(_("Recent suspend history entries: {count}").format(count=len(entries)))
         for entry in entries:
             lines.append(f"- {format_local(entry.get('RecordedAt'))} mode={entry.get('SuspendMode')} "
                          f"reason={entry.get('Reason')} succeeded={entry.get('Succeeded')} "
@@ -155,10 +159,10 @@ def _history_count(text: str) -> int:
 # One line each for `lidguard linux-permission --help` / `lidguard help linux-permission` (short
 # enough for argparse's help column on an 80-column terminal).
 _PERMISSION_HELP = {
-    "status": "Show the rule, the tools and logind's answers.",
-    "check": "Try an inhibitor and logind; never suspends.",
-    "install": "Install this user's polkit rule (uses sudo).",
-    "remove": "Remove the polkit rule lidguard installed.",
+    "status": N_("Show the rule, the tools and logind's answers."),
+    "check": N_("Try an inhibitor and logind; never suspends."),
+    "install": N_("Install this user's polkit rule (uses sudo)."),
+    "remove": N_("Remove the polkit rule lidguard installed."),
 }
 
 
@@ -168,63 +172,65 @@ def _permission(context: CliContext, args: argparse.Namespace) -> int:
 
     backend = context.platform.name
     if backend not in (args.permission_backend, "fake"):
-        raise CliError(f"The {args.permission_backend}-permission command needs the {args.permission_backend} "
-                       f"backend; the selected platform is {backend}.")
+        raise CliError(_("The {name}-permission command needs the {name} backend; the selected platform is "
+                         "{backend}.").format(name=args.permission_backend, backend=backend))
     try:
         return context.platform.permission.run(args.subcommand, out=sys.stdout, err=sys.stderr)
     except Unsupported as error:
-        raise CliError(f"The permission command is unavailable: {error}") from error
+        raise CliError(_("The permission command is unavailable: {error}").format(error=error)) from error
 
 
 def add_diagnostic_commands(subparsers: Any) -> None:
     from ..platform.host import host_os_name
 
-    parser = subparsers.add_parser("doctor", help="Check this machine: platform, native modules, capabilities, paths.")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser = subparsers.add_parser("doctor",
+                                   help=_("Check this machine: platform, native modules, capabilities, paths."))
+    parser.add_argument("--json", action="store_true", help=_("machine-readable output"))
     parser.set_defaults(handler=_doctor)
-    parser = subparsers.add_parser("current-lid-state", help="Print the lid switch state.")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser = subparsers.add_parser("current-lid-state", help=_("Print the lid switch state."))
+    parser.add_argument("--json", action="store_true", help=_("machine-readable output"))
     parser.set_defaults(handler=_current_lid_state)
-    parser = subparsers.add_parser("current-monitor-count", help="Print the visible display monitor count.")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser = subparsers.add_parser("current-monitor-count", help=_("Print the visible display monitor count."))
+    parser.add_argument("--json", action="store_true", help=_("machine-readable output"))
     parser.set_defaults(handler=_current_monitor_count)
-    parser = subparsers.add_parser("current-temperature", help="Print the system temperature.")
+    parser = subparsers.add_parser("current-temperature", help=_("Print the system temperature."))
     parser.add_argument("--temperature-mode", metavar="default|low|average|high")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--json", action="store_true", help=_("machine-readable output"))
     parser.set_defaults(handler=_current_temperature)
-    parser = subparsers.add_parser("suspend-history", help="Show recent suspend attempts, newest first.")
+    parser = subparsers.add_parser("suspend-history", help=_("Show recent suspend attempts, newest first."))
     parser.add_argument("--count", type=_history_count, metavar=f"1-{SUSPEND_HISTORY_COUNT_MAX}",
-                        help="how many entries (default: the retention)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+                        help=_("how many entries (default: the retention)"))
+    parser.add_argument("--json", action="store_true", help=_("machine-readable output"))
     parser.set_defaults(handler=_suspend_history)
     if host_os_name() == "linux":
         parser = subparsers.add_parser(
-            "linux-permission", help="Check or install the polkit rule for logind actions.",
-            description="Manage the polkit rule that allows this user's lidguard runtime to hold sleep/lid "
-                        "inhibitors and to suspend or hibernate through systemd-logind.")
+            "linux-permission", help=_("Check or install the polkit rule for logind actions."),
+            description=_("Manage the polkit rule that allows this user's lidguard runtime to hold sleep/lid "
+                        "inhibitors and to suspend or hibernate through systemd-logind."))
         commands = parser.add_subparsers(dest="subcommand", metavar="|".join(PERMISSION_SUBCOMMANDS),
                                          title="subcommands", required=True)
         for name in PERMISSION_SUBCOMMANDS:
-            commands.add_parser(name, help=_PERMISSION_HELP[name], description=_PERMISSION_HELP[name])
+            commands.add_parser(name, help=_(_PERMISSION_HELP[name]), description=_(_PERMISSION_HELP[name]))
         parser.set_defaults(handler=_permission, skip_recovery=False, permission_backend="linux")
     if host_os_name() == "macos" or _selected_platform() == "macos":
         parser = subparsers.add_parser(
-            "macos-permission", help="Check or install the sudoers rule for pmset/powermetrics.",
-            description="Manage the sudoers rule that lets this user's lidguard runtime run exactly the "
-                        "allowlisted pmset and powermetrics commands through `sudo -n`.")
+            "macos-permission", help=_("Check or install the sudoers rule for pmset/powermetrics."),
+            description=_("Manage the sudoers rule that lets this user's lidguard runtime run exactly the "
+                        "allowlisted pmset and powermetrics commands through `sudo -n`."))
         commands = parser.add_subparsers(dest="subcommand", metavar="|".join(PERMISSION_SUBCOMMANDS),
                                          title="subcommands", required=True)
         for name in PERMISSION_SUBCOMMANDS:
-            commands.add_parser(name, help=_MACOS_PERMISSION_HELP[name], description=_MACOS_PERMISSION_HELP[name])
+            commands.add_parser(name, help=_(_MACOS_PERMISSION_HELP[name]),
+                                description=_(_MACOS_PERMISSION_HELP[name]))
         parser.set_defaults(handler=_permission, skip_recovery=False, permission_backend="macos")
 
 
 # One line each for `lidguard macos-permission --help` (owned by the macOS backend, H7).
 _MACOS_PERMISSION_HELP = {
-    "status": "Show the sudoers rule, the tools and pmset values.",
-    "check": "Try caffeinate, pmset and powermetrics; never sleeps.",
-    "install": "Install the sudoers rule for this user (uses sudo).",
-    "remove": "Remove the sudoers rule lidguard installed.",
+    "status": N_("Show the sudoers rule, the tools and pmset values."),
+    "check": N_("Try caffeinate, pmset and powermetrics; never sleeps."),
+    "install": N_("Install the sudoers rule for this user (uses sudo)."),
+    "remove": N_("Remove the sudoers rule lidguard installed."),
 }
 
 

@@ -13,13 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..l10n import N_, _
 from ..platform.api import NativeModuleStatus, Platform, Unsupported
 from ..settings import load_settings_report
 from .context import CliContext
 from .file_health import file_problems
 
-__all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "format_doctor_report",
-           "protection_verdict"]
+__all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "fake_platform_text",
+           "format_doctor_report", "localized_verdict", "protection_verdict"]
 
 # Capabilities only an option uses (DimDisplayWhenIdleMinutes, off by default): shown, never "missing".
 _OPTIONAL = ("brightness",)
@@ -57,7 +58,8 @@ def capability_objects(capabilities: dict[str, str]) -> list[dict[str, Any]]:
     """``{"name", "available", "reason"}`` (and ``state``) from the backend's capability texts."""
     result = []
     for name, text in capabilities.items():
-        state, _, rest = text.partition(":") if text.startswith(("unavailable:", "unsupported:")) else ("", "", "")
+        state, _colon, rest = text.partition(":") if text.startswith(("unavailable:", "unsupported:")) \
+            else ("", "", "")
         if state:
             result.append({"name": name, "available": False, "state": state, "reason": rest.strip()})
         elif text.startswith("available"):
@@ -75,12 +77,12 @@ def _hooks(settings_file: Path) -> list[dict[str, Any]]:
     issue 32.5) and whether each installed command runs."""
     from ..installers import PROVIDERS, InstallError, available_providers, command_checks, provider_status
 
-    present, _ = available_providers()
+    present, _absent = available_providers()
     result: list[dict[str, Any]] = []
     for key in present:
         provider = PROVIDERS[key]
         try:
-            _, lines = provider_status(key, None, settings_file)
+            _status, lines = provider_status(key, None, settings_file)
         except InstallError as error:
             result.append({"provider": provider.display, "status": "Unknown", "config": "",
                            "problem": str(error)})
@@ -93,26 +95,43 @@ def _hooks(settings_file: Path) -> list[dict[str, Any]]:
     return result
 
 
-def _verdict(capabilities: list[dict[str, Any]], hooks: list[dict[str, Any]], settings: dict[str, Any]
-             ) -> dict[str, Any]:
+def _same(message: str) -> str:
+    return message
+
+
+_CANNOT_PROTECT = N_("cannot protect anything on this machine: keeping it awake is not possible: {reason}")
+
+
+def _verdict(capabilities: list[dict[str, Any]], hooks: list[dict[str, Any]], settings: dict[str, Any],
+             translate: Any = _same) -> dict[str, Any]:
+    """The verdict (English in the JSON; ``translate``: ``lidguard.l10n._`` for the human line)."""
+    t = translate
     by_name = {item["name"]: item for item in capabilities}
     protection = by_name.get(_PROTECTION)
     can_protect = bool(protection and protection["available"])
     missing = [f"{item['name']} ({item['reason']})" for item in capabilities
                if not item["available"] and item["name"] not in (_PROTECTION, *_OPTIONAL)]
-    missing += [f"{hook['provider']} hooks broken ({hook['problem']})" for hook in hooks if hook["problem"]]
+    missing += [t(N_("{provider} hooks broken ({problem})")).format(provider=hook["provider"],
+                                                                     problem=hook["problem"])
+                for hook in hooks if hook["problem"]]
     if settings["error"]:
-        missing.append("a usable settings file (the defaults are used)")
+        missing.append(t(N_("a usable settings file (the defaults are used)")))
     if not any(hook["status"] != "NotInstalled" for hook in hooks):
-        missing.append("agent hooks (run: lidguard setup)")
+        missing.append(t(N_("agent hooks (run: lidguard setup)")))
     if not can_protect:
-        reason = protection["reason"] if protection else "the platform has no power capability"
-        text = f"cannot protect anything on this machine: keeping it awake is not possible: {reason}"
+        reason = protection["reason"] if protection else t(N_("the platform has no power capability"))
+        text = t(_CANNOT_PROTECT).format(reason=reason)
     elif missing:
-        text = "ready, but missing: " + "; ".join(missing)
+        text = t(N_("ready, but missing: {missing}")).format(missing="; ".join(missing))
     else:
-        text = "ready"
+        text = t(N_("ready"))
     return {"ready": can_protect and not missing, "canProtect": can_protect, "missing": missing, "text": text}
+
+
+def localized_verdict(text: str) -> str:
+    """``protection_verdict``'s English text in the user's language (``status`` prints it)."""
+    head = _CANNOT_PROTECT.split("{", 1)[0]
+    return _(_CANNOT_PROTECT).format(reason=text[len(head):]) if text.startswith(head) else text
 
 
 def protection_verdict(platform: Platform) -> str | None:
@@ -129,10 +148,11 @@ def protection_verdict(platform: Platform) -> str | None:
 def capability_text(item: dict[str, Any]) -> str:
     """One ``{"name", "available", "state", "reason"}`` capability as doctor's human line shows it."""
     if item["state"] == "available":
-        return f"available ({item['reason']})" if item["reason"] else "available"
+        return _("available ({reason})").format(reason=item["reason"]) if item["reason"] else _("available")
     if item["state"] == "info":
         return str(item["reason"])
-    return f"{item['state']}: {item['reason']}"
+    state = {"unavailable": _("unavailable"), "unsupported": _("unsupported")}.get(item["state"], item["state"])
+    return f"{state}: {item['reason']}"
 
 
 def doctor_exit_code(report: dict[str, Any]) -> int:
@@ -145,7 +165,7 @@ def _copilot_stop_warnings() -> list[str]:
     try:
         return foreign_agent_stop_warnings()
     except Exception as error:  # noqa: BLE001 - a scan failure never breaks doctor
-        return [f"Warning: the Copilot CLI hooks could not be scanned: {error}"]
+        return [_("Warning: the Copilot CLI hooks could not be scanned: {error}").format(error=error)]
 
 
 def collect_doctor_report(context: CliContext) -> dict[str, Any]:
@@ -207,10 +227,10 @@ def _agent_keep_awake(context: CliContext, response: dict[str, Any]) -> dict[str
 def _keep_awake_lines(keep_awake: dict[str, Any] | None) -> list[str]:
     if not keep_awake:
         return []
-    lines = ["Agents' own keep-awake:"]
+    lines = [_("Agents' own keep-awake:")]
     live = keep_awake.get("live") or []
-    lines += [f"  Holding now: {holder['text']}" for holder in live] or \
-        ["  Holding now: no agent holds a sleep blocker"]
+    lines += [_("  Holding now: {holder}").format(holder=holder["text"]) for holder in live] or \
+        [_("  Holding now: no agent holds a sleep blocker")]
     lines += [f"  {item['agent']}: {item['text']}" for item in keep_awake.get("configured") or []]
     return lines
 
@@ -240,57 +260,72 @@ def _lid_held_back(response: dict[str, Any]) -> str | None:
 
 
 def _settings_lines(settings: dict[str, Any]) -> list[str]:
+    path = settings["file"]
     if settings["error"]:
-        return [f"Settings file: {settings['file']} (unusable; the defaults are used, the file is left as it is)",
-                f"  {settings['error']}"]
+        return [_("Settings file: {path} (unusable; the defaults are used, the file is left as it is)").format(
+            path=path), f"  {settings['error']}"]
     if not settings["exists"]:
-        return [f"Settings file: {settings['file']} (not created yet; the defaults are used)"]
+        return [_("Settings file: {path} (not created yet; the defaults are used)").format(path=path)]
     problems = settings["problems"]
     if not problems:
-        return [f"Settings file: {settings['file']} (ok)"]
-    return [f"Settings file: {settings['file']} ({len(problems)} stored value(s) not used as they are)",
-            *(f"  {problem}" for problem in problems)]
+        return [_("Settings file: {path} (ok)").format(path=path)]
+    return [_("Settings file: {path} ({count} stored value(s) not used as they are)").format(
+        path=path, count=len(problems)), *(f"  {problem}" for problem in problems)]
 
 
 def _runtime_line(report: dict[str, Any]) -> str:
     if report.get("platformMismatch"):
-        return f"Runtime: {report['platformMismatch']}"
+        return _("Runtime: {mismatch}").format(mismatch=report["platformMismatch"])
     if not report["runtimeRunning"]:
-        return "Runtime: not running"
+        return _("Runtime: not running")
     platform = report.get("runtimePlatform")
-    return f"Runtime: running on platform {platform}" if platform else "Runtime: running"
+    return _("Runtime: running on platform {platform}").format(platform=platform) if platform \
+        else _("Runtime: running")
 
 
 def format_doctor_report(report: dict[str, Any]) -> list[str]:
     lines = [
-        f"lidguard {report['version']} on {report['python']} ({report['executable']})",
-        f"Host OS: {report['hostOs']}    Platform backend: {report['platform']}",
+        _("lidguard {version} on {python} ({executable})").format(
+            version=report["version"], python=report["python"], executable=report["executable"]),
+        _("Host OS: {host}    Platform backend: {platform}").format(host=report["hostOs"], platform=report["platform"]),
         _runtime_line(report),
     ]
     if report.get("fakePlatform"):
-        lines.append(report["fakePlatform"]["text"])
+        lines.append(fake_platform_text(report["fakePlatform"]))
     if report.get("lidPolicyHeldBack"):
-        lines.append(f"Lid-close action held back: {report['lidPolicyHeldBack']}")
-    lines.append("Native modules:")
+        lines.append(_("Lid-close action held back: {note}").format(note=report["lidPolicyHeldBack"]))
+    lines.append(_("Native modules:"))
     for module in report["nativeModules"]:
-        state = "active" if module["active"] else "pure-Python fallback"
+        state = _("active") if module["active"] else _("pure-Python fallback")
         lines.append(f"  {module['name']}: {state} ({module['reason']})")
-    lines.append("Capabilities:")
+    lines.append(_("Capabilities:"))
     lines += [f"  {item['name']}: {capability_text(item)}" for item in report["capabilities"]]
-    lines.append(f"Power source: {report['powerSourceText']}")
+    lines.append(_("Power source: {source}").format(source=report["powerSourceText"]))
     lines += _settings_lines(report["settings"])
-    lines.append("Agent hooks:" if report["hooks"] else "Agent hooks: no agent CLI configuration folder found")
+    lines.append(_("Agent hooks:") if report["hooks"] else _("Agent hooks: no agent CLI configuration folder found"))
     for hook in report["hooks"]:
-        state = {"Installed": "installed", "NeedsUpdate": "installed, needs update (run: lidguard hook-install)",
-                 "NotInstalled": "not installed"}.get(hook["status"], hook["status"])
+        state = {"Installed": _("installed"),
+                 "NeedsUpdate": _("installed, needs update (run: lidguard hook-install)"),
+                 "NotInstalled": _("not installed")}.get(hook["status"], hook["status"])
         if hook["problem"]:
-            state = f"broken: {hook['problem']}"
-        lines.append(f"  {hook['provider']} hooks: {state}")
+            state = _("broken: {problem}").format(problem=hook["problem"])
+        lines.append(_("  {provider} hooks: {state}").format(provider=hook["provider"], state=state))
     lines += report.get("copilotStopWarnings", [])
     lines += _keep_awake_lines(report.get("agentKeepAwake"))
-    lines += [f"File problem: {problem}" for problem in report["fileProblems"]]
-    lines.append("Paths:")
+    lines += [_("File problem: {problem}").format(problem=problem) for problem in report["fileProblems"]]
+    lines.append(_("Paths:"))
     for name, path in report["paths"].items():
         lines.append(f"  {name}: {path}")
-    lines.append(f"Verdict: {report['verdict']['text']}")
+    verdict = _verdict(report["capabilities"], report["hooks"], report["settings"], translate=_)["text"]
+    lines.append(_("Verdict: {verdict}").format(verdict=verdict))
     return lines
+
+
+def fake_platform_text(fake: dict[str, str]) -> str:
+    """``switches.fake_platform_line`` (English in the JSON) in the user's language."""
+    from .. import switches
+
+    if fake.get("text") != switches.fake_platform_line(fake.get("reason")):
+        return str(fake.get("text"))
+    return _("platform: fake ({reason}) - protects nothing").format(reason=fake.get("reason") or
+                                                                     _("chosen by the caller"))

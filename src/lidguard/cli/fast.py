@@ -26,20 +26,24 @@ from .output import CliError, escape_control, response_block
 
 __all__ = ["COMMANDS", "COMMAND_HELP", "OPTION_HELP", "options_of", "run_fast", "safe_text"]
 
+def N_(message: str) -> str:  # noqa: N802 - marks a help text for lidguard.l10n (translated where shown)
+    return message
+
+
 # option key -> (names, help); flags take no value (``--all``, ``--all=false``, ``--all true``).
 OPTION_HELP: dict[str, tuple[tuple[str, ...], str]] = {
     "provider": (("--provider",), PROVIDER_CHOICES_TEXT),
     "session": (("--session", "--session-id", "--session-identifier"),
-                "session identifier (default: <Provider>:<working directory>)"),
-    "provider_name": (("--provider-name", "--mcp-provider-name"), "required with --provider mcp"),
+                N_("session identifier (default: <Provider>:<working directory>)")),
+    "provider_name": (("--provider-name", "--mcp-provider-name"), N_("required with --provider mcp")),
     "parent_pid": (("--parent-pid", "--watched-process-id", "--watched-process-identifier"),
-                   "a running process whose exit ends the session, or 'auto': the provider's agent found "
-                   "above this command (custom/unknown: the script or shell that ran lidguard)"),
+                   N_("a running process whose exit ends the session, or 'auto': the provider's agent found "
+                   "above this command (custom/unknown: the script or shell that ran lidguard)")),
     "working_directory": (("--working-directory", "--cwd"),
-                          "working directory recorded for the session (default: current)"),
-    "reason": (("--reason", "--session-state-reason"), "why the session's state changed (logged)"),
-    "all": (("--all",), "remove every session"),
-    "force": (("--force",), "stop the runtime even while sessions are active (their protection ends)"),
+                          N_("working directory recorded for the session (default: current)")),
+    "reason": (("--reason", "--session-state-reason"), N_("why the session's state changed (logged)")),
+    "all": (("--all",), N_("remove every session")),
+    "force": (("--force",), N_("stop the runtime even while sessions are active (their protection ends)")),
 }
 FLAGS = frozenset({"all", "force"})
 _SESSION = ("provider", "session", "provider_name", "parent_pid", "working_directory")
@@ -52,12 +56,12 @@ _COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
     "stop-runtime": ("force",),
 }
 COMMAND_HELP = {
-    "start": "Start or update a session (starts the runtime if needed).",
-    "stop": "Stop a session (never sends a session-end webhook).",
-    "mark-session-active": "Mark a session active again (hooks: a prompt or tool use after a soft-lock).",
-    "mark-session-softlocked": "Mark a session soft-locked (hooks: waiting for the user).",
-    "remove-session": "Remove sessions without ending them normally.",
-    "stop-runtime": "Stop the runtime (refuses while sessions are active unless --force).",
+    "start": N_("Start or update a session (starts the runtime if needed)."),
+    "stop": N_("Stop a session (never sends a session-end webhook)."),
+    "mark-session-active": N_("Mark a session active again (hooks: a prompt or tool use after a soft-lock)."),
+    "mark-session-softlocked": N_("Mark a session soft-locked (hooks: waiting for the user)."),
+    "remove-session": N_("Remove sessions without ending them normally."),
+    "stop-runtime": N_("Stop the runtime (refuses while sessions are active unless --force)."),
 }
 COMMANDS = tuple(_COMMAND_OPTIONS)
 HELP_TOKENS = frozenset({"--help", "-h", "/?"})

@@ -9,25 +9,34 @@ import textwrap
 from typing import Any, NoReturn
 
 from ..agents import AGENTS
+from ..l10n import N_, _
 
 __all__ = ["CATEGORIES", "build_parser", "run_full"]
 
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Session Control", ("start", "stop", "status", "remove-session", "cleanup-orphans", "stop-runtime",
+    (N_("Session Control"), ("start", "stop", "status", "remove-session", "cleanup-orphans", "stop-runtime",
                          "pause", "resume", "emergency-restore")),
-    ("Settings & Suspend", ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
+    (N_("Settings & Suspend"), ("settings", "remove-pre-suspend-webhook", "remove-post-session-end-webhook",
                             "remove-closed-lid-stop-follow-up-webhook", "suspend-history",
                             "preview-system-sound", "preview-current-sound")),
-    ("Getting Started", ("setup", "doctor", "completion", "service", "tray", "uninstall")),
-    ("Diagnostics", ("current-lid-state", "current-monitor-count", "current-temperature",
+    (N_("Getting Started"), ("setup", "doctor", "completion", "service", "tray", "uninstall")),
+    (N_("Diagnostics"), ("current-lid-state", "current-monitor-count", "current-temperature",
                      "linux-permission", "macos-permission")),
-    ("Hook Integration", ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
+    (N_("Hook Integration"), ("hook-install", "hook-status", "hook-remove", "claude-hooks", "codex-hooks",
                           "copilot-hooks", "hook-events", *(f"{key}-hook" for key in AGENTS))),
-    ("MCP Integration", ("mcp-status", "mcp-install", "mcp-remove", "provider-mcp-status", "provider-mcp-install",
+    (N_("MCP Integration"), ("mcp-status", "mcp-install", "mcp-remove", "provider-mcp-status", "provider-mcp-install",
                          "provider-mcp-remove", "mcp-server", "provider-mcp-server")),
-    ("Managed / Internal Commands", ("mark-session-active", "mark-session-softlocked", "run-server", "version")),
+    (N_("Managed / Internal Commands"), ("mark-session-active", "mark-session-softlocked", "run-server", "version")),
 )
 HELP_COMMANDS = ("help", "--help", "-h", "/?")
+# argparse's own words (it translates them with gettext's ``_``, which ``_Parser`` points at lidguard.l10n).
+ARGPARSE_TEXTS = (N_("usage: "), N_("options"), N_("positional arguments"), N_("show this help message and exit"),
+                  N_("the following arguments are required: %s"), N_("unrecognized arguments: %s"),
+                  N_("invalid choice: %(value)r (choose from %(choices)s)"), N_("expected one argument"),
+                  N_("argument %(argument_name)s: %(message)s"), N_("invalid %(type)s value: %(value)r"),
+                  N_("not allowed with argument %s"), N_("ambiguous option: %(option)s could match %(matches)s"),
+                  N_("expected at least one argument"), N_("expected at most one argument"),
+                  N_("one of the arguments %s is required"), N_("ignored explicit argument %r"))
 
 
 HELP_WIDTH = 100  # `lidguard help` and every --help fit 100 columns (fewer on a narrower terminal)
@@ -46,6 +55,28 @@ class _Formatter(argparse.HelpFormatter):
     def __init__(self, prog: str) -> None:
         super().__init__(prog, width=_help_width(), max_help_position=34)
 
+    def _format_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None) -> str:
+        """argparse counts characters: an ASCII stand-in as wide as the translated ``usage:`` keeps the
+        indentation and the width right, then the words replace it."""
+        if prefix is not None:
+            return super()._format_usage(usage, actions, groups, prefix)
+        from .status_view import display_width
+
+        translated = _("usage: ")
+        columns = display_width(translated)
+        text = super()._format_usage(usage, actions, groups, "u" * columns)
+        return translated + text[columns:]
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import re
+
+        return _wrap(re.sub(r"\s+", " ", text).strip(), width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import re
+
+        return "\n".join(indent + line for line in _wrap(re.sub(r"\s+", " ", text).strip(), width - len(indent)))
+
     def _format_action_invocation(self, action: argparse.Action) -> str:
         if not action.option_strings:
             return super()._format_action_invocation(action)
@@ -60,6 +91,7 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
+        argparse._ = _  # type: ignore[attr-defined]  # argparse's words in the user's language
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -115,16 +147,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_service_command(subparsers)
     add_tray_command(subparsers)
     add_uninstall_command(subparsers)
-    sub = subparsers.add_parser("completion", help="Print the shell completion script: completion bash|zsh|fish.",
-                                description="Print a completion script for lidguard. bash: "
-                                            "`lidguard completion bash > ~/.local/share/bash-completion/completions/"
-                                            "lidguard`; zsh: `lidguard completion zsh > ~/.zfunc/_lidguard`; fish: "
-                                            "`lidguard completion fish > ~/.config/fish/completions/lidguard.fish`.")
-    sub.add_argument("shell", choices=("bash", "zsh", "fish"), help="bash, zsh or fish")
+    sub = subparsers.add_parser("completion", help=_("Print the shell completion script: completion bash|zsh|fish."),
+                                description=_("Print a completion script for lidguard. bash: "
+                                              "`lidguard completion bash > ~/.local/share/bash-completion/completions/"
+                                              "lidguard`; zsh: `lidguard completion zsh > ~/.zfunc/_lidguard`; fish: "
+                                              "`lidguard completion fish > ~/.config/fish/completions/lidguard.fish`."))
+    sub.add_argument("shell", choices=("bash", "zsh", "fish"), help=_("bash, zsh or fish"))
     sub.set_defaults(handler=_completion, skip_recovery=True)
-    sub = subparsers.add_parser("run-server", help="Run the per-user runtime (started automatically).")
+    sub = subparsers.add_parser("run-server", help=_("Run the per-user runtime (started automatically)."))
     sub.set_defaults(handler=_run_server, skip_recovery=True)
-    sub = subparsers.add_parser("version", help="Print the installed lidguard version (also --version).")
+    sub = subparsers.add_parser("version", help=_("Print the installed lidguard version (also --version)."))
     sub.set_defaults(handler=_version, skip_recovery=True)
     return parser
 
@@ -134,15 +166,18 @@ def _summary_help(parser: argparse.ArgumentParser) -> str:
     from .output import CliError
 
     commands = _subcommands(parser)
-    lines = ["Usage: lidguard <command> [options]", "       lidguard help <command>", ""]
+    from .status_view import display_width
+
+    usage = _("Usage: lidguard <command> [options]")
+    lines = [usage, " " * display_width(usage.split("lidguard", 1)[0]) + "lidguard help <command>", ""]
     for title, names in CATEGORIES:
         present = [name for name in names if name in commands]
         if not present:
             continue
-        lines.append(f"{title}:")
+        lines.append(f"{_(title)}:")
         column = max(len(name) for name in commands) + 4
         for name in present:
-            wrapped = textwrap.wrap(_help_text(parser, name), width=_help_width() - column) or [""]
+            wrapped = _wrap(_help_text(parser, name), _help_width() - column) or [""]
             lines.append(f"  {name:<{column - 2}}{wrapped[0]}")
             lines += [" " * column + more for more in wrapped[1:]]
         lines.append("")
@@ -150,11 +185,50 @@ def _summary_help(parser: argparse.ArgumentParser) -> str:
         paths = resolve_paths()
     except ValueError as error:  # RuntimeDirError: an unsafe folder
         raise CliError(str(error)) from error
-    lines += ["Paths & Notes:", f"  Settings file: {paths.settings_file}", f"  Session log: {paths.session_log_file}",
-              f"  Suspend history: {paths.suspend_history_file}",
-              "  Read commands take --json for machine-readable output.",
-              "  Stop the runtime: lidguard stop-runtime (add --force while sessions are active)."]
+    lines += [_("Paths & Notes:"), _("  Settings file: {path}").format(path=paths.settings_file),
+              _("  Session log: {path}").format(path=paths.session_log_file),
+              _("  Suspend history: {path}").format(path=paths.suspend_history_file),
+              _("  Read commands take --json for machine-readable output."),
+              _("  Language: --ui-culture or LIDGUARD_UI_CULTURE (auto, en, ko, ja, zh-Hans, zh-Hant)."),
+              _("  Stop the runtime: lidguard stop-runtime (add --force while sessions are active).")]
     return "\n".join(lines)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``textwrap.wrap`` that counts East Asian wide characters as two columns and breaks between them
+    (CJK text has no spaces)."""
+    from .status_view import display_width
+
+    if display_width(text) == len(text):
+        return textwrap.wrap(text, width=width)
+    lines: list[str] = []
+    current: list[str] = []
+    for word in _words(text):
+        if current and display_width("".join(current) + word) > width:
+            carried: list[str] = []
+            if word[:1] in _NO_LINE_START and len(current) > 1:  # "。" never starts a line: take a character along
+                carried = [current.pop()]
+            lines.append("".join(current).rstrip())
+            current = [piece.lstrip() for piece in carried] + [word.lstrip()]
+        else:
+            current.append(word)
+    if "".join(current).strip():
+        lines.append("".join(current).rstrip())
+    return lines
+
+
+_NO_LINE_START = frozenset("、。，．：；！？）」』】〉》”’ー々ぁぃぅぇぉっゃゅょァィゥェォッャュョ")
+
+
+# Han, kana and full-width forms break anywhere; Hangul, like Latin, breaks at spaces.
+_WIDE_BREAKABLE = "\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+
+
+def _words(text: str) -> list[str]:
+    """Breakable pieces: each Han/kana character alone, other runs with their trailing space."""
+    import re
+
+    return re.findall(f"[{_WIDE_BREAKABLE}]|[^\\s{_WIDE_BREAKABLE}]+\\s*|\\s+", text)
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -180,8 +254,8 @@ def _help(parser: argparse.ArgumentParser, topics: list[str]) -> int:
         print(_summary_help(parser))
         return 0
     if len(topics) > 1:
-        sys.stderr.write(f"lidguard: Unexpected argument: {escape_control(topics[1])} "
-                         "(use `lidguard help <command>`)\n")
+        sys.stderr.write(_("lidguard: Unexpected argument: {argument} (use `lidguard help <command>`)").format(
+            argument=escape_control(topics[1])) + "\n")
         return 1
     commands = _subcommands(parser)
     topic = topics[0].lower()
@@ -189,7 +263,8 @@ def _help(parser: argparse.ArgumentParser, topics: list[str]) -> int:
         from ..installers import did_you_mean
 
         hint = did_you_mean(topics[0], list(commands)) or " (see `lidguard help`)"
-        sys.stderr.write(f"lidguard: Unknown command: {escape_control(topics[0])}{hint}\n")
+        sys.stderr.write(_("lidguard: Unknown command: {value}{hint}").format(
+            value=escape_control(topics[0]), hint=hint) + "\n")
         return 1
     print(commands[topic].format_help())
     return 0
@@ -209,7 +284,8 @@ def run_full(arguments: list[str]) -> int:
         from .output import escape_control
 
         hint = did_you_mean(arguments[0], list(_subcommands(parser))) or " (see `lidguard help`)"
-        sys.stderr.write(f"lidguard: Unknown command: {escape_control(arguments[0])}{hint}\n")
+        sys.stderr.write(_("lidguard: Unknown command: {value}{hint}").format(
+            value=escape_control(arguments[0]), hint=hint) + "\n")
         return 1
     from .context import CliContext
 

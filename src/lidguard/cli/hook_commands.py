@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from ..agents import AGENTS, all_agents
+from ..l10n import _
 from .output import CliError, escape_control, format_local, print_json
 
 __all__ = ["HOOK_COMMANDS", "add_hook_commands"]
@@ -24,17 +25,18 @@ MAX_COUNT = 100_000
 def _provider(value: str | None) -> str:
     word = (value or "").strip().lower()
     if not word:
-        raise CliError(f"A provider is required. Use {_PROVIDER_WORDS}.")
+        raise CliError(_("A provider is required. Use {_PROVIDER_WORDS}.").format(_PROVIDER_WORDS=_PROVIDER_WORDS))
     provider = next((agent.KEY for agent in all_agents() if word in (agent.KEY, *agent.ALIASES)), None)
     if provider is None:
-        raise CliError(f"Unknown provider: {escape_control(word[:64])}. Use {_PROVIDER_WORDS}.")
+        raise CliError(_("Unknown provider: {value}. Use {_PROVIDER_WORDS}.").format(
+            value=escape_control(word[:64]), _PROVIDER_WORDS=_PROVIDER_WORDS))
     return provider
 
 
 def _count(value: str | None) -> int:
     text = (value if value is not None else str(DEFAULT_COUNT)).strip()
     if not (text.isascii() and text.isdigit() and len(text) <= 7 and 1 <= int(text) <= MAX_COUNT):
-        raise CliError(f"The --count option must be an integer from 1 to {MAX_COUNT}.")
+        raise CliError(_("The --count option must be an integer from 1 to {MAX_COUNT}.").format(MAX_COUNT=MAX_COUNT))
     return int(text)
 
 
@@ -42,7 +44,7 @@ def _event_json(line: str) -> dict[str, str]:
     """``<UTC time> key=value ...`` as ``{"time": ..., "key": "value", ...}``. Values hold no ``=`` (the log
     writes it ``\\x3d``), so a word without one continues the value before it (a folder with a space);
     a key seen twice keeps its first value: nothing later in a record overrides what came first."""
-    time, _, rest = line.strip().partition(" ")
+    time, _sep, rest = line.strip().partition(" ")
     entry = {"time": time}
     key = ""
     for part in rest.split(" "):
@@ -65,7 +67,8 @@ def _hook_events(context: Any, args: argparse.Namespace) -> int:
     try:
         lines = latest_lines(path, count)
     except OSError as error:
-        raise CliError(f"Cannot read the hook event log {path}: {error.strerror or error}") from error
+        raise CliError(_("Cannot read the hook event log {path}: {value}").format(
+            path=path, value=error.strerror or error)) from error
     if args.json:
         print_json({"provider": provider, "log": str(path), "events": [_event_json(line) for line in lines]})
         return 0
@@ -90,13 +93,15 @@ def add_hook_commands(subparsers: Any) -> None:
         summary, description = agent.HOOK_HELP
         sub = subparsers.add_parser(f"{agent.KEY}-hook", help=summary, description=description)
         if getattr(agent, "EVENT_OPTION", False):
-            sub.add_argument("--event", metavar="NAME", help="the hook event name")
+            sub.add_argument("--event", metavar="NAME", help=_("the hook event name"))
         sub.set_defaults(handler=None, skip_recovery=True)
-    sub = subparsers.add_parser("hook-events", help="Show the latest entries of a provider's hook event log.",
-                                description="Prints the latest lines of <provider>-hook-events.log in the data "
-                                            "folder (what each hook received, what the runtime answered).")
+    sub = subparsers.add_parser("hook-events", help=_("Show the latest entries of a provider's hook event log."),
+                                description=_("Prints the latest lines of <provider>-hook-events.log in the data "
+                                            "folder (what each hook received, what the runtime answered)."))
+    # the agents in the help text, not the usage line (with the next wave it outgrew 100 columns)
     sub.add_argument("--provider", metavar="AGENT",
-                     help=f"whose hook events (required): {', '.join(AGENTS)}")
-    sub.add_argument("--count", metavar="N", help=f"how many of the latest lines (default {DEFAULT_COUNT})")
-    sub.add_argument("--json", action="store_true", help="machine-readable output")
+                     help=_("whose hook events (required)") + f" [{', '.join(AGENTS)}]")
+    sub.add_argument("--count", metavar="N", help=_("how many of the latest lines (default {DEFAULT_COUNT})").format(
+        DEFAULT_COUNT=DEFAULT_COUNT))
+    sub.add_argument("--json", action="store_true", help=_("machine-readable output"))
     sub.set_defaults(handler=_hook_events)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import AGENTS, all_agents
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, block_json, escape_control, print_json
 
@@ -20,7 +21,6 @@ _PROVIDER_WORDS = f"{', '.join(AGENTS)}, all"
 # The agents are listed in the help text, not the usage line: with the next wave the usage line of every
 # hook command outgrew 100 columns (tests/cli/test_help_width.py).
 PROVIDER_METAVAR = "AGENT"
-AGENT_WORDS = f"{', '.join(AGENTS)} or all"
 # installers.snippets.FORMATS, kept here so building the parser does not import tomlkit (a test keeps them equal)
 SNIPPET_FORMATS = {"claude": ("settings-json", "json", "hooks-json"),
                    "codex": ("config-toml", "toml", "hooks-json", "json"),
@@ -32,21 +32,23 @@ def _print_lines(lines: list[str]) -> None:
 
 
 def _ask_provider(action: str) -> str:
-    sys.stdout.write(f"Provider to {action} LidGuard hooks for ({_PROVIDER_WORDS}; default: all): ")
+    sys.stdout.write(_("Provider to {action} LidGuard hooks for ({providers}; default: all): ").format(
+        action=action, providers=_PROVIDER_WORDS))
     sys.stdout.flush()
     line = sys.stdin.readline()
     if not line:
         print()
-        raise CliError("No provider was given (input ended); "
-                       f"use --provider {PROVIDER_METAVAR}.")
+        raise CliError(_("No provider was given (input ended); use --provider {providers}.").format(
+            providers=f"{'|'.join(AGENTS)}|all"))
     return line.strip() or "all"
 
 
 def _unknown(word: str) -> CliError:
     from ..installers import PROVIDERS, did_you_mean
 
-    return CliError(f"Unknown provider: {escape_control(word.strip()[:64])}"
-                    f"{did_you_mean(word, [*PROVIDERS, 'all'])}. Use {_PROVIDER_WORDS} (a comma list is fine).")
+    return CliError(_("Unknown provider: {word}{hint}. Use {providers} (a comma list is fine).").format(
+        word=escape_control(word.strip()[:64]), hint=did_you_mean(word, [*PROVIDERS, "all"]),
+        providers=_PROVIDER_WORDS))
 
 
 def _providers(value: list[str] | str | None, config: Path | None, action: str,
@@ -67,17 +69,17 @@ def _providers(value: list[str] | str | None, config: Path | None, action: str,
             raise _unknown(unknown or "")
     if keys != ["all"]:
         if config is not None and len(keys) > 1:
-            raise CliError("The --config option needs one provider.")
+            raise CliError(_("The --config option needs one provider."))
         return keys
     if config is not None:
-        raise CliError("The --config option needs one provider; it cannot be used with --provider all.")
+        raise CliError(_("The --config option needs one provider; it cannot be used with --provider all."))
     present, skipped = available_providers()
     if skipped_out is not None:
         skipped_out += skipped
     else:
         _print_lines(skipped)
     if not present:
-        raise CliError("No available providers were found for all-provider execution.")
+        raise CliError(_("No available providers were found for all-provider execution."))
     return [name for name in PROVIDERS if name in present]
 
 
@@ -85,7 +87,7 @@ def _config(value: str | None) -> Path | None:
     if value is None:
         return None
     if not value.strip():
-        raise CliError("The --config option needs a file path.")
+        raise CliError(_("The --config option needs a file path."))
     return Path(os.path.expanduser(value)).absolute()
 
 
@@ -124,7 +126,8 @@ def _hook_action(action: str) -> Any:
                 _print_lines([f"Provider: {provider.display}", "Changed: False", f"Message: {error}"])
                 failed.append(provider.display)
         if failed:
-            raise CliError(f"hook-{action} failed for {', '.join(failed)} (see above).")
+            raise CliError(_("hook-{action} failed for {agents} (see above).").format(
+                action=action, agents=", ".join(failed)))
         return 0
 
     return run
@@ -153,7 +156,7 @@ def _snippet(provider: str) -> Any:
 
         fmt = (args.format or next(iter(FORMATS[provider]))).strip().lower()
         if fmt not in FORMATS[provider]:
-            raise CliError(f"The format option must be {', '.join(FORMATS[provider])}.")
+            raise CliError(_("The format option must be {formats}.").format(formats=", ".join(FORMATS[provider])))
         sys.stdout.write(render(provider, fmt, stop_hook_timeout_seconds(context.paths.settings_file)))
         return 0
 
@@ -171,19 +174,20 @@ def add_install_commands(subparsers: Any) -> None:
         aliases = ["hook-uninstall"] if action == "remove" else []
         sub = subparsers.add_parser(
             f"hook-{action}", aliases=aliases, help=text,
-            description=f"{text} {configs}. A changed file is backed up first as <file>.lidguard.bak (one "
-                        "per file); its mode is kept.")
+            description=_("{text} {configs}. A changed file is backed up first as <file>.lidguard.bak (one per "
+                          "file); its mode is kept.").format(text=text, configs=configs))
         sub.add_argument("--provider", metavar=PROVIDER_METAVAR, action="append",
-                         help=f"agent CLIs ({AGENT_WORDS}), a comma list or repeated (asked when omitted; all = "
-                              "every agent whose configuration folder exists)")
+                         help=_("agent CLIs, a comma list or repeated (asked when omitted; all = every agent whose "
+                              "configuration folder exists)") + f" [{', '.join((*AGENTS, 'all'))}]")
         sub.add_argument("--config", metavar="FILE",
-                         help="use this file instead of the agent's default one (one provider only)")
+                         help=_("use this file instead of the agent's default one (one provider only)"))
         if action == "status":
-            sub.add_argument("--json", action="store_true", help="machine-readable output (default provider: all)")
+            sub.add_argument("--json", action="store_true", help=_("machine-readable output (default provider: all)"))
         sub.set_defaults(handler=_hook_action(action), skip_recovery=True)
     for provider, name in (("claude", "Claude Code"), ("codex", "Codex"), ("copilot", "GitHub Copilot CLI")):
         formats = SNIPPET_FORMATS[provider]
         text = f"Print the LidGuard hooks for {name} as a snippet to add by hand."
         sub = subparsers.add_parser(f"{provider}-hooks", help=text, description=text)
-        sub.add_argument("--format", metavar="|".join(formats), help=f"snippet format (default: {formats[0]})")
+        sub.add_argument("--format", metavar="|".join(formats), help=_("snippet format (default: {format})").format(
+            format=formats[0]))
         sub.set_defaults(handler=_snippet(provider), skip_recovery=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, block_json, escape_control, print_json
 
@@ -33,15 +34,23 @@ def _provider_name(value: str | None) -> str:
     from ..mcp.tools import ToolFailure, checked_text
 
     if value is None or not value.strip():
-        raise CliError("The provider-mcp-server command requires --provider-name <name>.")
+        raise CliError(_("The provider-mcp-server command requires --provider-name <name>."))
     try:
         return checked_text(value, "provider name", MAX_PROVIDER_NAME_CHARS, required=True)
     except ToolFailure as error:
         raise CliError(str(error)) from error
 
 
+def _english_for_agents() -> None:
+    """An MCP server answers a model, whose parsers read English (issue 38.2: what agents read stays English)."""
+    from .. import l10n
+
+    l10n.set_culture("en")
+
+
 def _mcp_server(context: CliContext, args: argparse.Namespace) -> int:
     _require_sdk()
+    _english_for_agents()
     from ..mcp.servers import build_server, run_stdio
     from ..mcp.tools import ToolContext
 
@@ -51,6 +60,7 @@ def _mcp_server(context: CliContext, args: argparse.Namespace) -> int:
 def _provider_mcp_server(context: CliContext, args: argparse.Namespace) -> int:
     name = _provider_name(args.provider_name)
     _require_sdk()
+    _english_for_agents()
     from ..mcp.servers import build_provider_server, run_stdio
     from ..mcp.tools import ToolContext
 
@@ -68,7 +78,8 @@ def _providers(value: str | None, skipped_out: list[str] | None = None) -> list[
     if word in ("github-copilot", "githubcopilot"):
         word = "copilot"
     if word not in _PROVIDERS:
-        raise CliError(f"Unknown provider: {escape_control(word[:64])}. Use claude, codex, copilot, or all.")
+        raise CliError(_("Unknown provider: {value}. Use claude, codex, copilot, or all.").format(
+            value=escape_control(word[:64])))
     if word != "all":
         return [word]
     present, skipped = available_providers()
@@ -79,7 +90,7 @@ def _providers(value: str | None, skipped_out: list[str] | None = None) -> list[
         else:
             print(line)
     if not present:
-        raise CliError("No available providers were found for all-provider execution.")
+        raise CliError(_("No available providers were found for all-provider execution."))
     return present
 
 
@@ -107,7 +118,7 @@ def _mcp_install(action: str):
                 continue
             _print_lines(result.lines())
         if failed:
-            raise CliError(f"mcp-{action} failed for at least one provider (see above).")
+            raise CliError(_("mcp-{action} failed for at least one provider (see above).").format(action=action))
         return 0
 
     return run
@@ -141,23 +152,23 @@ def _provider_mcp(action: str):
 
 def _provider_name_for_install(value: str | None) -> str:
     if value is None or not value.strip():
-        raise CliError("The provider-mcp-install command requires --provider-name <name>.")
+        raise CliError(_("The provider-mcp-install command requires --provider-name <name>."))
     return _provider_name(value)
 
 
 def add_mcp_commands(subparsers: Any) -> None:
-    sub = subparsers.add_parser("mcp-server", help="Run the LidGuard MCP server on stdio (settings and sessions).",
-                                description="stdio MCP server `lidguard` (needs the mcp extra, lidguard[mcp]); "
-                                            "logs go to stderr.")
+    sub = subparsers.add_parser("mcp-server", help=_("Run the LidGuard MCP server on stdio (settings and sessions)."),
+                                description=_("stdio MCP server `lidguard` (needs the mcp extra, lidguard[mcp]); "
+                                            "logs go to stderr."))
     sub.set_defaults(handler=_mcp_server)
     sub = subparsers.add_parser(
-        "provider-mcp-server", help="Run the provider MCP server on stdio for an MCP-only agent.",
-        description="stdio MCP server `lidguard-provider` for agents without hooks: the model reports its own "
+        "provider-mcp-server", help=_("Run the provider MCP server on stdio for an MCP-only agent."),
+        description=_("stdio MCP server `lidguard-provider` for agents without hooks: the model reports its own "
                     "session start, waits and end through the provider_* tools. Best effort, not guaranteed: "
                     "protection starts, pauses and ends only when the model calls those tools; a session the "
-                    "model forgets to stop is soft-locked by the inactive-session timeout (unless it is off).")
+                    "model forgets to stop is soft-locked by the inactive-session timeout (unless it is off)."))
     sub.add_argument("--provider-name", "--mcp-provider-name", dest="provider_name", metavar="NAME",
-                     help="name the sessions carry (shown as Mcp:NAME)")
+                     help=_("name the sessions carry (shown as Mcp:NAME)"))
     sub.set_defaults(handler=_provider_mcp_server)
     for action, text in (("status", "Show whether the LidGuard MCP server is registered with an agent CLI."),
                          ("install", "Register the LidGuard MCP server with an agent CLI (again = refresh)."),
@@ -165,19 +176,19 @@ def add_mcp_commands(subparsers: Any) -> None:
         aliases = ["mcp-uninstall"] if action == "remove" else []
         sub = subparsers.add_parser(f"mcp-{action}", aliases=aliases, help=text, description=text)
         sub.add_argument("--provider", metavar="claude|codex|copilot|all",
-                         help="agent CLI (default: all present); claude and codex through their own `mcp "
-                              "add/remove` when on PATH, else their config file; copilot: mcp-config.json")
+                         help=_("agent CLI (default: all present); claude and codex through their own `mcp "
+                              "add/remove` when on PATH, else their config file; copilot: mcp-config.json"))
         if action == "status":
-            sub.add_argument("--json", action="store_true", help="machine-readable output")
+            sub.add_argument("--json", action="store_true", help=_("machine-readable output"))
         sub.set_defaults(handler=_mcp_install(action))
     for action, text in (("status", "Show the provider MCP server entry of a JSON MCP config file."),
                          ("install", "Add or refresh the provider MCP server in a JSON MCP config file."),
                          ("remove", "Remove the provider MCP server from a JSON MCP config file.")):
         aliases = ["provider-mcp-uninstall"] if action == "remove" else []
         sub = subparsers.add_parser(f"provider-mcp-{action}", aliases=aliases, help=text, description=text)
-        sub.add_argument("--config", required=True, metavar="FILE", help="the JSON MCP config file")
+        sub.add_argument("--config", required=True, metavar="FILE", help=_("the JSON MCP config file"))
         sub.add_argument("--server-name", default="lidguard-provider", metavar="NAME",
-                         help="server entry name (default: lidguard-provider)")
+                         help=_("server entry name (default: lidguard-provider)"))
         if action != "remove":
             sub.add_argument("--provider-name", "--mcp-provider-name", dest="provider_name", metavar="NAME",
                              help="name the sessions carry (shown as Mcp:NAME)" +

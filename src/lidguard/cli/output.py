@@ -65,6 +65,16 @@ def local_time(value: str | None, now: datetime | None = None) -> str:
     return local.strftime("%H:%M") if local.date() == today else local.strftime("%Y-%m-%d %H:%M")
 
 
+def _(message: str) -> str:
+    from ..l10n import _ as translate  # lazily: ``cli/fast.py`` imports this module
+
+    return translate(message)
+
+
+def N_(message: str) -> str:  # noqa: N802 - marks a table's text for the catalogs
+    return message
+
+
 def countdown(value: str | None, now: datetime | None = None) -> str:
     """``in 42 s`` / ``in 9 min`` until a reply's UTC time (``now`` soon; "" when it is not a time)."""
     from datetime import datetime, timezone
@@ -74,9 +84,10 @@ def countdown(value: str | None, now: datetime | None = None) -> str:
         return ""
     seconds = max(0, round((moment - (now or datetime.now(timezone.utc))).total_seconds()))
     if seconds < 120:
-        return f"in {seconds} s"
+        return _("in {seconds} s").format(seconds=seconds)
     minutes = round(seconds / 60)
-    return f"in {minutes} min" if minutes < 120 else f"in {minutes // 60} h {minutes % 60} min"
+    return _("in {minutes} min").format(minutes=minutes) if minutes < 120 \
+        else _("in {hours} h {minutes} min").format(hours=minutes // 60, minutes=minutes % 60)
 
 
 def _lease_end(session: dict[str, Any], lease_hours: Any) -> str | None:
@@ -129,7 +140,7 @@ def sessions_omitted(response: dict[str, Any]) -> int:
 
 def omitted_line(response: dict[str, Any]) -> str:
     omitted = sessions_omitted(response)
-    return f"... and {omitted} more session(s) not listed" if omitted else ""
+    return _("... and {count} more session(s) not listed").format(count=omitted) if omitted else ""
 
 
 def response_block(response: dict[str, Any], *, with_message: bool = True) -> list[str]:
@@ -138,9 +149,9 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
     if with_message and response.get("Message"):
         lines.append(str(response["Message"]))
     lines += [
-        f"Active sessions: {response.get('ActiveSessionCount', 0)}",
-        f"Lid state: {response.get('LidSwitchState', 'Unknown')}",
-        f"Visible display monitor count: {response.get('VisibleDisplayMonitorCount', 0)}",
+        _("Active sessions: {count}").format(count=response.get("ActiveSessionCount", 0)),
+        _("Lid state: {state}").format(state=response.get("LidSwitchState", "Unknown")),
+        _("Visible display monitor count: {count}").format(count=response.get("VisibleDisplayMonitorCount", 0)),
     ]
     settings = response.get("Settings")
     lease_hours = settings.get("SessionLeaseHours") if isinstance(settings, dict) else None
@@ -155,8 +166,8 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
 
 
 _PENDING_REASONS = {
-    "Completed": "the last active session completed",
-    "SoftLocked": "every remaining session is soft-locked",
+    "Completed": N_("the last active session completed"),
+    "SoftLocked": N_("every remaining session is soft-locked"),
 }
 
 
@@ -165,13 +176,13 @@ def _skipped_by_open_lid(pending: Any, lid: Any) -> bool:
     return isinstance(pending, dict) and lid == "Open" and pending.get("Stage") != "requesting"
 
 
-_OPEN_LID_NOTE = " The lid is open now, so it will be skipped unless the lid is closed again before then."
+_OPEN_LID_NOTE = N_(" The lid is open now, so it will be skipped unless the lid is closed again before then.")
 
 
 def pending_suspend_line(pending: Any, now: datetime | None = None, *, lid: Any = None) -> str | None:
     line = _pending_suspend_text(pending, now)
     if line is not None and _skipped_by_open_lid(pending, lid):
-        line += _OPEN_LID_NOTE
+        line += _(_OPEN_LID_NOTE)
     return line
 
 
@@ -181,18 +192,19 @@ def _pending_suspend_text(pending: Any, now: datetime | None = None) -> str | No
         return None
     mode = str(pending.get("Mode") or "Sleep")
     reason = str(pending.get("Reason") or "")
-    because = _PENDING_REASONS.get(reason, reason or "no session is active")
+    because = _(_PENDING_REASONS[reason]) if reason in _PENDING_REASONS else reason or _("no session is active")
     if pending.get("Stage") == "requesting":
-        return f"Suspend in progress: {mode} is being requested because {because}."
+        return _("Suspend in progress: {mode} is being requested because {because}.").format(mode=mode, because=because)
     deadline = parse_reply_utc(pending.get("DeadlineUtc"))
     if deadline is None:
-        return f"Suspend scheduled: {mode} because {because}."
+        return _("Suspend scheduled: {mode} because {because}.").format(mode=mode, because=because)
     from datetime import datetime, timezone
 
     seconds = max(0, round((deadline - (now or datetime.now(timezone.utc))).total_seconds()))
     at = deadline.astimezone().strftime("%H:%M:%S")
-    after_sound = " after the post-stop sound" if pending.get("Stage") == "sound" else ""
-    return f"Suspend scheduled: {mode}{after_sound} at {at} (in {seconds} s) because {because}."
+    after_sound = _(" after the post-stop sound") if pending.get("Stage") == "sound" else ""
+    return _("Suspend scheduled: {mode}{after_sound} at {at} (in {seconds} s) because {because}.").format(
+        mode=mode, after_sound=after_sound, at=at, seconds=seconds, because=because)
 
 
 def pending_suspend_json(pending: Any, *, lid: Any = None) -> dict[str, Any] | None:
@@ -257,13 +269,14 @@ def ask_yes_no(question: str, *, assume_yes: bool, default: bool, command: str) 
 
     hint = "[Y/n]" if default else "[y/N]"
     if assume_yes:
-        print(f"{question} {hint} yes (--yes)")
+        print(_("{question} {hint} yes (--yes)").format(question=question, hint=hint))
         return True
-    sys.stdout.write(f"{question} {hint} ")
+    sys.stdout.write(_("{question} {hint} ").format(question=question, hint=hint))
     sys.stdout.flush()
     line = sys.stdin.readline()
     if not line:
         print()
-        raise CliError(f"No answer (input ended); run `lidguard {command} --yes` to accept every step.")
+        raise CliError(_("No answer (input ended); run `lidguard {command} --yes` to accept every step.").format(
+            command=command))
     answer = line.strip().lower()
     return default if not answer else answer in ("y", "yes")

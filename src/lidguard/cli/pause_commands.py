@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, countdown, escape_control, local_time
 
@@ -37,9 +38,9 @@ def paused_line(paused: Any, now: datetime | None = None) -> str | None:
         return None
     until = paused.get("UntilUtc")
     if isinstance(until, str) and until:
-        return (f"Paused until {local_time(until, now)} ({countdown(until, now)}; or `lidguard resume`): "
-                "no protection, lid policy or suspend.")
-    return "Paused until `lidguard resume`: no protection, lid policy or suspend."
+        return _("Paused until {until} ({countdown}; or `lidguard resume`): no protection, lid policy or "
+                 "suspend.").format(until=local_time(until, now), countdown=countdown(until, now))
+    return _("Paused until `lidguard resume`: no protection, lid policy or suspend.")
 
 
 def _print_reply(response: dict[str, Any]) -> None:
@@ -62,7 +63,7 @@ def _pause(context: CliContext, args: argparse.Namespace) -> int:
 def _resume(context: CliContext, args: argparse.Namespace) -> int:
     response = context.request("resume")
     if response.get("RuntimeUnavailable"):
-        print("LidGuard runtime is not running: nothing is paused.")
+        print(_("LidGuard runtime is not running: nothing is paused."))
         return 0
     if not response.get("Succeeded"):
         raise CliError(str(response.get("Message") or "The runtime reported a failure."))
@@ -86,22 +87,22 @@ def _emergency_restore(context: CliContext, args: argparse.Namespace) -> int:
     print("\n".join(escape_control(line) for line in [
         "Emergency restore: LidGuard runtime is not running (nothing to pause).", *lines]))
     if restore_failed(lines):
-        raise CliError("Emergency restore could not restore everything (see above).")
+        raise CliError(_("Emergency restore could not restore everything (see above)."))
     return 0
 
 
 def add_pause_commands(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "pause", help="Release protection and the lid policy and stop suspends until resume (sessions stay).",
-        description="Release keep-awake protection and the lid policy and hold every suspend back until "
-                    "`lidguard resume` or the --for time is up. Sessions keep being tracked.")
+        "pause", help=_("Release protection and the lid policy and stop suspends until resume (sessions stay)."),
+        description=_("Release keep-awake protection and the lid policy and hold every suspend back until "
+                    "`lidguard resume` or the --for time is up. Sessions keep being tracked."))
     parser.add_argument("--for", dest="duration", metavar="DURATION",
-                        help="how long, e.g. 30m, 2h or 1h30m (at most 7d); without it: until resume")
+                        help=_("how long, e.g. 30m, 2h or 1h30m (at most 7d); without it: until resume"))
     parser.set_defaults(handler=_pause)
-    parser = subparsers.add_parser("resume", help="End a pause: protection follows the sessions again.")
+    parser = subparsers.add_parser("resume", help=_("End a pause: protection follows the sessions again."))
     parser.set_defaults(handler=_resume)
     parser = subparsers.add_parser(
-        "emergency-restore", help="Pause, clear every session and restore every pending backup.",
-        description="Pause until resume, clear every session and restore every pending backup (the lid "
-                    "policy, macOS hibernatemode). Works with no runtime and with a broken settings file.")
+        "emergency-restore", help=_("Pause, clear every session and restore every pending backup."),
+        description=_("Pause until resume, clear every session and restore every pending backup (the lid "
+                    "policy, macOS hibernatemode). Works with no runtime and with a broken settings file."))
     parser.set_defaults(handler=_emergency_restore, skip_recovery=True)  # it restores (and reports) itself

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ..l10n import _
 from .output import CliError, escape_control
 
 __all__ = ["add_service_command"]
@@ -23,9 +24,9 @@ def add_service_command(subparsers: Any) -> None:
     from ..platform.service import SERVICE_OS_NAMES
 
     parser = subparsers.add_parser(
-        "service", help="Let the OS service manager supervise the runtime: service install|remove|status.",
-        description="Install, remove or show a systemd user unit with socket activation (Linux), a launchd "
-                    "agent (macOS) or a scheduled task (Windows) that restarts the runtime when it fails.")
+        "service", help=_("Let the OS service manager supervise the runtime: service install|remove|status."),
+        description=_("Install, remove or show a systemd user unit with socket activation (Linux), a launchd "
+                    "agent (macOS) or a scheduled task (Windows) that restarts the runtime when it fails."))
     commands = parser.add_subparsers(dest="subcommand", metavar="|".join(SUBCOMMANDS), title="subcommands",
                                      required=True)
     helps = {"install": "write the definitions and enable them", "remove": "disable and delete the definitions",
@@ -33,11 +34,11 @@ def add_service_command(subparsers: Any) -> None:
     for name in SUBCOMMANDS:
         sub = commands.add_parser(name, help=helps[name], description=helps[name].capitalize() + ".")
         sub.add_argument("--os", choices=SERVICE_OS_NAMES, default=None,
-                         help="the definitions of another OS (written and shown, never enabled here)")
+                         help=_("the definitions of another OS (written and shown, never enabled here)"))
         if name == "install":
-            sub.add_argument("--no-enable", action="store_true", help="write the files only; print the commands")
+            sub.add_argument("--no-enable", action="store_true", help=_("write the files only; print the commands"))
         if name == "status":
-            sub.add_argument("--json", action="store_true", help="machine-readable output")
+            sub.add_argument("--json", action="store_true", help=_("machine-readable output"))
     parser.set_defaults(handler=_service, skip_recovery=True)
 
 
@@ -63,17 +64,17 @@ def _run(argv: list[str], *, here: bool) -> None:
     shown = escape_control(subprocess.list2cmdline(argv))
     if not here or in_test_mode():
         reason = "test mode" if here else "not this OS"
-        print(f"  not run ({reason}): {shown}")
+        print(_("  not run ({reason}): {shown}").format(reason=reason, shown=shown))
         return
     try:
         result = subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise CliError(f"Could not run {shown}: {error}") from error
+        raise CliError(_("Could not run {shown}: {error}").format(shown=shown, error=error)) from error
     if result.returncode != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()
         raise CliError(f"{shown} failed (exit {result.returncode})" + (f": {escape_control(detail[0])}" if detail
                                                                           else "."))
-    print(f"  ran: {shown}")
+    print(_("  ran: {shown}").format(shown=shown))
 
 
 def _file_state(path: Path, wanted: bytes) -> str:
@@ -109,12 +110,13 @@ def _service(context: Any, args: argparse.Namespace) -> int:
             print(f"  {escape_control(entry['path'])}: {entry['state']}")
         if problem is not None:
             print(escape_control(f"Not running them: {problem}."))
-        print(f"The service manager's view: {escape_control(subprocess.list2cmdline(plan.check))}")
+        print(_("The service manager's view: {value}").format(
+            value=escape_control(subprocess.list2cmdline(plan.check))))
         return 0
     if args.subcommand == "install":
         if problem is not None and not args.no_enable:
-            raise CliError(f"Not installed: {problem}, so the units would never start. "
-                           "`lidguard service install --no-enable` writes them anyway.")
+            raise CliError(_("Not installed: {problem}, so the units would never start. `lidguard service install "
+                             "--no-enable` writes them anyway.").format(problem=problem))
         return _install(plan, here=here, enable=not args.no_enable)
     return _remove(plan, here=here)
 
@@ -127,21 +129,23 @@ def _install(plan: Any, *, here: bool, enable: bool) -> int:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             write_atomic(path, data)
         except OSError as error:
-            raise CliError(f"Could not write {path}: {error.strerror or error}.") from error
-        print(f"Wrote {escape_control(str(path))}")
-    print(f"Installed the {plan.manager}; the service manager restarts the runtime when it fails.")
+            raise CliError(_("Could not write {path}: {value}.").format(
+                path=path, value=error.strerror or error)) from error
+        print(_("Wrote {value}").format(value=escape_control(str(path))))
+    print(_("Installed the {manager}; the service manager restarts the runtime when it fails.").format(
+        manager=plan.manager))
     for argv in plan.enable:
         if enable:
             _run(argv, here=here)
         else:
-            print(f"  to enable: {escape_control(subprocess.list2cmdline(argv))}")
+            print(_("  to enable: {value}").format(value=escape_control(subprocess.list2cmdline(argv))))
     return 0
 
 
 def _remove(plan: Any, *, here: bool) -> int:
     present = [path for path in plan.files if os.path.lexists(path)]
     if not present:
-        print(f"The {plan.manager} is not installed; nothing to remove.")
+        print(_("The {manager} is not installed; nothing to remove.").format(manager=plan.manager))
         return 0
     for argv in plan.disable:
         try:
@@ -152,9 +156,10 @@ def _remove(plan: Any, *, here: bool) -> int:
         try:
             path.unlink()
         except OSError as error:
-            raise CliError(f"Could not delete {path}: {error.strerror or error}.") from error
-        print(f"Deleted {escape_control(str(path))}")
+            raise CliError(_("Could not delete {path}: {value}.").format(
+                path=path, value=error.strerror or error)) from error
+        print(_("Deleted {value}").format(value=escape_control(str(path))))
     for argv in plan.after_remove:
         _run(argv, here=here)
-    print(f"Removed the {plan.manager}.")
+    print(_("Removed the {manager}.").format(manager=plan.manager))
     return 0

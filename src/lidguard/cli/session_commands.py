@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..ipc.client import HELD_LOCK_WAIT_SECONDS
+from ..l10n import _
 from .context import CliContext
 from .fast import COMMAND_HELP, OPTION_HELP, options_of
 from .output import (
@@ -34,7 +35,8 @@ STATUS_BUDGET_SECONDS = HELD_LOCK_WAIT_SECONDS  # a runtime starting is still wa
 
 def not_answering_line(response: dict[str, Any]) -> str:
     pid = response.get("RuntimeProcessIdentifier")
-    head = f"LidGuard runtime not answering (pid {pid})" if type(pid) is int else "LidGuard runtime not answering"
+    head = _("LidGuard runtime not answering (pid {pid})").format(pid=pid) if type(pid) is int \
+        else _("LidGuard runtime not answering")
     message = str(response.get("Message") or "")
     return f"{head}: {message}" if message else f"{head}."
 
@@ -148,57 +150,64 @@ class StatusView:
 
         response, report = self.response, self.report
         pending = pending_suspend_line(response.get("PendingSuspend"), lid=response.get("LidSwitchState"))
-        tail = [self.fake_platform["text"]] if self.fake_platform else []
+        from .doctor import fake_platform_text
+
+        tail = [fake_platform_text(self.fake_platform)] if self.fake_platform else []
         tail += _failure_lines(self.verdict, self.last_start_failure)
-        tail += [f"Fake state problem: {problem}" for problem in _fake_state_problems(self.context)]
-        tail.append(pending or "Pending suspend: none")
+        tail += [_("Fake state problem: {problem}").format(problem=problem)
+                 for problem in _fake_state_problems(self.context)]
+        tail.append(pending or _("Pending suspend: none"))
         tail += suspend_blocked_lines(response.get("SuspendBlocked"))
-        tail += [f"Agent keep-awake: {holder['text']}" for holder in self.agent_holders]
+        tail += [_("Agent keep-awake: {holder}").format(holder=holder["text"]) for holder in self.agent_holders]
         if response.get("SuspendBlocked") and self.running:
             running = response.get("ThermalMonitorRunning") is True
-            tail.append(f"Emergency thermal monitor: {'running' if running else 'off'}")
+            tail.append(_("Emergency thermal monitor: running") if running else _("Emergency thermal monitor: off"))
         paused = paused_line(response.get("Paused"))
         if paused is not None:
             tail.append(paused)
         platform = self.runtime_platform
         if platform:
-            tail.append(f"Runtime platform: {platform['name']}" + (f" ({platform['use']})" if platform["use"] else ""))
-        tail += [f"Protection held back: {reason}" for reason in _held_back(response)]
+            tail.append(_("Runtime platform: {name}").format(name=platform["name"])
+                        + (f" ({platform['use']})" if platform["use"] else ""))
+        tail += [_("Protection held back: {reason}").format(reason=reason) for reason in _held_back(response)]
         lid_note = _lid_held_back(response)
         if lid_note is not None:
-            tail.append(f"Lid-close action held back: {lid_note}")
+            tail.append(_("Lid-close action held back: {note}").format(note=lid_note))
         failure = _last_suspend_failure(response)
         if failure is not None:
-            tail.append(f"Last suspend request failed ({failure['suspendMode']}, {failure['reason']}, "
-                        f"{failure['recordedAt']}): {failure['message']}")
+            tail.append(_("Last suspend request failed ({mode}, {reason}, {at}): {message}").format(
+                mode=failure["suspendMode"], reason=failure["reason"], at=failure["recordedAt"],
+                message=failure["message"]))
         refused = self.watch_refused
         if refused:  # status --watch: the runtime refused the stream (every watcher slot taken)
-            tail.append(f"Live updates refused: {refused} Falling back to polling status.")
+            tail.append(_("Live updates refused: {refused} Falling back to polling status.").format(refused=refused))
         dimmed = _dimmed(response.get("DisplayDimmed"))
         if dimmed is not None:
-            tail.append(f"Display dimmed (the user is away): {dimmed['dimmedTo']}/{dimmed['maxBrightness']}, "
-                        f"restored to {dimmed['brightness']} on activity ({dimmed['device']})")
+            tail.append(_("Display dimmed (the user is away): {dimmed}/{maximum}, restored to {brightness} on "
+                          "activity ({device})").format(dimmed=dimmed["dimmedTo"], maximum=dimmed["maxBrightness"],
+                                                         brightness=dimmed["brightness"], device=dimmed["device"]))
         journal = response.get("SessionJournal")
         if isinstance(journal, dict) and journal.get("Degraded"):
-            tail.append(f"Session journal degraded (a runtime crash would forget sessions): {journal['Degraded']}")
+            tail.append(_("Session journal degraded (a runtime crash would forget sessions): {reason}").format(
+                reason=journal["Degraded"]))
         if self.power_source is not None:
-            tail.append(f"Power source: {self.power_source.describe()}")
-        tail.append(f"Settings file: {self.context.paths.settings_file}")
+            tail.append(_("Power source: {source}").format(source=self.power_source.describe()))
+        tail.append(_("Settings file: {path}").format(path=self.context.paths.settings_file))
         if report.error:
-            tail.append(f"Settings file error: {report.error}")
-        tail += [f"Settings problem: {problem}" for problem in report.problems]
-        tail += [f"File problem: {problem}" for problem in self.files]
+            tail.append(_("Settings file error: {error}").format(error=report.error))
+        tail += [_("Settings problem: {problem}").format(problem=problem) for problem in report.problems]
+        tail += [_("File problem: {problem}").format(problem=problem) for problem in self.files]
         tail += format_settings_block(self.settings, changed_only=not self.verbose)
         if terminal:
             from .status_view import colour_wanted, terminal_status_lines
 
             colour = colour_wanted()
-            answer = escape_control(self.readiness.text)
+            answer = escape_control(self.readiness.localized(_))
             if colour:  # green when it is safe, yellow while it is not yet
                 answer = f"\x1b[{'32' if self.readiness.safe else '33'}m{answer}\x1b[0m"
             return [answer, *terminal_status_lines(self.running, response, tail, colour=colour)]
-        lines = [self.readiness.text]
-        lines.append("LidGuard runtime is running." if self.running else "LidGuard runtime is not running.")
+        lines = [self.readiness.localized(_)]
+        lines.append(_("LidGuard runtime is running.") if self.running else _("LidGuard runtime is not running."))
         lines += response_block({**response, "PendingSuspend": None}, with_message=False)
         lines += tail
         return [escape_control(line) for line in lines]
@@ -245,12 +254,14 @@ def _last_start_failure_file(context: CliContext) -> Any:
 
 
 def _failure_lines(verdict: str | None, failure: dict[str, str] | None) -> list[str]:
+    from .doctor import localized_verdict
     from .output import local_time
 
-    lines = [f"Verdict: {verdict}"] if verdict else []
+    lines = [_("Verdict: {verdict}").format(verdict=localized_verdict(verdict))] if verdict else []
     if failure is not None:
         session = f" ({failure['session']})" if failure["session"] else ""
-        lines.append(f"Last failed start{session} at {local_time(failure['at'])}: {failure['reason']}")
+        lines.append(_("Last failed start{session} at {at}: {reason}").format(
+            session=session, at=local_time(failure["at"]), reason=failure["reason"]))
     return lines
 
 
@@ -326,19 +337,20 @@ def _local_status(context: CliContext) -> dict[str, Any]:
 def _cleanup_orphans(context: CliContext, args: argparse.Namespace) -> int:
     response = context.request("cleanup-orphans")
     if response.get("RuntimeUnavailable"):
-        print("LidGuard runtime is not running. Nothing to clean up.")
+        print(_("LidGuard runtime is not running. Nothing to clean up."))
         return 0
     if not response.get("Succeeded"):
-        raise CliError(str(response.get("Message") or "The runtime reported a failure."))
+        raise CliError(str(response.get("Message") or _("The runtime reported a failure.")))
     print("\n".join(response_block(response)))
     return 0
 
 
 def _add_hook_command_help(subparsers: Any, command: str) -> None:
     """argparse knows the hook commands only for ``help <command>`` / ``<command> --help``."""
-    parser = subparsers.add_parser(command, help=COMMAND_HELP[command], description=COMMAND_HELP[command])
+    parser = subparsers.add_parser(command, help=_(COMMAND_HELP[command]), description=_(COMMAND_HELP[command]))
     for key in options_of(command):
         names, text = OPTION_HELP[key]
+        text = _(text)
         if key in ("all", "force"):
             parser.add_argument(*names, dest=key, action="store_true", help=text)
         else:
@@ -348,14 +360,15 @@ def _add_hook_command_help(subparsers: Any, command: str) -> None:
 def add_session_commands(subparsers: Any) -> None:
     _add_hook_command_help(subparsers, "start")
     _add_hook_command_help(subparsers, "stop")
-    parser = subparsers.add_parser("status", help="Show the runtime, its sessions and the settings.")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--verbose", "-v", action="store_true", help="list every setting, not only the changed ones")
+    parser = subparsers.add_parser("status", help=_("Show the runtime, its sessions and the settings."))
+    parser.add_argument("--json", action="store_true", help=_("machine-readable output"))
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help=_("list every setting, not only the changed ones"))
     parser.add_argument("--watch", action="store_true",
-                        help="keep showing the status, redrawn on every change the runtime reports (Ctrl-C ends)")
+                        help=_("keep showing the status, redrawn on every change the runtime reports (Ctrl-C ends)"))
     parser.set_defaults(handler=_status)
     _add_hook_command_help(subparsers, "remove-session")
-    parser = subparsers.add_parser("cleanup-orphans", help="Remove sessions whose watched process is gone.")
+    parser = subparsers.add_parser("cleanup-orphans", help=_("Remove sessions whose watched process is gone."))
     parser.set_defaults(handler=_cleanup_orphans)
     _add_hook_command_help(subparsers, "stop-runtime")
     _add_hook_command_help(subparsers, "mark-session-active")
@@ -379,13 +392,14 @@ def suspend_blocked_lines(blocked: Any) -> list[str]:
     view = _suspend_blocked(blocked)
     if view is None:
         return []
-    lines = [f"Suspend blocked since {format_local(view['sinceUtc'])} ({view['mode']}): waiting for the blocker "
-             "to end, then suspending once"]
+    lines = [_("Suspend blocked since {since} ({mode}): waiting for the blocker to end, then suspending once").format(
+        since=format_local(view["sinceUtc"]), mode=view["mode"])]
     for blocker in view["blockers"]:
-        parts = [f"{blocker.get('who') or 'unknown program'}" + (f" ({blocker['why']})" if blocker.get("why") else "")]
-        labels = (("pid", "pid"), ("uid", "uid"), ("what", "blocks"), ("agent", "agent"))
+        parts = [f"{blocker.get('who') or _('unknown program')}" + (f" ({blocker['why']})" if blocker.get("why")
+                                                                    else "")]
+        labels = (("pid", "pid"), ("uid", "uid"), ("what", _("blocks")), ("agent", _("agent")))
         parts += [f"{label} {blocker[key]}" for key, label in labels if blocker.get(key) not in (None, "")]
-        lines.append("Suspend blocked by: " + ", ".join(str(part) for part in parts))
+        lines.append(_("Suspend blocked by: {blockers}").format(blockers=", ".join(str(part) for part in parts)))
     return lines
 
 

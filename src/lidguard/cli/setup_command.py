@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..agents import AGENTS
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, ask_yes_no, escape_control
 
@@ -47,9 +48,9 @@ def _providers(words: list[str] | None) -> list[str] | None:
         return None
     keys, unknown = parse_provider_words(",".join(words))
     if unknown is not None or not keys:
-        raise CliError(f"Unknown provider: {escape_control((unknown or '').strip()[:64])}"
-                       f"{did_you_mean(unknown or '', [*PROVIDERS, 'all'])}. Use {', '.join(PROVIDERS)}, or all "
-                       "(a comma list is fine).")
+        raise CliError(_("Unknown provider: {word}{hint}. Use {providers}, or all (a comma list is fine).").format(
+            word=escape_control((unknown or "").strip()[:64]), hint=did_you_mean(unknown or "", [*PROVIDERS, "all"]),
+            providers=", ".join(PROVIDERS)))
     return list(PROVIDERS) if keys == ["all"] else keys
 
 
@@ -62,7 +63,7 @@ def _install_hooks(context: CliContext, agents: list[tuple[str, str]], assume_ye
     for key, where in agents:
         provider = PROVIDERS[key]
         if not _ask(f"Install the LidGuard hooks for {provider.display} ({where})?", assume_yes):
-            print(f"  skipped {provider.display}")
+            print(_("  skipped {display}").format(display=provider.display))
             continue
         try:
             result = provider.install(None, timeout)
@@ -95,11 +96,12 @@ def _offer_permission(context: CliContext, assume_yes: bool) -> None:
 
     password = ", asks for your password" if getattr(os, "geteuid", lambda: 1)() != 0 else ""
     if not _ask(f"Install it now (`lidguard {command} install`{password})?", assume_yes):
-        print(f"  skipped; run `lidguard {command} install` later")
+        print(_("  skipped; run `lidguard {command} install` later").format(command=command))
         return
     code = context.platform.permission.run("install", out=sys.stdout, err=sys.stderr)
     if code != 0:
-        print(f"  the permission was not installed (exit {code}); run `lidguard {command} install` later")
+        print(_("  the permission was not installed (exit {code}); run `lidguard {command} install` later").format(
+            code=code, command=command))
 
 
 def _setup(context: CliContext, args: argparse.Namespace) -> int:
@@ -111,22 +113,23 @@ def _setup(context: CliContext, args: argparse.Namespace) -> int:
     else:
         from ..installers import PROVIDERS
 
-        print(f"No agent CLI found ({', '.join(PROVIDERS)} on PATH or their configuration folders).")
+        print(_("No agent CLI found ({value} on PATH or their configuration folders).").format(
+            value=', '.join(PROVIDERS)))
     failed = _install_hooks(context, agents, args.yes)
     _offer_permission(context, args.yes)
     print()
     report = collect_doctor_report(context)
     print("\n".join(escape_control(line) for line in format_doctor_report(report)))
     if failed:
-        raise CliError(f"Setup could not install the hooks for {', '.join(failed)} (see above).")
+        raise CliError(_("Setup could not install the hooks for {value} (see above).").format(value=', '.join(failed)))
     return doctor_exit_code(report)
 
 
 def add_setup_command(subparsers: Any) -> None:
     text = "First run: install the hooks of every agent CLI found, offer the power permission, run doctor."
     sub = subparsers.add_parser("setup", help=text, description=text)
-    sub.add_argument("--yes", "-y", action="store_true", help="answer yes to every question (non-interactive)")
+    sub.add_argument("--yes", "-y", action="store_true", help=_("answer yes to every question (non-interactive)"))
     sub.add_argument("--provider", metavar="AGENT", action="append",
-                     help=f"only these agents ({', '.join(AGENTS)} or all), a comma list or repeated (default: "
-                          "every agent CLI found)")
+                     help=_("only these agents, a comma list or repeated (default: every agent CLI found)")
+                     + f" [{', '.join((*AGENTS, 'all'))}]")
     sub.set_defaults(handler=_setup, skip_recovery=True)

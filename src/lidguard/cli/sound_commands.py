@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..l10n import _
 from ..platform.api import play_sound
 from ..settings import SettingsFileError, load_settings
 from ..settings.model import SYSTEM_SOUND_NAMES, Settings
@@ -34,9 +35,10 @@ def _saved_settings(context: CliContext) -> Settings | None:
 def _play(context: CliContext, sound: str, volume: int | None) -> None:
     outcome = play_sound(context.platform.sound, sound, volume)
     for warning in outcome.warnings:
-        sys.stderr.write(f"Warning: {escape_control(warning)}\n")
+        sys.stderr.write(_("Warning: {value}").format(value=escape_control(warning)) + "\n")
     if outcome.failure is not None:
-        raise CliError(f"The sound {escape_control(sound)} could not be played: {escape_control(outcome.failure)}")
+        raise CliError(_("The sound {value} could not be played: {value2}").format(
+            value=escape_control(sound), value2=escape_control(outcome.failure)))
 
 
 def _volume_line(volume: int | None) -> str:
@@ -46,14 +48,15 @@ def _volume_line(volume: int | None) -> str:
 def _preview_system_sound(context: CliContext, args: argparse.Namespace) -> int:
     requested = (args.name or "").strip()
     if not requested:
-        raise CliError(f"A system sound name is required. Supported values: {', '.join(SYSTEM_SOUND_NAMES)}.")
+        raise CliError(_("A system sound name is required. Supported values: {value}.").format(
+            value=', '.join(SYSTEM_SOUND_NAMES)))
     name = next((item for item in SYSTEM_SOUND_NAMES if item.lower() == requested.lower()), None)
     if name is None:
-        raise CliError(f"Unsupported system sound name: {escape_control(requested)}")
+        raise CliError(_("Unsupported system sound name: {value}").format(value=escape_control(requested)))
     stored = _saved_settings(context)
     volume = stored.post_stop_suspend_sound_volume_override_percent if stored else None
     _play(context, name, volume)
-    print(f"Played system sound: {name}")
+    print(_("Played system sound: {name}").format(name=name))
     print(_volume_line(volume))
     return 0
 
@@ -66,19 +69,19 @@ def _preview_current_sound(context: CliContext, args: argparse.Namespace) -> int
         return 0
     volume = stored.post_stop_suspend_sound_volume_override_percent if stored else None
     _play(context, sound, volume)
-    print(f"Played current post-stop suspend sound: {escape_control(sound)}")
+    print(_("Played current post-stop suspend sound: {value}").format(value=escape_control(sound)))
     print(_volume_line(volume))
     return 0
 
 
 def add_sound_commands(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "preview-system-sound", help="Play a system sound with the saved volume override.",
-        description="Play a system sound exactly as the post-stop suspend flow would, with the saved volume "
-                    f"override. Names: {', '.join(SYSTEM_SOUND_NAMES)}.")
+        "preview-system-sound", help=_("Play a system sound with the saved volume override."),
+        description=_("Play a system sound exactly as the post-stop suspend flow would, with the saved volume "
+                      "override. Names: {value}.").format(value=', '.join(SYSTEM_SOUND_NAMES)))
     parser.add_argument("--name", "--system-sound", dest="name", metavar="|".join(SYSTEM_SOUND_NAMES))
     parser.set_defaults(handler=_preview_system_sound)
     parser = subparsers.add_parser(
-        "preview-current-sound", help="Play the configured post-stop suspend sound.",
-        description="Play the saved post-stop suspend sound exactly as the suspend flow would.")
+        "preview-current-sound", help=_("Play the configured post-stop suspend sound."),
+        description=_("Play the saved post-stop suspend sound exactly as the suspend flow would."))
     parser.set_defaults(handler=_preview_current_sound)

@@ -7,13 +7,24 @@ import os
 import shutil
 from typing import Any
 
+from ..l10n import _
 from ..providers import provider_display, session_label
 from .output import escape_control, local_time, omitted_line
 
-__all__ = ["colour_wanted", "terminal_status_lines"]
+__all__ = ["colour_wanted", "display_width", "terminal_status_lines"]
 
 _RESET = "\x1b[0m"
 _STYLES = {"good": "\x1b[32m", "warn": "\x1b[33m", "bad": "\x1b[31m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
+
+
+def display_width(text: str) -> int:
+    """Terminal columns of ``text``: East Asian wide and full-width characters take two."""
+    import unicodedata
+
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(character) in ("W", "F") else 0
+               if unicodedata.combining(character) else 1 for character in text)
 
 
 def colour_wanted() -> bool:
@@ -36,11 +47,11 @@ def _time(value: Any) -> str:
 def _table(rows: list[list[str]], width: int, paint_state: Any) -> list[str]:
     """Left-aligned columns two spaces apart, the state column (index 2) painted after padding; the
     last column is cut to fit ``width``."""
-    sizes = [max(len(row[index]) for row in rows) for index in range(len(rows[0]) - 1)]
+    sizes = [max(display_width(row[index]) for row in rows) for index in range(len(rows[0]) - 1)]
     lines = []
     for number, row in enumerate(rows):
-        cells = [cell.ljust(size) for cell, size in zip(row[:-1], sizes, strict=True)]
-        room = max(8, width - len("  ".join(cells)) - 4)
+        cells = [cell + " " * (size - display_width(cell)) for cell, size in zip(row[:-1], sizes, strict=True)]
+        room = max(8, width - display_width("  ".join(cells)) - 4)
         last = row[-1] if len(row[-1]) <= room else "..." + row[-1][-(room - 3):]
         if number:
             cells[2] = paint_state(row[2], cells[2])
@@ -52,32 +63,35 @@ def terminal_status_lines(running: bool, response: dict[str, Any], tail: list[st
     """Header, one table row per session, then ``tail`` (pending suspend, power, settings) as given."""
     paint = _Painter(colour)
     width = shutil.get_terminal_size((100, 24)).columns
-    state = paint("good", "running") if running else paint("warn", "not running")
+    state = paint("good", _("running")) if running else paint("warn", _("not running"))
     lid = str(response.get("LidSwitchState", "Unknown"))
-    lines = [f"{paint('bold', 'LidGuard runtime')} {state}    sessions: {response.get('ActiveSessionCount', 0)}"
-             f"    lid: {escape_control(lid)}    displays: {response.get('VisibleDisplayMonitorCount', 0)}"]
+    lines = [_("{runtime} {state}    sessions: {sessions}    lid: {lid}    displays: {displays}").format(
+        runtime=paint("bold", _("LidGuard runtime")), state=state, sessions=response.get("ActiveSessionCount", 0),
+        lid=escape_control(lid), displays=response.get("VisibleDisplayMonitorCount", 0))]
     sessions = response.get("Sessions") or []
     if sessions:
-        rows = [["SESSION", "PROCESS", "STATE", "SOURCE", "STARTED", "ACTIVE", "FOLDER"]]
+        rows = [[_("SESSION"), _("PROCESS"), _("STATE"), _("SOURCE"), _("STARTED"), _("ACTIVE"), _("FOLDER")]]
         for session in sessions:
             display = provider_display(str(session.get("Provider", "")), session.get("ProviderName"))
             soft = session.get("SoftLockState") == "SoftLocked"
             folder = escape_control(str(session.get("WorkingDirectory", "")))
             rows.append([escape_control(session_label(display, str(session.get("SessionIdentifier", "")))),
                          str(session.get("WatchedProcessIdentifier") or "-"),
-                         "soft-locked" if soft else "working",
+                         _("soft-locked") if soft else _("working"),
                          "rollout" if session.get("Source") == "rollout" else "hook", _time(session.get("StartedAt")),
                          _time(session.get("LastActivityAt")), folder])
-        table = _table(rows, width, lambda state, cell: paint("warn" if state == "soft-locked" else "good", cell))
+        table = _table(rows, width, lambda state, cell: paint("warn" if state == _("soft-locked") else "good", cell))
         lines.append(paint("dim", table[0]))
         lines += table[1:]
     if omitted_line(response):
         lines.append(paint("dim", omitted_line(response)))
     for line in tail:
         text = escape_control(line)
-        if text.startswith(("Suspend scheduled:", "Suspend in progress:")):
+        if text.startswith((_("Suspend scheduled: {mode} because {because}.").split("{")[0],
+                            _("Suspend in progress: {mode} is being requested because {because}.").split("{")[0])):
             text = paint("warn", text)
-        elif text.startswith(("Settings file error:", "Settings problem:")):
+        elif text.startswith((_("Settings file error: {error}").split("{")[0],
+                              _("Settings problem: {problem}").split("{")[0])):
             text = paint("bad", text)
         lines.append(text)
     return lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, escape_control
 
@@ -36,10 +37,10 @@ def _autostart(install: bool, os_name: str | None) -> int:
 def _tray(context: CliContext, args: argparse.Namespace) -> int:
     if args.install_autostart or args.remove_autostart:
         if args.install_autostart and args.remove_autostart:
-            raise CliError("Use one of --install-autostart and --remove-autostart.")
+            raise CliError(_("Use one of --install-autostart and --remove-autostart."))
         return _autostart(bool(args.install_autostart), args.os)
     if args.os is not None:
-        raise CliError("--os goes with --install-autostart or --remove-autostart.")
+        raise CliError(_("--os goes with --install-autostart or --remove-autostart."))
     from ..shared.extras import ExtraMissing, require
 
     try:
@@ -51,7 +52,7 @@ def _tray(context: CliContext, args: argparse.Namespace) -> int:
 
     problem = display_problem(host_os_name())
     if problem is not None:
-        raise CliError(f"Cannot show the tray: {problem}.")
+        raise CliError(_("Cannot show the tray: {problem}.").format(problem=problem))
     from ..tray.app import TrayApp, TrayExtraMissing, TrayUnavailable
 
     try:
@@ -59,13 +60,14 @@ def _tray(context: CliContext, args: argparse.Namespace) -> int:
     except TrayExtraMissing as error:
         raise CliError(str(error)) from error
     except TrayUnavailable as error:
-        raise CliError(f"Cannot show the tray: {error}.") from error
+        raise CliError(_("Cannot show the tray: {error}.").format(error=error)) from error
     except Exception as error:  # the backend could not create its icon (no tray host, display gone)
-        raise CliError(f"Cannot show the tray: {type(error).__name__}: {error}.") from error
+        raise CliError(_("Cannot show the tray: {__name__}: {error}.").format(
+            __name__=type(error).__name__, error=error)) from error
     try:
         return app.run()
     except TrayUnavailable as error:
-        raise CliError(f"Tray stopped: {error}.") from error
+        raise CliError(_("Tray stopped: {error}.").format(error=error)) from error
 
 
 DESCRIPTION = ("Shows the runtime's state in the system tray (menu bar) with a menu to pause, resume, sleep and "
@@ -84,7 +86,7 @@ def _description() -> str:
 
 def add_tray_command(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "tray", help="Show a tray / menu-bar indicator (needs the tray extra, lidguard[tray]).",
+        "tray", help=_("Show a tray / menu-bar indicator (needs the tray extra, lidguard[tray])."),
         description=DESCRIPTION.format(installed=""))
     plain_help = parser.format_help
 
@@ -94,10 +96,10 @@ def add_tray_command(subparsers: Any) -> None:
 
     setattr(parser, "format_help", format_help)  # noqa: B010 - this one parser's help only
     parser.add_argument("--panel", choices=("dark", "light"), default="dark",
-                        help="draw the icon for a dark (default) or light panel")
+                        help=_("draw the icon for a dark (default) or light panel"))
     parser.add_argument("--install-autostart", action="store_true",
-                        help="start the tray at login (XDG autostart, launchd agent or the Startup folder)")
-    parser.add_argument("--remove-autostart", action="store_true", help="stop starting the tray at login")
+                        help=_("start the tray at login (XDG autostart, launchd agent or the Startup folder)"))
+    parser.add_argument("--remove-autostart", action="store_true", help=_("stop starting the tray at login"))
     parser.add_argument("--os", choices=("linux", "macos", "windows"),
-                        help="with --install/--remove-autostart: the entry of this OS (default: this one)")
+                        help=_("with --install/--remove-autostart: the entry of this OS (default: this one)"))
     parser.set_defaults(handler=_tray)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..l10n import _
 from .context import CliContext
 from .output import CliError, ask_yes_no, escape_control
 
@@ -165,7 +166,7 @@ def _remove_permission(context: CliContext, assume_yes: bool, report: _Report) -
     password = "" if os.geteuid() == 0 else " (sudo asks for your password for this step only)"
     print(escape_control(f"Power permission: {text}"))
     if not _ask(f"Remove it now ({command}){password}?", assume_yes):
-        print(f"  kept; run `{command}` later")
+        print(_("  kept; run `{command}` later").format(command=command))
         return
     if context.platform.permission.run("remove", out=sys.stdout, err=sys.stderr) != 0:
         report.fail("the power permission rule", f"run `{command}`")
@@ -192,7 +193,7 @@ def _uninstall(context: CliContext, args: argparse.Namespace) -> int:
     report = _Report()
     if not _ask("Remove lidguard's hooks, MCP entries, autostart, service and permission rule"
                 + (", and its data and config folders" if args.purge else "") + "?", args.yes):
-        print("Nothing was removed.")
+        print(_("Nothing was removed."))
         return 1
     _stop_runtime(context, report)
     _remove_hooks(report)
@@ -203,9 +204,9 @@ def _uninstall(context: CliContext, args: argparse.Namespace) -> int:
     if args.purge:
         _purge(context, report)
     if report.failed:
-        raise CliError(f"Uninstall could not remove: {', '.join(report.failed)} (see above).")
+        raise CliError(_("Uninstall could not remove: {value} (see above).").format(value=', '.join(report.failed)))
     if report.removed == 0:
-        print("Nothing to remove: no agent, MCP entry, autostart entry, service or permission rule names lidguard.")
+        print(_("Nothing to remove: no agent, MCP entry, autostart entry, service or permission rule names lidguard."))
     elif not args.purge:
         print(escape_control(f"Kept the data folder {context.paths.data_dir} (settings, logs); "
                              "`lidguard uninstall --purge` removes it and notify's config folder."))
@@ -220,7 +221,7 @@ def add_uninstall_command(subparsers: Any) -> None:
             "permission rule.")
     sub = subparsers.add_parser("uninstall", help=text, description=text + " Run it before `pipx uninstall "
                                 "lidguard`. The data and config folders stay unless --purge.")
-    sub.add_argument("--yes", "-y", action="store_true", help="no questions: remove everything")
+    sub.add_argument("--yes", "-y", action="store_true", help=_("no questions: remove everything"))
     sub.add_argument("--purge", action="store_true",
-                     help="also delete the data folder (settings, logs) and notify's config (token, keys)")
+                     help=_("also delete the data folder (settings, logs) and notify's config (token, keys)"))
     sub.set_defaults(handler=_uninstall, skip_recovery=False)

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from lidguard.l10n import N_
 from lidguard.notify.auth import Auth, LoginThrottle, safe_return_url, token_matches
 from lidguard.notify.bodies import (
     MAX_REPLY_CHARS,
@@ -31,7 +32,7 @@ from lidguard.notify.bodies import (
 from lidguard.notify.config import NotifyConfig
 from lidguard.notify.dispatcher import Dispatcher
 from lidguard.notify.events import WebhookError, provider_title, validate_webhook
-from lidguard.notify.pages import environment
+from lidguard.notify.pages import environment, page_language
 from lidguard.notify.readiness_line import local_readiness
 from lidguard.notify.static import APP_JS, SERVICE_WORKER_JS
 from lidguard.notify.store import EXTEND_CAP_SECONDS, Store, iso, parse_iso
@@ -96,8 +97,11 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
                 await anyio.to_thread.run_sync(holder["store"].close)
 
     def page(name: str, request: Request, nonce: str | None, status: int = 200, **values: Any) -> HTMLResponse:
-        html = templates.get_template(name).render(signed_in=nonce is not None,
-                                                   csrf=auth.csrf_token(nonce) if nonce else "", **values)
+        """A page in the browser's language (``Accept-Language``; issue 38.2)."""
+        culture, translate, words = page_language(request.headers.get("accept-language"))
+        html = templates.get_template(name).render(signed_in=nonce is not None, _=translate, lang=culture,
+                                                   words=words, csrf=auth.csrf_token(nonce) if nonce else "",
+                                                   **values)
         response = HTMLResponse(html, status_code=status)
         if nonce is not None:
             auth.set_session(response, nonce)  # sliding expiry; the nonce (and so the CSRF token) stays
@@ -245,13 +249,15 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
                 return PlainTextResponse(str(problem), status_code=problem.status)
             return_url = safe_return_url(form.get("returnUrl"))
             address = client_address(request)
+            translate = page_language(request.headers.get("accept-language"))[1]
             if wait := throttle.retry_after(address):
-                error, status = too_many_text(wait), 429
+                error, status = translate(N_("Too many failed sign-ins from this address; try again in {seconds} s."
+                                             )).format(seconds=wait), 429
             elif not auth.login_form_ok(request.cookies, form.get("csrf")):
-                error, status = "The sign-in form expired; please try again.", 400
+                error, status = translate(N_("The sign-in form expired; please try again.")), 400
             elif not auth.access_token_ok(form.get("accessToken")):
                 throttle.failed(address)
-                error, status = "The access token is not correct.", 401
+                error, status = translate(N_("The access token is not correct.")), 401
             else:
                 throttle.succeeded(address)
                 signed_in = RedirectResponse(return_url, status_code=303)
@@ -287,7 +293,8 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         counts = await db(store().counts)
         follow_ups = await db(store().pending_follow_ups)
         events = await db(store().latest_events, DASHBOARD_EVENTS)
-        ready = await anyio.to_thread.run_sync(local_readiness)
+        translate = page_language(request.headers.get("accept-language"))[1]
+        ready = await anyio.to_thread.run_sync(local_readiness, translate)
         return page("dashboard.html", request, nonce, counts=counts, follow_ups=follow_ups, events=events,
                     webhook_url=config.webhook_url(), ready=ready)
 
@@ -302,17 +309,19 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         if nonce is None:
             return to_login(request)
         follow_up_id = follow_up_key(request.path_params["follow_up_id"])
+        translate = page_language(request.headers.get("accept-language"))[1]
         message, status = "", 200
         if request.method == "POST":
             try:
                 form = await read_form(request)
                 if not auth.csrf_ok(nonce, form.get("csrf")):
-                    raise BadRequest(400, "The form expired; reload the page and try again.")
+                    raise BadRequest(400, translate(N_("The form expired; reload the page and try again.")))
                 code, state = await act(follow_up_id, request.path_params["action"], form)
                 if code == 200:
                     back = "/" if form.get("back") == "dashboard" else f"/follow-ups/{follow_up_id}"
                     return RedirectResponse(back, status_code=303)
-                message, status = state["error"], code
+                message, status = translate(N_("The follow-up is already {status}.")).format(
+                    status=state.get("status", "")), code
             except BadRequest as error:
                 if error.status == 404:
                     return PlainTextResponse("Not found.", status_code=404)
@@ -321,7 +330,8 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
         if row is None:
             return PlainTextResponse("Not found.", status_code=404)
         cap = iso(parse_iso(row["InitialExpiresAtUtc"]) + EXTEND_CAP)
-        title = f"{provider_title(row['Provider'], row['ProviderName'])} finished - reply to continue"
+        title = translate(N_("{agent} finished - reply to continue")).format(
+            agent=provider_title(row["Provider"], row["ProviderName"]))
         return page("follow_up.html", request, nonce, status, item=row, cap=cap, title=title, message=message,
                     max_reply=MAX_REPLY_CHARS)
 

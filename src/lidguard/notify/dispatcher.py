@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from lidguard.l10n import _ as l10n_text  # push texts: the server's language (UiCulture, LIDGUARD_UI_CULTURE, locale)
 from lidguard.notify.config import NotifyConfig
 from lidguard.notify.events import push_payload
 from lidguard.notify.store import Store
@@ -82,7 +83,7 @@ class Dispatcher:
     async def dispatch(self, event: dict[str, Any]) -> None:
         event_id = int(event["Id"])
         try:
-            payload = push_payload(json.loads(event["PayloadJson"]), self.config.public_base_url)
+            payload = push_payload(json.loads(event["PayloadJson"]), self.config.public_base_url, l10n_text)
             subscriptions = await anyio.to_thread.run_sync(lambda: self.store.subscriptions(active_only=True))
             settled = await anyio.to_thread.run_sync(self.store.settled_subscription_ids, event_id)
             for subscription in subscriptions:

@@ -9,6 +9,7 @@ from typing import Any
 from lidguard.notify.store import iso, parse_iso, utc_now
 
 from ..agents import all_agents
+from ..l10n import N_
 from ..shared.text import has_lone_surrogate
 
 __all__ = ["EVENT_TYPES", "MAX_BODY_BYTES", "WebhookError", "has_lone_surrogate", "push_payload", "validate_webhook"]
@@ -120,15 +121,21 @@ def _shorten(text: str, limit: int = PUSH_BODY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
-def push_payload(event: dict[str, Any], public_base_url: str) -> dict[str, str]:
-    """The JSON the service worker shows: ``title``, ``body``, ``url``, ``tag``."""
+def _same(message: str) -> str:
+    return message
+
+
+def push_payload(event: dict[str, Any], public_base_url: str, translate: Any = _same) -> dict[str, str]:
+    """The JSON the service worker shows: ``title``, ``body``, ``url``, ``tag`` (the texts through
+    ``translate``: the notify server's language, ``lidguard.l10n``)."""
+    t = translate
     event_type, reason = event["eventType"], event.get("reason") or ""
     events_url = f"{public_base_url}/events"
     if event_type == "StopFollowUp":
         who = provider_title(event.get("provider"), event.get("providerName"))
         message = event.get("lastAssistantMessage") or ""
-        body = _shorten(message) if message.strip() else "Reply to continue, or let it sleep."
-        return {"title": f"{who} finished - reply to continue", "body": body,
+        body = _shorten(message) if message.strip() else t(N_("Reply to continue, or let it sleep."))
+        return {"title": t(N_("{agent} finished - reply to continue")).format(agent=who), "body": body,
                 "url": f"{public_base_url}/follow-ups/{event['followUpId']}",
                 "tag": f"lidguard-stopfollowup-{event['followUpId']}"}
     tag = f"lidguard-{event_type.lower()}-{reason.lower()}"
@@ -136,24 +143,27 @@ def push_payload(event: dict[str, Any], public_base_url: str) -> dict[str, str]:
         who = provider_title(event.get("provider"), event.get("providerName"))
         remaining = event.get("activeSessionCount")
         ended_because = event.get("endReason") or reason
-        body = f"{who} session {event.get('sessionIdentifier')} ended normally. Reason: {ended_because}."
+        body = t(N_("{agent} session {session} ended normally. Reason: {reason}.")).format(
+            agent=who, session=event.get("sessionIdentifier"), reason=ended_because)
         if remaining is not None:
-            body += f" Active sessions remaining: {remaining}."
-        return {"title": "LidGuard session ended", "body": _shorten(body, 300), "url": events_url, "tag": tag}
+            body += t(N_(" Active sessions remaining: {count}.")).format(count=remaining)
+        return {"title": t(N_("LidGuard session ended")), "body": _shorten(body, 300), "url": events_url, "tag": tag}
     if event_type == "SuspendBlocked":
-        body = (f"Another program keeps the machine awake: {event.get('blockedBy')}. LidGuard waits for it "
-                "to end, then suspends; the thermal monitor stays on.")
-        return {"title": "LidGuard suspend blocked", "body": _shorten(body, 300), "url": events_url, "tag": tag}
+        body = t(N_("Another program keeps the machine awake: {blocker}. LidGuard waits for it to end, then "
+                    "suspends; the thermal monitor stays on.")).format(blocker=event.get("blockedBy"))
+        return {"title": t(N_("LidGuard suspend blocked")), "body": _shorten(body, 300), "url": events_url,
+                "tag": tag}
     if reason == "Completed":
-        title = "LidGuard session completed"
-        body = "The last active session ended and LidGuard is preparing the configured suspend flow."
+        title = t(N_("LidGuard session completed"))
+        body = t(N_("The last active session ended and LidGuard is preparing the configured suspend flow."))
     elif reason == "SoftLocked":
-        title = "LidGuard sessions are waiting"
+        title = t(N_("LidGuard sessions are waiting"))
         count = event.get("softLockedSessionCount")
-        body = (f"{count} session(s) are soft-locked and LidGuard is preparing the configured suspend flow."
-                if count else "All remaining sessions are soft-locked and LidGuard is preparing the configured "
-                              "suspend flow.")
+        body = (t(N_("{count} session(s) are soft-locked and LidGuard is preparing the configured suspend flow."))
+                .format(count=count) if count
+                else t(N_("All remaining sessions are soft-locked and LidGuard is preparing the configured "
+                          "suspend flow.")))
     else:
-        title = "LidGuard emergency hibernation"
-        body = "The emergency thermal threshold was reached and hibernation was requested immediately."
+        title = t(N_("LidGuard emergency hibernation"))
+        body = t(N_("The emergency thermal threshold was reached and hibernation was requested immediately."))
     return {"title": title, "body": body, "url": events_url, "tag": tag}

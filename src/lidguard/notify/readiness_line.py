@@ -14,7 +14,8 @@ __all__ = ["local_readiness"]
 BUDGET_SECONDS = 1.0
 
 
-def local_readiness() -> dict[str, Any] | None:
+def local_readiness(translate: Any = None) -> dict[str, Any] | None:
+    """The answer as JSON (English), its ``text`` in a language with ``translate`` (``gettext``)."""
     try:
         from ..ipc.client import send_request
         from ..platform.paths import resolve_paths
@@ -26,4 +27,5 @@ def local_readiness() -> dict[str, Any] | None:
         return None
     if not isinstance(reply, dict) or reply.get("RuntimeUnavailable") or reply.get("RuntimeNotAnswering"):
         return None
-    return readiness(reply).to_json()
+    answer = readiness(reply)
+    return answer.to_json() if translate is None else {**answer.to_json(), "text": answer.localized(translate)}

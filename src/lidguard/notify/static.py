@@ -7,6 +7,10 @@ __all__ = ["APP_JS", "SERVICE_WORKER_JS"]
 APP_JS = r"""'use strict';
 (function () {
   const csrf = () => (document.querySelector('meta[name="csrf-token"]') || {}).content || '';
+  // The page's language: <body data-words> holds these texts translated (notify/pages.py SCRIPT_WORDS).
+  const words = (() => { try { return JSON.parse(document.body.dataset.words || '{}'); } catch (e) { return {}; } })();
+  const t = (text, values) => (words[text] || text).replace(/\{(\w+)\}/g,
+    (whole, name) => (values && name in values ? String(values[name]) : whole));
   function localize(root) {
     for (const node of (root || document).querySelectorAll('time[datetime]')) {
       const moment = new Date(node.getAttribute('datetime'));
@@ -21,7 +25,7 @@ APP_JS = r"""'use strict';
     const tick = () => {
       const left = Math.round((new Date(deadline.getAttribute('datetime')) - Date.now()) / 1000);
       countdown.textContent = box.dataset.status !== 'Pending' ? box.dataset.status
-        : left > 0 ? left + ' s left' : 'deadline passed';
+        : left > 0 ? t('{seconds} s left', {seconds: left}) : t('deadline passed');
     };
     const refresh = async () => {
       try {
@@ -38,15 +42,16 @@ APP_JS = r"""'use strict';
   // The dashboard cards: a countdown each, times as "3 min ago", a "more" for clamped messages.
   function left(deadline) { return Math.round((new Date(deadline) - Date.now()) / 1000); }
   function spoken(seconds) {
-    if (seconds <= 0) { return 'deadline passed'; }
+    if (seconds <= 0) { return t('deadline passed'); }
     const m = Math.floor(seconds / 60), s = seconds % 60;
-    return (m ? m + ' min ' + String(s).padStart(2, '0') + ' s' : s + ' s') + ' left';
+    return m ? t('{minutes} min {seconds} s left', {minutes: m, seconds: String(s).padStart(2, '0')})
+      : t('{seconds} s left', {seconds: s});
   }
   function ago(moment) {
     const seconds = Math.round((Date.now() - moment) / 1000);
-    if (seconds < 45) { return 'just now'; }
-    if (seconds < 3600) { return Math.round(seconds / 60) + ' min ago'; }
-    if (seconds < 86400) { return Math.round(seconds / 3600) + ' h ago'; }
+    if (seconds < 45) { return t('just now'); }
+    if (seconds < 3600) { return t('{minutes} min ago', {minutes: Math.round(seconds / 60)}); }
+    if (seconds < 86400) { return t('{hours} h ago', {hours: Math.round(seconds / 3600)}); }
     return moment.toLocaleDateString();
   }
   function cards() {
@@ -66,7 +71,7 @@ APP_JS = r"""'use strict';
       button.hidden = false;
       button.addEventListener('click', () => {
         const open = target.classList.toggle('open');
-        button.textContent = open ? 'less' : 'more';
+        button.textContent = open ? t('less') : t('more');
       });
     }
   }
@@ -80,7 +85,7 @@ APP_JS = r"""'use strict';
     const root = document.documentElement;
     const current = () => root.dataset.theme ||
       (window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light');
-    const label = () => { button.textContent = current() === 'dark' ? 'Light' : 'Dark'; };
+    const label = () => { button.textContent = current() === 'dark' ? t('Light') : t('Dark'); };
     button.hidden = false; label();
     button.addEventListener('click', () => {
       root.dataset.theme = current() === 'dark' ? 'light' : 'dark';
@@ -102,7 +107,8 @@ APP_JS = r"""'use strict';
     return Uint8Array.from(atob(padded), c => c.charCodeAt(0));
   }
   const withTimeout = (promise, ms, what) => Promise.race([promise, new Promise((_, reject) =>
-    setTimeout(() => reject(new Error(what + ' did not answer within ' + ms / 1000 + ' s')), ms))]);
+    setTimeout(() => reject(new Error(t('{what} did not answer within {seconds} s',
+                                        {what: t(what), seconds: ms / 1000}))), ms))]);
   async function registration() {
     const reg = await navigator.serviceWorker.register('/service-worker.js', {scope: '/'});
     await navigator.serviceWorker.ready;
@@ -110,12 +116,12 @@ APP_JS = r"""'use strict';
   }
   async function subscribe(status) {
     if (!('serviceWorker' in navigator) || !('PushManager' in window)) {
-      status.textContent = 'This browser cannot receive Web Push (it needs https or localhost).'; return;
+      status.textContent = t('This browser cannot receive Web Push (it needs https or localhost).'); return;
     }
     try {
-      status.textContent = 'Subscribing...';
+      status.textContent = t('Subscribing...');
       if ((await Notification.requestPermission()) !== 'granted') {
-        status.textContent = 'Notifications are not allowed for this site.'; return;
+        status.textContent = t('Notifications are not allowed for this site.'); return;
       }
       const reg = await withTimeout(registration(), 10000, 'The service worker');
       const key = (await (await fetch('/api/push/public-key')).json()).publicKey;
@@ -124,23 +130,24 @@ APP_JS = r"""'use strict';
       const response = await fetch('/api/push/subscriptions', {method: 'POST', credentials: 'same-origin',
         headers: {'Content-Type': 'application/json', 'X-CSRF-Token': csrf()},
         body: JSON.stringify(subscription.toJSON())});
-      status.textContent = response.ok ? 'This browser is subscribed.' : 'The server refused: ' + response.status;
+      status.textContent = response.ok ? t('This browser is subscribed.')
+        : t('The server refused: {status}', {status: response.status});
       if (response.ok) { subscriptionLine(document.getElementById('subscribe-button'),
                                           document.getElementById('unsubscribe-button')); }
-    } catch (error) { status.textContent = 'Subscribing failed: ' + error.message; }
+    } catch (error) { status.textContent = t('Subscribing failed: {error}', {error: error.message}); }
   }
   async function unsubscribe(status) {
     try {
       const reg = await withTimeout(registration(), 10000, 'The service worker');
       const subscription = await reg.pushManager.getSubscription();
-      if (!subscription) { status.textContent = 'This browser is not subscribed.'; return; }
+      if (!subscription) { status.textContent = t('This browser is not subscribed.'); return; }
       await fetch('/api/push/subscriptions', {method: 'DELETE', credentials: 'same-origin',
         headers: {'Content-Type': 'application/json', 'X-CSRF-Token': csrf()},
         body: JSON.stringify({endpoint: subscription.endpoint})});
       await subscription.unsubscribe();
-      status.textContent = 'This browser is unsubscribed.';
+      status.textContent = t('This browser is unsubscribed.');
       subscriptionLine(document.getElementById('subscribe-button'), document.getElementById('unsubscribe-button'));
-    } catch (error) { status.textContent = 'Unsubscribing failed: ' + error.message; }
+    } catch (error) { status.textContent = t('Unsubscribing failed: {error}', {error: error.message}); }
   }
   document.addEventListener('DOMContentLoaded', () => {
     localize(document);

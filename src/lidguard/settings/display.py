@@ -2,31 +2,39 @@
 
 from __future__ import annotations
 
+from ..l10n import N_, _
 from ..platform.host import away_mode_supported
 from .model import Settings, headless_defaults
 
 __all__ = ["format_settings_block"]
 
 
-def _off(value: object, suffix: str = "") -> str:
+# A number with its unit: (one, several); "1 minute", not "1 minutes".
+_UNITS = {"minutes": (N_("1 minute"), N_("{value} minutes")), "hours": (N_("1 hour"), N_("{value} hours")),
+          "entries": (N_("1 entry"), N_("{value} entries")), "percent": (N_("{value}%"), N_("{value}%"))}
+
+
+def _off(value: object, unit: str = "") -> str:
     if value is None or value == "":
-        return "off"
+        return _("off")
     if isinstance(value, bool):
-        return "on" if value else "off"
-    if value == 1 and suffix.endswith("s") and suffix.startswith(" "):  # "1 minute", not "1 minutes"
-        suffix = suffix[:-1]
-    return f"{value}{suffix}"
+        return _("on") if value else _("off")
+    if unit:
+        one, several = _UNITS[unit]
+        return _(one if value == 1 else several).format(value=value)
+    return f"{value}"
 
 
 def _flag(value: bool) -> str:
-    return "on" if value else "off"
+    return _("on") if value else _("off")
 
 
 def _dimming(settings: Settings) -> str:
     minutes = settings.dim_display_when_idle_minutes
     if minutes is None:
-        return "off"
-    return f"after {_off(minutes, ' minutes')}, to {settings.dim_display_brightness_percent} %"
+        return _("off")
+    return _("after {minutes}, to {percent} %").format(minutes=_off(minutes, "minutes"),
+                                                        percent=settings.dim_display_brightness_percent)
 
 
 def format_settings_block(settings: Settings, *, changed_only: bool = False) -> list[str]:
@@ -36,47 +44,57 @@ def format_settings_block(settings: Settings, *, changed_only: bool = False) -> 
     if not changed_only:
         return lines
     defaults = set(_all_lines(headless_defaults())[1:])
-    changed = [line for line in lines[1:] if line not in defaults and not line.startswith("  Reason: ")]
+    changed = [line for line in lines[1:] if line not in defaults and 
+               not line.startswith(_("  Reason: {value}").split("{")[0])]
     if not changed:
-        return ["Settings: all defaults (`lidguard status --verbose` lists them)"]
-    return ["Settings changed from the defaults (`lidguard status --verbose` lists all):", *changed]
+        return [_("Settings: all defaults (`lidguard status --verbose` lists them)")]
+    return [_("Settings changed from the defaults (`lidguard status --verbose` lists all):"), *changed]
 
 
 def _all_lines(settings: Settings) -> list[str]:
-    power = settings.power_request
-    lines = ["Settings:", f"  Prevent system sleep: {_flag(power.prevent_system_sleep)}"]
+    s = settings
+    power = s.power_request
+    lines = [_("Settings:"), _("  Prevent system sleep: {value}").format(value=_flag(power.prevent_system_sleep))]
     if away_mode_supported():
-        lines.append(f"  Prevent away mode sleep: {_flag(power.prevent_away_mode_sleep)}")
+        lines.append(_("  Prevent away mode sleep: {value}").format(value=_flag(power.prevent_away_mode_sleep)))
     lines += [
-        f"  Prevent display sleep: {_flag(power.prevent_display_sleep)}",
-        f"  Change lid action: {_flag(settings.change_lid_action)}",
-        f"  Power policy: {settings.power_policy.value} (battery floor {settings.battery_floor_percent} %)",
-        f"  Dim display when idle: {_dimming(settings)}",
-        f"  Watch parent process: {_flag(settings.watch_parent_process)}",
-        f"  Session timeout: {_off(settings.session_timeout_minutes, ' minutes')}",
-        f"  Session lease: {_off(settings.session_lease_hours, ' hours')}",
-        f"  Server runtime cleanup delay: {_off(settings.server_runtime_cleanup_delay_minutes, ' minutes')}",
-        f"  Emergency hibernation on high temperature: {_flag(settings.emergency_hibernation_on_high_temperature)}",
-        f"  Emergency hibernation temperature mode: {settings.emergency_hibernation_temperature_mode.value}",
-        f"  Emergency hibernation temperature Celsius: {settings.emergency_hibernation_temperature_celsius}",
-        f"  Suspend mode: {settings.suspend_mode.value}",
-        f"  Post-stop suspend delay seconds: {settings.post_stop_suspend_delay_seconds}",
-        f"  Post-stop suspend sound: {_off(settings.post_stop_suspend_sound)}",
-        "  Post-stop suspend sound volume override percent: "
-        f"{_off(settings.post_stop_suspend_sound_volume_override_percent, '%')}",
-        f"  Suspend ignores other blockers: {_flag(settings.suspend_ignores_other_blockers)}",
-        f"  Suspend history count: {_off(settings.suspend_history_entry_count, ' entries')}",
-        f"  Pre-suspend webhook URL: {_off(settings.pre_suspend_webhook_url)}",
-        f"  Post-session-end webhook URL: {_off(settings.post_session_end_webhook_url)}",
-        f"  Webhook previews: {_flag(settings.webhook_previews)}",
-        f"  Log full text: {_flag(settings.log_full_text)}",
-        f"  Closed lid permission request decision: {settings.closed_lid_permission_request_decision.value}",
-        f"  Closed lid stop follow-up webhook URL: {_off(settings.closed_lid_stop_follow_up_webhook_url)}",
-        f"  Closed lid stop follow-up delay seconds: {settings.closed_lid_stop_follow_up_delay_seconds}",
-        f"  Repeat closed lid stop follow-up: {_flag(settings.repeat_closed_lid_stop_follow_up)}",
-        f"  Closed lid stop follow-up sound: {_off(settings.closed_lid_stop_follow_up_sound)}",
-        "  Closed lid stop follow-up sound volume override percent: "
-        f"{_off(settings.closed_lid_stop_follow_up_sound_volume_override_percent, '%')}",
-        f"  Reason: {power.reason}",
+        _("  Prevent display sleep: {value}").format(value=_flag(power.prevent_display_sleep)),
+        _("  Change lid action: {value}").format(value=_flag(s.change_lid_action)),
+        _("  Power policy: {policy} (battery floor {percent} %)").format(
+            policy=s.power_policy.value, percent=s.battery_floor_percent),
+        _("  Dim display when idle: {value}").format(value=_dimming(settings)),
+        _("  Watch parent process: {value}").format(value=_flag(s.watch_parent_process)),
+        _("  Session timeout: {value}").format(value=_off(s.session_timeout_minutes, "minutes")),
+        _("  Session lease: {value}").format(value=_off(s.session_lease_hours, "hours")),
+        _("  Server runtime cleanup delay: {value}").format(
+            value=_off(s.server_runtime_cleanup_delay_minutes, "minutes")),
+        _("  Emergency hibernation on high temperature: {value}").format(
+            value=_flag(s.emergency_hibernation_on_high_temperature)),
+        _("  Emergency hibernation temperature mode: {value}").format(
+            value=s.emergency_hibernation_temperature_mode.value),
+        _("  Emergency hibernation temperature Celsius: {value}").format(
+            value=s.emergency_hibernation_temperature_celsius),
+        _("  Suspend mode: {value}").format(value=s.suspend_mode.value),
+        _("  Post-stop suspend delay seconds: {value}").format(value=s.post_stop_suspend_delay_seconds),
+        _("  Post-stop suspend sound: {value}").format(value=_off(s.post_stop_suspend_sound)),
+        _("  Post-stop suspend sound volume override percent: {value}").format(
+            value=_off(s.post_stop_suspend_sound_volume_override_percent, "percent")),
+        _("  Suspend ignores other blockers: {value}").format(value=_flag(s.suspend_ignores_other_blockers)),
+        _("  Suspend history count: {value}").format(value=_off(s.suspend_history_entry_count, "entries")),
+        _("  Pre-suspend webhook URL: {value}").format(value=_off(s.pre_suspend_webhook_url)),
+        _("  Post-session-end webhook URL: {value}").format(value=_off(s.post_session_end_webhook_url)),
+        _("  Webhook previews: {value}").format(value=_flag(s.webhook_previews)),
+        _("  Log full text: {value}").format(value=_flag(s.log_full_text)),
+        _("  UI culture: {value}").format(value=s.ui_culture.value),
+        _("  Closed lid permission request decision: {value}").format(
+            value=s.closed_lid_permission_request_decision.value),
+        _("  Closed lid stop follow-up webhook URL: {value}").format(
+            value=_off(s.closed_lid_stop_follow_up_webhook_url)),
+        _("  Closed lid stop follow-up delay seconds: {value}").format(value=s.closed_lid_stop_follow_up_delay_seconds),
+        _("  Repeat closed lid stop follow-up: {value}").format(value=_flag(s.repeat_closed_lid_stop_follow_up)),
+        _("  Closed lid stop follow-up sound: {value}").format(value=_off(s.closed_lid_stop_follow_up_sound)),
+        _("  Closed lid stop follow-up sound volume override percent: {value}").format(
+            value=_off(s.closed_lid_stop_follow_up_sound_volume_override_percent, "percent")),
+        _("  Reason: {value}").format(value=power.reason),
     ]
     return lines

@@ -66,6 +66,7 @@ __all__ = [
     "SettingsShapeError",
     "SuspendModeSetting",
     "TemperatureModeSetting",
+    "UiCulture",
     "URL_SETTINGS",
     "headless_defaults",
     "is_absolute_http_url",
@@ -99,6 +100,17 @@ class PermissionRequestDecision(enum.StrEnum):
     DENY = "Deny"
     ALLOW = "Allow"
     ASK = "Ask"
+
+
+class UiCulture(enum.StrEnum):
+    """The language of what lidguard shows a person (issue 38.2; the original's key and values)."""
+
+    AUTO = "auto"  # LIDGUARD_UI_CULTURE, else the locale
+    EN = "en"
+    KO = "ko"
+    JA = "ja"
+    ZH_HANS = "zh-Hans"
+    ZH_HANT = "zh-Hant"
 
 
 class PowerPolicy(enum.StrEnum):
@@ -142,6 +154,7 @@ ENUM_SETTINGS: dict[str, tuple[type[enum.StrEnum], enum.StrEnum]] = {
     "ClosedLidPermissionRequestDecision": (PermissionRequestDecision, PermissionRequestDecision.DENY),
     "EmergencyHibernationTemperatureMode": (TemperatureModeSetting, TemperatureModeSetting.AVERAGE),
     "PowerPolicy": (PowerPolicy, PowerPolicy.AC_OR_BATTERY),
+    "UiCulture": (UiCulture, UiCulture.AUTO),
 }
 SOUND_SETTINGS = ("PostStopSuspendSound", "ClosedLidStopFollowUpSound")
 URL_SETTINGS = ("PreSuspendWebhookUrl", "PostSessionEndWebhookUrl", "ClosedLidStopFollowUpWebhookUrl")
@@ -302,6 +315,7 @@ class Settings:
     dim_display_brightness_percent: int = _stored("DimDisplayBrightnessPercent", 20)
     webhook_previews: bool = _stored("WebhookPreviews", True)  # prompt/answer text in webhook bodies
     log_full_text: bool = _stored("LogFullText", False)  # prompt/reply text in hook event logs (debugging)
+    ui_culture: UiCulture = _stored("UiCulture", UiCulture.AUTO)  # lidguard.l10n: auto, en, ko, ja, zh-Hans, zh-Hant
 
     @classmethod
     def from_raw(cls, raw: Any) -> Settings:

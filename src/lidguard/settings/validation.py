@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..l10n import N_, _
 from ..platform.host import away_mode_supported
 from .model import NUMBER_RANGES, SYSTEM_SOUND_NAMES, is_absolute_http_url
 
@@ -43,7 +44,7 @@ def parse_bool(text: str, option: str) -> bool:
         return True
     if value in _FALSE:
         return False
-    raise SettingsInputError(f"The {option} option must be true or false.")
+    raise SettingsInputError(_("The {option} option must be true or false.").format(option=option))
 
 
 # Texts sent to the runtime with every settings update stay far below the request size limit.
@@ -61,14 +62,15 @@ def _parse_int(text: str) -> int | None:
 def _bounded(option: str, json_key: str) -> Callable[[str], int | None]:
     """An integer within ``NUMBER_RANGES[json_key]``, or ``off`` (None) where the setting allows it."""
     spec = NUMBER_RANGES[json_key]
-    allowed = f"{'off or ' if spec.off_allowed else ''}an integer from {spec.minimum} to {spec.maximum}"
 
     def parse(text: str) -> int | None:
         if spec.off_allowed and text.strip().lower() == "off":
             return None
         number = _parse_int(text)
         if number is None or not spec.minimum <= number <= spec.maximum:
-            raise SettingsInputError(f"The {option} option must be {allowed}.")
+            message = _("The {option} option must be off or an integer from {minimum} to {maximum}.") \
+                if spec.off_allowed else _("The {option} option must be an integer from {minimum} to {maximum}.")
+            raise SettingsInputError(message.format(option=option, minimum=spec.minimum, maximum=spec.maximum))
         return number
 
     return parse
@@ -86,10 +88,12 @@ def _choice(option: str, choices: tuple[str, ...]) -> Callable[[str], str]:
         for choice in choices:
             if choice.lower() == value:
                 return choice
-        listed = ", ".join(choice.lower() for choice in choices[:-1]) + f", or {choices[-1].lower()}"
         if len(choices) == 2:
-            listed = f"{choices[0].lower()} or {choices[1].lower()}"
-        raise SettingsInputError(f"The {option} option must be {listed}.")
+            message = _("The {option} option must be {first} or {last}.")
+        else:
+            message = _("The {option} option must be {first}, or {last}.")
+        first = ", ".join(choice.lower() for choice in choices[:-1])
+        raise SettingsInputError(message.format(option=option, first=first, last=choices[-1].lower()))
 
     return parse
 
@@ -106,16 +110,17 @@ def parse_sound(option: str) -> Callable[[str], str]:
                 return name
         path = Path(os.path.expanduser(value))
         if path.suffix.lower() != ".wav":
-            raise SettingsInputError(
-                f"The {option} option must be off, one of {', '.join(SYSTEM_SOUND_NAMES)}, or a .wav file path."
-            )
+            raise SettingsInputError(_("The {option} option must be off, one of {names}, or a .wav file path.").format(
+                option=option, names=", ".join(SYSTEM_SOUND_NAMES)))
         path = path.resolve()
         if not path.parent.is_dir():
-            raise SettingsInputError(f"The folder of the {option} file does not exist: {path.parent}")
+            raise SettingsInputError(_("The folder of the {option} file does not exist: {path}").format(
+                option=option, path=path.parent))
         if path.is_dir():
-            raise SettingsInputError(f"The {option} path is a folder, not a .wav file: {path}")
+            raise SettingsInputError(_("The {option} path is a folder, not a .wav file: {path}").format(
+                option=option, path=path))
         if not path.is_file():
-            raise SettingsInputError(f"The {option} file does not exist: {path}")
+            raise SettingsInputError(_("The {option} file does not exist: {path}").format(option=option, path=path))
         return str(path)
 
     return parse
@@ -132,13 +137,14 @@ def _webhook_url(option: str, remove_command: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = text.strip()
         if value == "" or value.lower() == "off":
-            raise SettingsInputError(
-                f"The {option} option needs a URL. To turn the webhook off, run: lidguard {remove_command}"
-            )
+            raise SettingsInputError(_("The {option} option needs a URL. To turn the webhook off, run: lidguard "
+                                       "{command}").format(option=option, command=remove_command))
         if not is_absolute_http_url(value):
-            raise SettingsInputError(f"The {option} option must be an absolute http or https URL.")
+            raise SettingsInputError(_("The {option} option must be an absolute http or https URL.").format(
+                option=option))
         if len(value) > MAX_URL_CHARS:
-            raise SettingsInputError(f"The {option} option must be a URL of at most {MAX_URL_CHARS} characters.")
+            raise SettingsInputError(_("The {option} option must be a URL of at most {count} characters.").format(
+                option=option, count=MAX_URL_CHARS))
         return normalize_webhook_url(value)
 
     return parse
@@ -146,18 +152,18 @@ def _webhook_url(option: str, remove_command: str) -> Callable[[str], str]:
 
 def _away_mode(text: str) -> bool:
     if not away_mode_supported():
-        raise SettingsInputError(
+        raise SettingsInputError(_(
             "The prevent-away-mode-sleep option is only supported on Windows. "
             "Use prevent-system-sleep on this platform."
-        )
+        ))
     return parse_bool(text, "prevent-away-mode-sleep")
 
 
 def _reason(text: str) -> str:
     value = text.strip()
     if len(value) > MAX_POWER_REQUEST_REASON_CHARS:
-        raise SettingsInputError(
-            f"The power-request-reason option must be at most {MAX_POWER_REQUEST_REASON_CHARS} characters.")
+        raise SettingsInputError(_("The power-request-reason option must be at most {count} characters.").format(
+            count=MAX_POWER_REQUEST_REASON_CHARS))
     return value
 
 
@@ -186,77 +192,82 @@ def _number_option(flags: tuple[str, ...], json_key: str, help_text: str) -> Set
 
 SETTING_OPTIONS: tuple[SettingOption, ...] = (
     _bool_option(("prevent-system-sleep", "system-required"), ("PowerRequest", "PreventSystemSleep"),
-                 "Block idle system sleep while a session works."),
+                 N_("Block idle system sleep while a session works.")),
     SettingOption(("prevent-away-mode-sleep", "away-mode-required"), ("PowerRequest", "PreventAwayModeSleep"),
-                  _away_mode, "true|false", "Windows only: request away mode."),
+                  _away_mode, "true|false", N_("Windows only: request away mode.")),
     _bool_option(("prevent-display-sleep", "display-required"), ("PowerRequest", "PreventDisplaySleep"),
-                 "Also keep the display awake."),
+                 N_("Also keep the display awake.")),
     SettingOption(("power-request-reason", "reason"), ("PowerRequest", "Reason"), _reason, "TEXT",
-                  "Reason shown to the OS for the keep-awake request (empty = default)."),
+                  N_("Reason shown to the OS for the keep-awake request (empty = default).")),
     _bool_option(("change-lid-action", "lid-action"), ("ChangeLidAction",),
-                 "Block lid-close sleep while a session works."),
+                 N_("Block lid-close sleep while a session works.")),
     _bool_option(("watch-parent-process", "watch-parent"), ("WatchParentProcess",),
-                 "End a session when its agent process exits."),
+                 N_("End a session when its agent process exits.")),
     _number_option(("session-timeout-minutes",), "SessionTimeoutMinutes",
-                   "Soft-lock a session after N minutes without activity (at most one week)."),
+                   N_("Soft-lock a session after N minutes without activity (at most one week).")),
     _number_option(("session-lease-hours",), "SessionLeaseHours",
-                   "End a session N hours after its latest start, whatever happens (off = never; at most one week)."),
+                   N_("End a session N hours after its latest start, whatever happens (off = never; at most one "
+                      "week).")),
     _number_option(("server-runtime-cleanup-delay-minutes",), "ServerRuntimeCleanupDelayMinutes",
-                   "Stop the idle runtime after N minutes (off = at once; at most one week)."),
+                   N_("Stop the idle runtime after N minutes (off = at once; at most one week).")),
     _bool_option(("emergency-hibernation-on-high-temperature",), ("EmergencyHibernationOnHighTemperature",),
-                 "Hibernate at once when the closed laptop overheats."),
+                 N_("Hibernate at once when the closed laptop overheats.")),
     SettingOption(("emergency-hibernation-temperature-mode",), ("EmergencyHibernationTemperatureMode",),
                   _choice("emergency-hibernation-temperature-mode", ("Low", "Average", "High")),
-                  "low|average|high", "How thermal zones are combined."),
+                  "low|average|high", N_("How thermal zones are combined.")),
     _number_option(("emergency-hibernation-temperature-celsius",), "EmergencyHibernationTemperatureCelsius",
-                   "Emergency hibernation threshold in Celsius."),
+                   N_("Emergency hibernation threshold in Celsius.")),
     SettingOption(("suspend-mode",), ("SuspendMode",), _choice("suspend-mode", ("Sleep", "Hibernate")),
-                  "sleep|hibernate", "What to do once the last session is done."),
+                  "sleep|hibernate", N_("What to do once the last session is done.")),
     _number_option(("post-stop-suspend-delay-seconds",), "PostStopSuspendDelaySeconds",
-                   "Delay before suspending in seconds (0 = at once; at most one hour)."),
+                   N_("Delay before suspending in seconds (0 = at once; at most one hour).")),
     SettingOption(("post-stop-suspend-sound",), ("PostStopSuspendSound",), parse_sound("post-stop-suspend-sound"),
-                  "off|NAME|WAV", "Sound played before suspending."),
+                  "off|NAME|WAV", N_("Sound played before suspending.")),
     _number_option(("post-stop-suspend-sound-volume-override-percent",),
-                   "PostStopSuspendSoundVolumeOverridePercent", "Master volume in percent while the sound plays."),
+                   "PostStopSuspendSoundVolumeOverridePercent", N_("Master volume in percent while the sound plays.")),
     _bool_option(("suspend-ignores-other-blockers",), ("SuspendIgnoresOtherBlockers",),
-                 "Suspend even while another program blocks sleep (logind suspend-ignore-inhibit; "
-                 "default: wait for it and name it in status)."),
+                 N_("Suspend even while another program blocks sleep (logind suspend-ignore-inhibit; "
+                 "default: wait for it and name it in status).")),
     _number_option(("suspend-history-count", "suspend-history-entry-count"), "SuspendHistoryEntryCount",
-                   "Suspend history entries kept (off = no history)."),
+                   N_("Suspend history entries kept (off = no history).")),
     SettingOption(("pre-suspend-webhook-url", "suspend-webhook-url"), ("PreSuspendWebhookUrl",),
                   _webhook_url("pre-suspend-webhook-url", "remove-pre-suspend-webhook"), "URL",
-                  "POSTed right before suspending."),
+                  N_("POSTed right before suspending.")),
     SettingOption(("post-session-end-webhook-url",), ("PostSessionEndWebhookUrl",),
                   _webhook_url("post-session-end-webhook-url", "remove-post-session-end-webhook"), "URL",
-                  "POSTed when a session ends without a suspend."),
+                  N_("POSTed when a session ends without a suspend.")),
     SettingOption(("closed-lid-permission-request-decision", "permission-request-decision-when-lid-closed"),
                   ("ClosedLidPermissionRequestDecision",),
                   _choice("closed-lid-permission-request-decision", ("Deny", "Allow", "Ask")),
-                  "deny|allow|ask", "Answer to permission requests while the lid is closed."),
+                  "deny|allow|ask", N_("Answer to permission requests while the lid is closed.")),
     SettingOption(("closed-lid-stop-follow-up-webhook-url",), ("ClosedLidStopFollowUpWebhookUrl",),
                   _webhook_url("closed-lid-stop-follow-up-webhook-url", "remove-closed-lid-stop-follow-up-webhook"),
-                  "URL", "Ask-before-sleep notification endpoint."),
+                  "URL", N_("Ask-before-sleep notification endpoint.")),
     _number_option(("closed-lid-stop-follow-up-delay-seconds",), "ClosedLidStopFollowUpDelaySeconds",
-                   "Reply window for ask-before-sleep in seconds (>= 20 to enable; at most one hour)."),
+                   N_("Reply window for ask-before-sleep in seconds (>= 20 to enable; at most one hour).")),
     _bool_option(("repeat-closed-lid-stop-follow-up",), ("RepeatClosedLidStopFollowUp",),
-                 "Ask again on the next stop of a continued turn."),
+                 N_("Ask again on the next stop of a continued turn.")),
     SettingOption(("closed-lid-stop-follow-up-sound",), ("ClosedLidStopFollowUpSound",),
                   parse_sound("closed-lid-stop-follow-up-sound"), "off|NAME|WAV",
-                  "Sound played when the ask-before-sleep notification goes out."),
+                  N_("Sound played when the ask-before-sleep notification goes out.")),
     _number_option(("closed-lid-stop-follow-up-sound-volume-override-percent",),
                    "ClosedLidStopFollowUpSoundVolumeOverridePercent",
-                   "Master volume in percent while the ask-before-sleep sound plays."),
+                   N_("Master volume in percent while the ask-before-sleep sound plays.")),
     _bool_option(("webhook-previews",), ("WebhookPreviews",),
-                 "Send the prompt preview and the last assistant message with webhooks."),
+                 N_("Send the prompt preview and the last assistant message with webhooks.")),
     _bool_option(("log-full-text",), ("LogFullText",),
-                 "Write prompt and reply text into the hook event logs (debugging; default: length and hash)."),
+                 N_("Write prompt and reply text into the hook event logs (debugging; default: length and hash).")),
     SettingOption(("power-policy",), ("PowerPolicy",), _choice("power-policy", ("AcOrBattery", "AcOnly")),
-                  "acorbattery|aconly", "Protect on AC or on battery above the floor, or on AC only."),
+                  "acorbattery|aconly", N_("Protect on AC or on battery above the floor, or on AC only.")),
     _number_option(("battery-floor-percent",), "BatteryFloorPercent",
-                   "On battery below this charge protection is held back (sessions stay)."),
+                   N_("On battery below this charge protection is held back (sessions stay).")),
     _number_option(("dim-display-when-idle-minutes",), "DimDisplayWhenIdleMinutes",
-                   "Dim the built-in display after N idle minutes while sessions are protected and the lid is "
-                   "open (off = never; restored on activity)."),
+                   N_("Dim the built-in display after N idle minutes while sessions are protected and the lid is "
+                   "open (off = never; restored on activity).")),
     _number_option(("dim-display-brightness-percent",), "DimDisplayBrightnessPercent",
-                   "Brightness in percent of the maximum that the idle display is dimmed to."),
+                   N_("Brightness in percent of the maximum that the idle display is dimmed to.")),
+    SettingOption(("ui-culture",), ("UiCulture",),
+                  _choice("ui-culture", ("auto", "en", "ko", "ja", "zh-Hans", "zh-Hant")),
+                  "auto|en|ko|ja|zh-Hans|zh-Hant",
+                  N_("Language of what lidguard shows (auto = LIDGUARD_UI_CULTURE, else the locale).")),
 )

@@ -81,6 +81,7 @@ def headless_defaults_json() -> dict[str, Any]:
         "DimDisplayBrightnessPercent": 20,
         "WebhookPreviews": True,
         "LogFullText": False,
+        "UiCulture": "auto",
     }
 
 

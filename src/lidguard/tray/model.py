@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..l10n import N_, _
 from ..providers import provider_display
 from ..shared.session_json import parse_reply_utc
 
@@ -89,10 +90,11 @@ def _clock(value: Any) -> str:
 def _countdown(deadline: Any, now: datetime) -> str:
     moment = parse_reply_utc(deadline)
     if moment is None:
-        return "soon"
+        return _("soon")
     seconds = max(0, int((moment - now).total_seconds()))
     minutes, seconds = divmod(seconds, 60)
-    return f"in {minutes}:{seconds:02d}" if minutes else f"in {seconds} s"
+    return _("in {minutes}:{seconds}").format(minutes=minutes, seconds=f"{seconds:02d}") if minutes \
+        else _("in {seconds} s").format(seconds=seconds)
 
 
 def _session_line(session: Any) -> SessionLine | None:
@@ -100,11 +102,11 @@ def _session_line(session: Any) -> SessionLine | None:
         return None
     provider = provider_display(str(session.get("Provider", "")), session.get("ProviderName") or "")
     if session.get("SoftLockState") == "SoftLocked":
-        state = "waiting for the user"
+        state = N_("waiting for the user")
     elif type(session.get("RunningToolCount")) is int and session["RunningToolCount"] > 0:
-        state = "running tools"
+        state = N_("running tools")
     else:
-        state = "active"
+        state = N_("active")
     return SessionLine(provider=_short(provider, 30), folder=_short(str(session.get("WorkingDirectory", ""))),
                        state=state, since=_clock(session.get("StartedAt")),
                        session_id=_short(str(session.get("SessionIdentifier") or ""), 200))
@@ -117,7 +119,7 @@ def _toggles(settings: dict[str, Any]) -> tuple[bool | None, str | None]:
 
 
 def _sessions_word(count: int) -> str:
-    return f"{count} session" if count == 1 else f"{count} sessions"
+    return _("1 session") if count == 1 else _("{count} sessions").format(count=count)
 
 
 def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: str | None = None,
@@ -130,7 +132,7 @@ def tray_view(status: dict[str, Any] | None, *, now: datetime, settings_error: s
     view = _state_view(status, now=now, settings_error=settings_error, runtime_running=runtime_running,
                        stored_settings=stored_settings)
     answer = readiness(status if view.reachable else ({"RuntimeNotAnswering": True} if runtime_running else None))
-    return replace(view, readiness=answer.text)
+    return replace(view, readiness=answer.localized(_))
 
 
 def _state_view(status: dict[str, Any] | None, *, now: datetime, settings_error: str | None = None,
@@ -143,17 +145,20 @@ def _state_view(status: dict[str, Any] | None, *, now: datetime, settings_error:
         lid_action, mode = _toggles(stored)
         failed = status is not None and not status.get("RuntimeUnavailable")
         if settings_error is not None:
-            tooltip = f"LidGuard: the settings file is unusable ({_short(settings_error, 120)})."
+            tooltip = _("LidGuard: the settings file is unusable ({error}).").format(error=_short(settings_error, 120))
         elif failed and status is not None and status.get("PlatformMismatch") is True:
-            tooltip = f"LidGuard: platform mismatch. {_short(str(status.get('Message')), 240)}"
+            tooltip = _("LidGuard: platform mismatch. {message}").format(
+                message=_short(str(status.get("Message")), 240))
         elif failed:
             message = status.get("Message") if status is not None else None
-            tooltip = f"LidGuard runtime error: {_short(str(message or 'no answer'), 120)}."
+            tooltip = _("LidGuard runtime error: {message}.").format(
+                message=_short(str(message or _("no answer")), 120))
         elif runtime_running:
-            tooltip = "LidGuard runtime is running but does not answer."
+            tooltip = _("LidGuard runtime is running but does not answer.")
         else:  # the normal state some minutes after the last session: not an error
-            return TrayView(TrayState.IDLE, "LidGuard: idle, no session (the runtime is not running; it starts "
-                            "with the first agent session).", 0, (), 0, False, False, lid_action, mode)
+            return TrayView(TrayState.IDLE, _("LidGuard: idle, no session (the runtime is not running; it starts "
+                                              "with the first agent session)."), 0, (), 0, False, False, lid_action,
+                            mode)
         return TrayView(TrayState.ERROR, tooltip, 0, (), 0, False, False, lid_action, mode)
     raw_sessions: list[Any] = status["Sessions"] if isinstance(status.get("Sessions"), list) else []
     lines = tuple(line for line in map(_session_line, raw_sessions) if line is not None)
@@ -168,29 +173,32 @@ def _state_view(status: dict[str, Any] | None, *, now: datetime, settings_error:
         if isinstance(status.get("ProtectionHeldBack"), list) else []
     if settings_error is not None:
         state = TrayState.ERROR
-        tooltip = f"LidGuard: the settings file is unusable ({_short(settings_error, 120)}); keep-awake only."
+        tooltip = _("LidGuard: the settings file is unusable ({error}); keep-awake only.").format(
+            error=_short(settings_error, 120))
     elif paused:
         state = TrayState.PAUSED
         until = status["Paused"].get("UntilUtc")
-        tooltip = (f"LidGuard paused until {_clock(until)}" if parse_reply_utc(until)
-                   else "LidGuard paused until resume")
-        tooltip += f" ({_sessions_word(count)} tracked)."
+        tooltip = (_("LidGuard paused until {time}").format(time=_clock(until)) if parse_reply_utc(until)
+                   else _("LidGuard paused until resume"))
+        tooltip += _(" ({sessions} tracked).").format(sessions=_sessions_word(count))
     elif pending is not None:
         state = TrayState.SUSPEND_PENDING
         word = "Hibernate" if pending.get("Mode") == "Hibernate" else "Sleep"
-        tooltip = f"LidGuard: {word} {_countdown(pending.get('DeadlineUtc'), now)}."
+        tooltip = _("LidGuard: {mode} {countdown}.").format(mode=word, countdown=_countdown(pending.get("DeadlineUtc"),
+                                                                                            now))
     elif count and held:
         state = TrayState.HELD_BACK
-        tooltip = f"LidGuard: protection held back ({_short(held[0], 120)}); {_sessions_word(count)}."
+        tooltip = _("LidGuard: protection held back ({reason}); {sessions}.").format(
+            reason=_short(held[0], 120), sessions=_sessions_word(count))
     elif count:
         state = TrayState.PROTECTING_THROUGH_LID_CLOSE if lid_action else TrayState.PROTECTING
-        tooltip = f"LidGuard: protecting {_sessions_word(count)}"
-        tooltip += "; closing the lid keeps it awake." if lid_action else "."
+        tooltip = _("LidGuard: protecting {sessions}").format(sessions=_sessions_word(count))
+        tooltip += _("; closing the lid keeps it awake.") if lid_action else "."
     else:
         state = TrayState.IDLE
-        tooltip = "LidGuard: idle, no session."
+        tooltip = _("LidGuard: idle, no session.")
     if isinstance(status.get("WatchRefused"), str):  # ipc.watch polls while the runtime refuses the stream
-        tooltip += " Live updates refused (all watcher slots taken): polling."
+        tooltip += _(" Live updates refused (all watcher slots taken): polling.")
     return TrayView(state, tooltip, count, lines[:MAX_MENU_SESSIONS], omitted, True, paused, lid_action, mode)
 
 
@@ -216,28 +224,30 @@ def menu_entries(view: TrayView) -> tuple[MenuEntry, ...]:
     """The menu for a view. The click (default) pauses for 30 min, or resumes when paused."""
     entries: list[MenuEntry] = []
     if not view.reachable and view.state is TrayState.ERROR:
-        entries.append(MenuEntry("session", "Runtime not reachable", enabled=False))
+        entries.append(MenuEntry("session", _("Runtime not reachable"), enabled=False))
     elif not view.sessions:
-        entries.append(MenuEntry("session", "No session", enabled=False))
+        entries.append(MenuEntry("session", _("No session"), enabled=False))
     tags = _id_tags(view.sessions)
     for line, tag in zip(view.sessions, tags, strict=True):
-        entries.append(MenuEntry("session", f"{line.provider} - {line.folder}{tag} - {line.state} since {line.since}",
-                                 enabled=False))
+        entries.append(MenuEntry("session", _("{provider} - {folder}{tag} - {state} since {since}").format(
+            provider=line.provider, folder=line.folder, tag=tag, state=_(line.state), since=line.since),
+            enabled=False))
     if view.sessions_omitted:
-        entries.append(MenuEntry("session", f"... and {view.sessions_omitted} more", enabled=False))
+        entries.append(MenuEntry("session", _("... and {count} more").format(count=view.sessions_omitted),
+                                 enabled=False))
     entries.append(MenuEntry("separator", ""))
-    entries.append(MenuEntry("pause-30m", "Pause for 30 min", default=not view.paused))
-    entries.append(MenuEntry("pause-2h", "Pause for 2 h"))
-    entries.append(MenuEntry("resume", "Resume", enabled=view.paused, default=view.paused))
+    entries.append(MenuEntry("pause-30m", _("Pause for 30 min"), default=not view.paused))
+    entries.append(MenuEntry("pause-2h", _("Pause for 2 h")))
+    entries.append(MenuEntry("resume", _("Resume"), enabled=view.paused, default=view.paused))
     # Sleeping now while sessions are protected would undo what protection is for; paused or idle it
     # is the user's call (the OS refuses it anyway while another inhibitor holds the machine).
-    entries.append(MenuEntry("sleep-now", "Sleep now", enabled=view.state in (TrayState.IDLE, TrayState.PAUSED)))
+    entries.append(MenuEntry("sleep-now", _("Sleep now"), enabled=view.state in (TrayState.IDLE, TrayState.PAUSED)))
     entries.append(MenuEntry("separator", ""))
-    entries.append(MenuEntry("change-lid-action", "Change lid action", enabled=view.change_lid_action is not None,
+    entries.append(MenuEntry("change-lid-action", _("Change lid action"), enabled=view.change_lid_action is not None,
                              checked=bool(view.change_lid_action)))
-    entries.append(MenuEntry("suspend-mode", "Suspend mode: hibernate", enabled=view.suspend_mode is not None,
+    entries.append(MenuEntry("suspend-mode", _("Suspend mode: hibernate"), enabled=view.suspend_mode is not None,
                              checked=view.suspend_mode == "Hibernate"))
     entries.append(MenuEntry("separator", ""))
-    entries.append(MenuEntry("open-status", "Open status"))
-    entries.append(MenuEntry("quit", "Quit tray"))
+    entries.append(MenuEntry("open-status", _("Open status")))
+    entries.append(MenuEntry("quit", _("Quit tray")))
     return tuple(entries)
