@@ -87,6 +87,14 @@ class OptionalBuildExt(build_ext):
         os.makedirs(target, exist_ok=True)
         objects = compiler.compile([HOOK_CLIENT_SOURCE], output_dir=self.build_temp,
                                    extra_postargs=["-O2", "-Wall", "-Wextra"])
+        if sys.platform.startswith("linux"):
+            # Static on Linux: no dynamic loader at start (faster), and no glibc symbol version to raise the
+            # wheel's manylinux tag (a dynamic executable built on glibc >= 2.34 needs __libc_start_main@2.34).
+            try:
+                compiler.link_executable(objects, HOOK_CLIENT_NAME, output_dir=target, extra_postargs=["-static", "-s"])
+                return
+            except Exception as error:
+                print(f"lidguard: the hook client links dynamically ({error})")
         compiler.link_executable(objects, HOOK_CLIENT_NAME, output_dir=target)
 
 
