@@ -52,7 +52,7 @@ def _cffi_modules():
 
 
 HOOK_CLIENT_SOURCE = "native/hook_client.c"
-HOOK_CLIENT_NAME = "lidguard-hook"  # lidguard/_native/lidguard-hook (src/lidguard/_native/hook_client.py finds it)
+HOOK_CLIENT_NAME = "lidguard-hook"  # lidguard/_native/lidguard-hook (src/lidguard/platform/hook_client.py finds it)
 
 
 class OptionalBuildExt(build_ext):

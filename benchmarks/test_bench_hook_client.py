@@ -21,7 +21,7 @@ import subprocess
 import pytest
 from bench_timing import STRICT, ProcessTime, timed_process
 
-from lidguard._native.hook_client import CLIENT_NAME, hook_client_status
+from lidguard.platform.hook_client import CLIENT_NAME, hook_client_status
 
 TARGET_RATIO = 2.0
 SMOKE_CPU_RATIO = 3.0  # the client's sh -c against the floor's; a fallback to Python is >= 10x

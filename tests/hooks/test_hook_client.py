@@ -21,11 +21,10 @@ from typing import Any
 
 import pytest
 
-from conftest import LidguardProcesses
-from lidguard._native.hook_client import client_path, hook_client_status
 from lidguard.hooks.payload import MAX_STDIN_BYTES, STDIN_IDLE_SECONDS, STDIN_TOTAL_SECONDS
 from lidguard.hooks.runner import HOOK_BUDGET_SECONDS
 from lidguard.ipc import hook_frame
+from lidguard.platform.hook_client import client_path, hook_client_status
 from lidguard.platform.paths import MAX_SOCKET_PATH_BYTES
 
 from .conftest import ENTRY, assert_valid_output
@@ -144,19 +143,20 @@ def _table() -> list[tuple[list[str], bytes, dict[str, Any]]]:
 
 
 class _Home:
-    """A second isolated HOME with its own runtime (short path: a Unix socket path is bounded)."""
+    """A second isolated HOME with its own runtime (short path: a Unix socket path is bounded), made like the
+    ``lidguard`` fixture's."""
 
-    def __init__(self) -> None:
+    def __init__(self, like: Any) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="lg-"))
         (self.root / "run").mkdir(mode=0o700)
-        self.processes = LidguardProcesses(self.root)
+        self.processes = type(like)(self.root)
 
     def close(self) -> None:
         self.processes.kill_runtimes()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _sessions(processes: LidguardProcesses) -> list[dict[str, Any]]:
+def _sessions(processes: Any) -> list[dict[str, Any]]:
     volatile = {"startedAt", "lastActivityAt", "updatedAt", "lastChangedAt", "softLockedAt", "startedAtUtc",
                 "lastActivityAtUtc", "softLockedAtUtc", "watchedProcessIdentifier"}
     sessions = processes.json("status")["sessions"]
@@ -164,14 +164,14 @@ def _sessions(processes: LidguardProcesses) -> list[dict[str, Any]]:
                    for session in sessions), key=lambda session: session["sessionIdentifier"])
 
 
-def _log_lines(processes: LidguardProcesses) -> list[str]:
+def _log_lines(processes: Any) -> list[str]:
     lines = []
     for path in sorted(processes.data_dir.glob("*-hook-events.log")):
         lines += [f"{path.name} {line.split(' ', 1)[1]}" for line in path.read_text().splitlines()]
     return lines
 
 
-def _start(processes: LidguardProcesses) -> None:
+def _start(processes: Any) -> None:
     warm = json.dumps({"session_id": "warm", "cwd": "/w", "hook_event_name": "UserPromptSubmit", "prompt": "w"})
     assert python_run(processes.env, ["claude-hook"], warm.encode()).returncode == 0
     assert processes.wait_until(lambda: any(s["sessionIdentifier"] == "warm"
@@ -180,7 +180,7 @@ def _start(processes: LidguardProcesses) -> None:
 
 @pytest.mark.timeout(600)
 def test_the_client_and_the_python_hook_give_the_same_bytes_and_effects(lidguard):
-    other = _Home()
+    other = _Home(lidguard)
     try:
         python_side, client_side = lidguard, other.processes
         _start(python_side)

@@ -155,7 +155,7 @@ _WITH_DEFAULT_SIGINT = ("-c", "import os, signal, sys; signal.signal(signal.SIGI
 
 def _waiting_stop(lidguard, via: str = "python") -> subprocess.Popen[bytes]:
     if via == "client":  # the native hook client (issue 36): the runtime holds its connection; no fallback
-        from lidguard._native.hook_client import client_path
+        from lidguard.platform.hook_client import client_path
 
         command = [client_path(), sys.executable, "-c", "import sys; sys.stdout.write('FELL BACK')",
                    HOOK_COMMAND["claude"]]

@@ -114,10 +114,10 @@ _CLIENT: list[Any] = []  # the native hook client's status, checked once per pro
 
 
 def hook_client() -> Any:
-    """The native hook client's ``HookClientStatus`` (``_native/hook_client.py``; issue 36), with
+    """The native hook client's ``HookClientStatus`` (``platform/hook_client.py``; issue 36), with
     ``LIDGUARD_HOOK_CLIENT=off`` read as not usable."""
     if not _CLIENT:
-        from .._native.hook_client import HookClientStatus, hook_client_status
+        from ..platform.hook_client import HookClientStatus, hook_client_status
         from ..switches import hook_client_enabled
 
         if hook_client_enabled():
@@ -140,7 +140,7 @@ def hook_command(sub: str, *, shell: str = "sh") -> str:
 
 def hook_runner_line(installed: list[list[str]]) -> str:
     """hook-status/doctor: which hook an agent runs, and why."""
-    from .._native.hook_client import CLIENT_NAME
+    from ..platform.hook_client import CLIENT_NAME
 
     clients = [argv for argv in installed if argv and os.path.basename(argv[0]) == CLIENT_NAME]
     if clients:

@@ -30,7 +30,7 @@ from typing import Any
 
 import anyio
 
-from ..ipc.hook_frame import REPLY_MAGIC, FrameError, decode_request, frame_length, reply_fallback
+from ..ipc.hook_frame import REPLY_MAGIC, FrameError, decode_request, frame_length
 from ..ipc.protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, failure_response
 from ..ipc.transport import ListenerTransport, default_transport, named_pipe_server
 from ..platform.paths import LidGuardPaths, prepare_runtime_dir
@@ -193,15 +193,16 @@ async def _serve_hook_frame(runtime: Runtime, sock: socket.socket, start: bytes,
     async def hold(message: bytes) -> None:
         await _send_all(sock, magic.pop() + message if magic else message)
 
-    if connection.scope.cancel_called or body is None:
-        data = reply_fallback("the hook frame was incomplete or malformed")
-    else:
-        try:
-            frame = decode_request(body)
-        except FrameError as error:
-            data = reply_fallback(str(error))
-        else:
-            data = await answer_hook_frame(runtime, frame, peer_pid(sock), hold)
+    try:
+        frame = decode_request(body) if body is not None and not connection.scope.cancel_called else None
+    except FrameError:
+        frame = None
+    if frame is None:  # not a frame after all: answered as any bad request is, one JSON line
+        data = encode_reply(failure_response("The runtime received an incomplete or malformed hook frame."))
+        with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
+            await _send_all(sock, data)
+        return
+    data = await answer_hook_frame(runtime, frame, peer_pid(sock), hold)
     with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
         await hold(data)
 

@@ -1,5 +1,5 @@
-"""Where the native hook client is (``native/hook_client.c``, built by setup.py into this folder as
-``lidguard-hook``) and whether it runs here (issue 36). Stdlib only; used by hook-install, hook-status
+"""Where the native hook client is (``native/hook_client.c``, built by setup.py into ``lidguard/_native/``
+as ``lidguard-hook``) and whether it runs here (issue 36). Stdlib only; used by hook-install, hook-status
 and doctor, never by the hook path itself.
 
 The installed hook command is ``<client> <python hook argv...>``: the client answers through the
@@ -30,7 +30,8 @@ class HookClientStatus:
 
 
 def client_path() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), CLIENT_NAME)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.join(package, "_native", CLIENT_NAME)
 
 
 def hook_client_status() -> HookClientStatus:
