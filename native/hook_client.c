@@ -404,6 +404,6 @@ int main(int argc, char **argv) {
     }
     sigaction(SIGPIPE, &old_pipe, NULL);
     if (readable) give_stdin(&in);
-    execv(argv[1], argv + 1);
+    execvp(argv[1], argv + 1);  /* an absolute path as hook-install writes it; a bare name is looked up on PATH */
     return 0;  /* the Python hook cannot be started: exit 0 with no output */
 }
