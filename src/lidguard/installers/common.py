@@ -35,6 +35,7 @@ __all__ = [
     "home",
     "hook_argv",
     "hook_client",
+    "hook_process_argv",
     "hook_runner_line",
     "hook_command",
     "is_managed_command",
@@ -136,6 +137,13 @@ def hook_command(sub: str, *, shell: str = "sh") -> str:
     if client is not None and client.usable:
         return " ".join([_quote(client.path, shell), _quote(head[0], shell), *head[1:], sub])
     return " ".join([_quote(head[0], shell), *head[1:], sub])
+
+
+def hook_process_argv() -> list[str]:
+    """The hook as argv words for an agent that spawns it without a shell (the OpenCode plugin): the native
+    hook client ahead of :func:`hook_argv` when it runs here."""
+    client = hook_client()
+    return [client.path, *hook_argv()] if client.usable else hook_argv()
 
 
 def hook_runner_line(installed: list[list[str]]) -> str:

@@ -18,7 +18,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .common import InstallError, InstallResult, env_dir, home, hook_argv, read_config_text, remove_file, write_config
+from .common import (
+    InstallError,
+    InstallResult,
+    env_dir,
+    home,
+    hook_process_argv,
+    read_config_text,
+    remove_file,
+    write_config,
+)
 
 __all__ = ["EVENTS", "MARKER", "install", "plugin_file", "plugin_source", "remove", "status_lines"]
 
@@ -183,7 +192,7 @@ def plugin_file(config: Path | None = None) -> Path:
 
 def plugin_source(command: list[str] | None = None) -> str:
     """The plugin text; ``command`` (default: the installed hook command) is what it runs."""
-    return _TEMPLATE.replace("__COMMAND__", json.dumps(command if command is not None else hook_argv()))
+    return _TEMPLATE.replace("__COMMAND__", json.dumps(command if command is not None else hook_process_argv()))
 
 
 def _current(path: Path) -> str | None:
