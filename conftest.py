@@ -34,6 +34,7 @@ LONGEST_FIRST = (
     "tests/hooks/test_hook_fuzz.py",
     "tests/hooks/test_hook_processes.py",
     "tests/cli/test_newcomer_walk.py",  # installs from the checkout: ~90 s
+    "tests/hooks/test_hook_client.py",  # the native hook client against the Python hook: ~55 s loaded
 )
 
 # The platform and CLI tests whose behaviour depends on who runs them (issue 34.4): ci/test.sh runs these

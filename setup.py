@@ -51,8 +51,13 @@ def _cffi_modules():
     return []
 
 
+HOOK_CLIENT_SOURCE = "native/hook_client.c"
+HOOK_CLIENT_NAME = "lidguard-hook"  # lidguard/_native/lidguard-hook (src/lidguard/platform/hook_client.py finds it)
+
+
 class OptionalBuildExt(build_ext):
-    """Keeps a failed native build from failing the install unless extensions are required."""
+    """Keeps a failed native build from failing the install unless extensions are required; also builds
+    the native hook client, an executable inside the package (POSIX only: the Windows pipe is not written)."""
 
     def run(self):
         try:
@@ -61,6 +66,36 @@ class OptionalBuildExt(build_ext):
             if REQUIRE_EXTENSIONS:
                 raise
             print(f"lidguard: native modules not built ({error}); the pure-Python fallback will be used")
+        if os.name == "posix" and os.path.exists(HOOK_CLIENT_SOURCE):
+            try:
+                self._build_hook_client()
+            except Exception as error:
+                if REQUIRE_EXTENSIONS:
+                    raise
+                print(f"lidguard: the native hook client was not built ({error}); hooks run the Python hook")
+
+    def _build_hook_client(self):
+        from setuptools._distutils.ccompiler import new_compiler
+        from setuptools._distutils.sysconfig import customize_compiler
+
+        compiler = new_compiler(verbose=self.verbose, force=self.force)
+        customize_compiler(compiler)
+        if self.inplace:
+            target = self.get_finalized_command("build_py").get_package_dir("lidguard._native")
+        else:
+            target = os.path.join(self.build_lib, "lidguard", "_native")
+        os.makedirs(target, exist_ok=True)
+        objects = compiler.compile([HOOK_CLIENT_SOURCE], output_dir=self.build_temp,
+                                   extra_postargs=["-O2", "-Wall", "-Wextra"])
+        if sys.platform.startswith("linux"):
+            # Static on Linux: no dynamic loader at start (faster), and no glibc symbol version to raise the
+            # wheel's manylinux tag (a dynamic executable built on glibc >= 2.34 needs __libc_start_main@2.34).
+            try:
+                compiler.link_executable(objects, HOOK_CLIENT_NAME, output_dir=target, extra_postargs=["-static", "-s"])
+                return
+            except Exception as error:
+                print(f"lidguard: the hook client links dynamically ({error})")
+        compiler.link_executable(objects, HOOK_CLIENT_NAME, output_dir=target)
 
 
 def _ext_modules():

@@ -27,7 +27,7 @@ wheel=$(ls "$work"/dist/lidguard-*.whl)
 sdist=$(ls "$work"/dist/lidguard-*.tar.gz)
 python3 -m zipfile -l "$wheel" >"$work/wheel-files.txt"
 # The message catalogs (committed .mo files, package data of lidguard.l10n) ship in the wheel built from the sdist.
-for module in "_native/_proctree.*\.so" "_native/_logind\.py" "dist-info/licenses/LICENSE" \
+for module in "_native/_proctree.*\.so" "_native/_logind\.py" "_native/lidguard-hook[[:space:]]" "dist-info/licenses/LICENSE" \
               "l10n/locale/ko/LC_MESSAGES/lidguard\.mo" "l10n/locale/ja/LC_MESSAGES/lidguard\.mo" \
               "l10n/locale/zh-Hans/LC_MESSAGES/lidguard\.mo" "l10n/locale/zh-Hant/LC_MESSAGES/lidguard\.mo"; do
     grep -q "$module" "$work/wheel-files.txt" || { echo "wheel lacks $module"; exit 1; }
@@ -51,6 +51,8 @@ unset PYTHONPATH
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q "$repaired"
 "$work/venv/bin/python" ci/wheel_smoke.py linux
+# The native hook client (issue 36) runs from the installed wheel, and hook-install writes it ahead of the Python hook.
+"$work/venv/bin/python" ci/hook_client_smoke.py "$work/venv/bin/lidguard" "$work/client-home" client
 
 # The same wheel under pipx on the distribution's own Python (Debian 12: 3.11, EXTERNALLY-MANAGED), the way
 # a user installs a release from an index. ci/check-debian-install.sh installs pipx when it is missing; the
@@ -77,4 +79,8 @@ esac
 python3 -m venv "$work/pure-venv"
 "$work/pure-venv/bin/python" -m pip install -q "$pure"
 env -u LIDGUARD_PLATFORM HOME="$work/pure-home" "$work/pure-venv/bin/lidguard" --version >/dev/null
+if grep -q "lidguard-hook" "$work/pure-files.txt"; then
+    echo "LIDGUARD_NO_EXTENSIONS=1 wheel contains the native hook client"; exit 1
+fi
+"$work/pure-venv/bin/python" ci/hook_client_smoke.py "$work/pure-venv/bin/lidguard" "$work/pure-hook-home" python
 echo "pure wheel OK: $(basename "$pure")"

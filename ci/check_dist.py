@@ -24,13 +24,14 @@ from pathlib import Path, PurePosixPath
 NEEDED_IN_SDIST = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "PKG-INFO", "MANIFEST.in",
                    "native/proctree_linux.pyx", "native/logind_build.py", "native/logind_cdef.h",
                    "native/macos_build.py", "native/macos_cdef.h", "native/windows_build.py",
-                   "native/windows_cdef.h", "src/lidguard/__init__.py", "src/lidguard/cli/__init__.py")
+                   "native/windows_cdef.h", "native/hook_client.c", "src/lidguard/__init__.py",
+                   "src/lidguard/cli/__init__.py")
 # Files the sdist build itself writes (setuptools' egg-info, the scm version file and setup.cfg).
 SDIST_GENERATED = ("PKG-INFO", "setup.cfg")
 NEVER_SHIPPED_SUFFIXES = (".so", ".pyd", ".dylib", ".pyc", ".o")
 NEVER_SHIPPED_PARTS = ("__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".hypothesis", "build",
                        ".benchmarks", ".git")
-GENERATED_SOURCES = ("native/proctree_linux.c", "src/lidguard/_native/_logind.py",
+GENERATED_SOURCES = ("native/proctree_linux.c", "src/lidguard/_native/_logind.py", "src/lidguard/_native/lidguard-hook",
                      "src/lidguard/_native/_windows.py", "src/lidguard/_native/_macos.py")
 EXTRAS = {"mcp", "notify", "tray"}
 SCRIPTS = {"lidguard", "lidguard-notify"}

@@ -31,6 +31,7 @@ chose it and status, doctor and every hook log line say so.
 | ``LIDGUARD_NOTIFY_HEADER_TIMEOUT_SECONDS`` | in test mode only: lidguard-notify's time for request headers (10 s) |
 | ``LIDGUARD_NOTIFY_BODY_TIMEOUT_SECONDS`` | in test mode only: lidguard-notify's time for a request body (30 s) |
 | ``LIDGUARD_TRAY_BACKEND`` | ``lidguard tray``'s indicator: ``sni``, ``xembed`` or ``pystray`` (unset: chosen) |
+| ``LIDGUARD_HOOK_CLIENT`` | ``off``: hook-install writes the Python hook even where the native hook client runs |
 """
 
 from __future__ import annotations
@@ -242,3 +243,9 @@ def tray_backend(environ: Mapping[str, str] | None = None) -> str:
     if value not in ("", "sni", "xembed", "pystray"):
         raise SwitchError(f"LIDGUARD_TRAY_BACKEND must be sni, xembed or pystray, not {value!r}.")
     return value
+
+
+def hook_client_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """``LIDGUARD_HOOK_CLIENT`` (unset means on): may hook-install write the native hook client (issue 36)."""
+    value = raw_value("LIDGUARD_HOOK_CLIENT", environ)
+    return not value or parse_switch("LIDGUARD_HOOK_CLIENT", value)

@@ -32,6 +32,8 @@ HOOK_SCRIPT = Path(__file__).resolve().parent / "hook_script.py"
 PROMPT = "run echo hello and then say hi"
 PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "opencode": "OpenCode",
             "gemini": "Gemini", "qwen": "Qwen", "droid": "Droid", "openhands": "OpenHands", "auggie": "Augment"}
+# The native hook client's exe base name (issue 36): hook-install writes it ahead of the Python hook where built.
+HOOK_CLIENT_EXE = "lidguard-hook"
 # The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
 # Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node);
 # auggie is one node process (``node .../.bin/auggie``), the hooks' own parent.
@@ -89,7 +91,7 @@ class ProcessWatch:
         killed = []
         marker = f"HOME={home}".encode() + b"\0"
         for pid, name in self.seen.items():
-            if pid == os.getpid() or name.startswith("python"):
+            if pid == os.getpid() or name.startswith("python") or name == HOOK_CLIENT_EXE:
                 continue
             try:
                 if marker not in Path(f"/proc/{pid}/environ").read_bytes():
@@ -384,7 +386,8 @@ trust_level = "trusted"
         if NATIVE_EXE[self.name] == "node":  # the hooks' own parent; a relaunched child is a node under a node
             seen, parents = self.watch.seen, self.watch.parents
             assert self.name not in RELAUNCHED or seen.get(parents.get(watched, 0)) == "node", (watched, seen, parents)
-            assert [pid for pid, parent in parents.items() if parent == watched and seen[pid].startswith("python")], (
+            assert [pid for pid, parent in parents.items()  # the hooks: Python, or the native hook client
+                    if parent == watched and (seen[pid].startswith("python") or seen[pid] == HOOK_CLIENT_EXE)], (
                 watched, seen, parents)
         return started[0]
 

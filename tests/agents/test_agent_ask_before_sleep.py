@@ -127,6 +127,11 @@ def test_reply_from_the_phone_continues_the_agent_then_silence_suspends_once(
                      "--closed-lid-stop-follow-up-webhook-url", notify["webhook"],
                      "--closed-lid-stop-follow-up-delay-seconds", str(REPLY_WINDOW_SECONDS))
     run.hook_install()  # after the settings: the Stop hook's timeout covers delay + window + extensions
+    # The agent runs the native hook client (issue 36; its blocking Stop held by the runtime) where it is built.
+    from lidguard.installers.common import hook_client
+
+    if hook_client().usable:
+        assert "Hook runner: native client" in run.lidguard_run("hook-status", "--provider", name).stdout
     run.start_runtime()
     phone = notify["phone"]
 

@@ -104,7 +104,11 @@ def test_a_newcomer_installs_tries_the_demo_uses_an_agent_and_uninstalls(lidguar
     claude_config = home / ".claude" / "settings.json"
     hooks_before = claude_config.read_bytes()
     hook_command = json.loads(hooks_before)["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert hook_command.startswith(str(bin_dir / "lidguard")), hook_command
+    # The installed lidguard, led by the installation's own native hook client (issue 36) where it was built.
+    words = hook_command.split()
+    assert words[-2:] == [str(bin_dir / "lidguard"), "claude-hook"], hook_command
+    assert len(words) == 2 or (len(words) == 3 and words[0].endswith("/lidguard/_native/lidguard-hook")
+                               and str(home) in words[0]), hook_command
 
     # 2. README's demo, as typed (its runtime is still up when the agent's hook fires).
     (home / "machine.json").write_text('{"lid": "closed", "displays": []}')

@@ -450,8 +450,8 @@ def test_a_continuation_reply_is_logged_as_length_and_hash(stub_environment, mon
     output = {"decision": "block", "reason": "deploy the private build now"}
     original = runner._Run.run
 
-    def replying(self, action):  # what a blocking Stop does when the user replied
-        original(self, action)
+    def replying(self, action):  # what a blocking Stop does when the user replied (the engine is a generator)
+        yield from original(self, action)
         self.output = output
 
     monkeypatch.setattr(runner._Run, "run", replying)

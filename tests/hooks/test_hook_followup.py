@@ -153,8 +153,15 @@ _WITH_DEFAULT_SIGINT = ("-c", "import os, signal, sys; signal.signal(signal.SIGI
                         "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
 
 
-def _waiting_stop(lidguard) -> subprocess.Popen[bytes]:
-    hook = subprocess.Popen([sys.executable, *_WITH_DEFAULT_SIGINT, *ENTRY, HOOK_COMMAND["claude"]], env=lidguard.env,
+def _waiting_stop(lidguard, via: str = "python") -> subprocess.Popen[bytes]:
+    if via == "client":  # the native hook client (issue 36): the runtime holds its connection; no fallback
+        from lidguard.platform.hook_client import client_path
+
+        command = [client_path(), sys.executable, "-c", "import sys; sys.stdout.write('FELL BACK')",
+                   HOOK_COMMAND["claude"]]
+    else:
+        command = [sys.executable, *_WITH_DEFAULT_SIGINT, *ENTRY, HOOK_COMMAND["claude"]]
+    hook = subprocess.Popen(command, env=lidguard.env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert hook.stdin is not None
     hook.stdin.write(json.dumps(STOP).encode())
@@ -167,9 +174,10 @@ def _suspends(lidguard) -> list[dict]:
     return [entry for entry in lidguard.actions() if "suspend" in entry["action"].lower()]
 
 
-def test_a_real_stop_hook_waits_and_continues_the_agent_with_the_reply(lidguard, follow_up_server):
+@pytest.mark.parametrize("via", ["python", "client"])
+def test_a_real_stop_hook_waits_and_continues_the_agent_with_the_reply(lidguard, follow_up_server, via):
     _prepare(lidguard, follow_up_server)
-    hook = _waiting_stop(lidguard)
+    hook = _waiting_stop(lidguard, via)
     try:
         assert follow_up_server.started.wait(40), "no StopFollowUp webhook"
         [event] = follow_up_server.events("StopFollowUp")

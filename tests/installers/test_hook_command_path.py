@@ -14,6 +14,15 @@ from pathlib import Path
 BARE_PATH = "/usr/bin:/bin"
 
 
+def hook_words(script: Path, sub: str) -> str:
+    """What hook-install writes: led by the native hook client when it runs here (issue 36)."""
+    from lidguard.installers.common import hook_client
+
+    client = hook_client()
+    lead = f"{shlex.quote(client.path)} " if client.usable else ""
+    return f"{lead}{shlex.quote(str(script))} {sub}"
+
+
 def console_script(folder: Path) -> Path:
     """A ``lidguard`` console script like pip/pipx write one (this Python, the tree under test)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -40,7 +49,7 @@ def test_hook_install_writes_the_absolute_executable_and_an_agent_without_it_on_
     script = console_script(venv_bin)
     installed = run_script(script, lidguard.env, "hook-install", "--provider", "claude")
     assert installed.returncode == 0, installed.stderr
-    assert claude_commands(lidguard.home) == {f"{shlex.quote(str(script))} claude-hook"}
+    assert claude_commands(lidguard.home) == {hook_words(script, "claude-hook")}
     # The agent's shell, started from a launcher: no venv on PATH.
     agent_env = {**lidguard.env, "PATH": BARE_PATH}
     payload = json.dumps({"hook_event_name": "SessionEnd", "session_id": "s1", "cwd": str(lidguard.home)})
@@ -64,7 +73,7 @@ def test_hook_status_and_doctor_say_broken_and_a_reinstall_from_elsewhere_update
     assert f"Claude hooks: broken: {old} does not exist" in doctor.stdout, doctor.stdout
     reinstalled = run_script(new, lidguard.env, "hook-install", "--provider", "claude")
     assert reinstalled.returncode == 0 and "Changed: True" in reinstalled.stdout
-    assert claude_commands(lidguard.home) == {f"{shlex.quote(str(new))} claude-hook"}
+    assert claude_commands(lidguard.home) == {hook_words(new, "claude-hook")}
     status = run_script(new, lidguard.env, "hook-status", "--provider", "claude")
     assert "Status: Installed" in status.stdout and "Command check: ok" in status.stdout, status.stdout
 
@@ -101,3 +110,36 @@ def test_windows_hooks_run_the_absolute_executable_under_powershell(monkeypatch,
     handler = claude.specs(430)[0].handler
     assert handler["command"] == f"{quoted} claude-hook" and handler["shell"] == "powershell"
     assert installed_commands(json.dumps({"hooks": {"agentStop": [stop]}}), "copilot-hook") == [[str(exe)]]
+
+
+def test_hook_status_and_doctor_say_which_hook_runs_and_why(lidguard):
+    from lidguard.installers.common import hook_client
+
+    client = hook_client()
+    assert client.usable, client.reason  # this tree builds it (python3 setup.py build_ext --inplace)
+    (lidguard.home / ".claude").mkdir()
+    script = console_script(lidguard.home / "venv" / "bin")
+    assert run_script(script, lidguard.env, "hook-install", "--provider", "claude").returncode == 0
+    status = run_script(script, lidguard.env, "hook-status", "--provider", "claude")
+    assert f"Hook runner: native client {client.path} (the Python hook {script} when it cannot answer)" \
+        in status.stdout, status.stdout
+    assert f"Command check: ok ({client.path} {script})" in status.stdout
+    doctor = run_script(script, lidguard.env, "doctor")
+    assert f"runs: native client {client.path}" in doctor.stdout, doctor.stdout
+    # A hook the agent runs through sh -c, as installed: the client answers (the runtime is not up: the
+    # Python hook behind it starts it for the prompt).
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "n1", "cwd": str(lidguard.home),
+                         "prompt": "p"})
+    hook = subprocess.run(["/bin/sh", "-c", next(iter(claude_commands(lidguard.home)))], input=prompt,
+                          env={**lidguard.env, "PATH": BARE_PATH}, text=True, capture_output=True, timeout=60)
+    assert (hook.returncode, hook.stdout, hook.stderr) == (0, "", "")
+    # Switched off (or a pure build without the client): the Python hook, and why.
+    off = {**lidguard.env, "LIDGUARD_HOOK_CLIENT": "off"}
+    assert run_script(script, off, "hook-install", "--provider", "claude").returncode == 0
+    assert claude_commands(lidguard.home) == {f"{shlex.quote(str(script))} claude-hook"}
+    status = run_script(script, off, "hook-status", "--provider", "claude")
+    assert "Hook runner: Python hook (LIDGUARD_HOOK_CLIENT is off)" in status.stdout, status.stdout
+    status = run_script(script, lidguard.env, "hook-status", "--provider", "claude")
+    assert "Status: NeedsUpdate" in status.stdout
+    assert "Hook runner: Python hook (installed without the native client; lidguard hook-install writes it)" \
+        in status.stdout, status.stdout

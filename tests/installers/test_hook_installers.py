@@ -20,7 +20,13 @@ import tomlkit
 from lidguard.agents import claude as claude_agent
 from lidguard.cli.install_commands import SNIPPET_FORMATS
 from lidguard.installers import codex, copilot, opencode
-from lidguard.installers.common import InstallError, hook_command, is_managed_command, stop_hook_timeout_seconds
+from lidguard.installers.common import (
+    InstallError,
+    hook_client,
+    hook_command,
+    is_managed_command,
+    stop_hook_timeout_seconds,
+)
 from lidguard.installers.snippets import FORMATS, render
 
 claude = claude_agent.installer()
@@ -80,7 +86,9 @@ def test_command_is_the_quoted_executable_when_lidguard_is_not_on_path(monkeypat
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(sys, "argv", ["/somewhere/pytest"])
     command = hook_command("claude-hook")
-    assert command == f"{shlex.quote(sys.executable)} -m lidguard claude-hook"
+    client = hook_client()  # the native hook client leads when it runs here (issue 36)
+    lead = f"{shlex.quote(client.path)} " if client.usable else ""
+    assert command == f"{lead}{shlex.quote(sys.executable)} -m lidguard claude-hook"
     assert is_managed_command(command, "claude-hook")
 
 

@@ -1,5 +1,6 @@
 """Issue 35.1's layering: an agent is one unit (``lidguard.agents``), ``hooks/`` is a provider-free
-engine, the wire bounds live in ``ipc/`` and nothing in ``runtime/`` imports ``hooks/``."""
+engine, the wire bounds live in ``ipc/`` and nothing in ``runtime/`` imports ``hooks/`` but the native hook
+client's answer (issue 36), which runs the engine."""
 
 from __future__ import annotations
 
@@ -26,10 +27,21 @@ def _imported_modules(path: Path) -> list[str]:
     return names
 
 
+# Issue 36: the runtime answers the native hook client by running the hook engine itself; only this
+# module may reach into hooks/, and only its engine (runner.py).
+HOOK_ENGINE_CALLER = Path("runtime/hook_requests.py")
+
+
 def test_nothing_in_the_runtime_imports_hooks():
     offenders = [f"{path.relative_to(PACKAGE)}: {name}" for path in sorted((PACKAGE / "runtime").rglob("*.py"))
-                 for name in _imported_modules(path) if name == "lidguard.hooks" or name.startswith("lidguard.hooks.")]
+                 for name in _imported_modules(path) if name == "lidguard.hooks" or name.startswith("lidguard.hooks.")
+                 if not (path.relative_to(PACKAGE) == HOOK_ENGINE_CALLER and name == "lidguard.hooks.runner")]
     assert offenders == []
+
+
+def test_the_hook_engine_caller_imports_the_engine_only():
+    names = [name for name in _imported_modules(PACKAGE / HOOK_ENGINE_CALLER) if name.startswith("lidguard.hooks")]
+    assert names and set(names) == {"lidguard.hooks.runner"}
 
 
 def test_the_hook_engine_names_no_agent():

@@ -162,11 +162,12 @@ def foreign_caller(payload: Payload, env: Mapping[str, str],
     return "Custom", caller, False, "custom"
 
 
-def caller_ancestry() -> list[str]:
-    """The command names above this hook (read only when the payload shape leaves the caller open)."""
+def caller_ancestry(pid: int | None = None) -> list[str]:
+    """The command names above this hook (``pid``: the native hook client's, else this process); read
+    only when the payload shape leaves the caller open."""
     from .. import proctree
 
-    return [process.name for process in proctree.read_ancestry()[1:]]
+    return [process.name for process in proctree.read_ancestry(pid)[1:]]
 
 
 def permission_output(decision: str) -> dict[str, Any] | None:

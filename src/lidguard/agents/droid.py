@@ -49,14 +49,17 @@ LOG_DETAILS = (("permissionMode", ("permission_mode",)), ("tool", ("tool_name",)
 _RUNNERS = frozenset({"node", "nodejs", "bun"})
 
 
-def map_event(event: str, payload: Payload) -> Action:
+MAP_EVENT_CONTEXT = True  # SessionStart reads the hook's ancestry (the runtime's is not it: issue 36)
+
+
+def map_event(event: str, payload: Payload, context: Any = None) -> Action:  # hooks.runner.HookEnvironment
     name = event.lower()
     if name == "userpromptsubmit":
         return Action("start", prompt=payload.text("prompt"))
     if name == "sessionstart":
         # droid exec has no UserPromptSubmit; the TUI's launch (from its worker) is no work yet.
         try:
-            tui = started_by_worker(hook_ancestry())
+            tui = started_by_worker(hook_ancestry(context.ancestry_pid if context is not None else None))
         except Exception:  # noqa: BLE001 - no ancestry: protect, as for exec
             tui = False
         return IGNORE if tui else Action("start")
@@ -80,10 +83,11 @@ def permission_output(decision: str) -> dict[str, Any] | None:
     return None
 
 
-def hook_ancestry() -> Sequence[ProcessInfo]:
+def hook_ancestry(pid: int | None = None) -> Sequence[ProcessInfo]:
+    """The hook's ancestors: ``pid`` (the native client the runtime answers) or this hook process."""
     from .. import proctree
 
-    return proctree.read_ancestry()
+    return proctree.read_ancestry(pid)
 
 
 def started_by_worker(chain: Sequence[ProcessInfo]) -> bool:

@@ -28,6 +28,7 @@ from . import IGNORE, Action, stop_action, tool_activity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
@@ -60,7 +61,10 @@ MAX_SCAN_BYTES = 2 * 1024 * 1024  # in all, per Stop: the hook stays quick in a 
 _SESSION_CHARS = frozenset("0123456789abcdefABCDEF-")
 
 
-def map_event(event: str, payload: Payload) -> Action:
+MAP_EVENT_CONTEXT = True  # Stop reads the conversation under the hook's HOME (not the runtime's: issue 36)
+
+
+def map_event(event: str, payload: Payload, context: Any = None) -> Action:  # hooks.runner.HookEnvironment
     name = event.lower()
     if name == "userpromptsubmit":
         return Action("start", prompt=payload.text("message"))
@@ -72,21 +76,24 @@ def map_event(event: str, payload: Payload) -> Action:
         detail = metadata.get("reason") if isinstance(metadata, dict) else None
         reason = f"{event}:{detail.strip()}" if isinstance(detail, str) and detail.strip() else event
         action = stop_action(payload, reason, blocking=True, turn_end=True)
-        action.stop_hook_active = continued_stop(payload.text("session_id"))
+        action.stop_hook_active = continued_stop(payload.text("session_id"),
+                                                 context.environ if context is not None else None)
         return action
     if name == "sessionend":
         return stop_action(payload, event)
     return IGNORE  # SessionStart (not installed) and anything newer
 
 
-def conversation_events(session: str) -> str:
+def conversation_events(session: str, environ: Mapping[str, str] | None = None) -> str:
     """The conversation's event folder, as the CLI lays it out (``OPENHANDS_CONVERSATIONS_DIR``, else
-    ``$OPENHANDS_PERSISTENCE_DIR/conversations``, else ``~/.openhands/conversations``; the id without dashes)."""
+    ``$OPENHANDS_PERSISTENCE_DIR/conversations``, else ``~/.openhands/conversations``; the id without dashes),
+    from the hook's environment (``environ``; None: this process's)."""
     import os
 
-    base = os.environ.get("OPENHANDS_CONVERSATIONS_DIR") or os.path.join(
-        os.environ.get("OPENHANDS_PERSISTENCE_DIR") or os.path.join(os.path.expanduser("~"), ".openhands"),
-        "conversations")
+    environ = os.environ if environ is None else environ
+    home = environ.get("HOME") or os.path.expanduser("~")
+    base = environ.get("OPENHANDS_CONVERSATIONS_DIR") or os.path.join(
+        environ.get("OPENHANDS_PERSISTENCE_DIR") or os.path.join(home, ".openhands"), "conversations")
     return os.path.join(base, session.replace("-", ""), "events")
 
 
@@ -95,7 +102,7 @@ def _event_index(name: str) -> int:
     return int(number) if number.isdigit() and len(number) <= 12 else -1
 
 
-def continued_stop(session: str) -> bool:
+def continued_stop(session: str, environ: Mapping[str, str] | None = None) -> bool:
     """Whether the turn this Stop ends began with a Stop hook's continuation (OpenHands' stop_hook_active)."""
     if not session or len(session) > 64 or not set(session) <= _SESSION_CHARS:
         return False
@@ -104,7 +111,7 @@ def continued_stop(session: str) -> bool:
 
     from ..fileio_open import read_regular_file
 
-    folder = conversation_events(session)
+    folder = conversation_events(session, environ)
     try:
         names = [name for name in os.listdir(folder) if name.startswith("event-") and name.endswith(".json")]
     except (OSError, ValueError):

@@ -76,6 +76,7 @@ def _hooks(settings_file: Path) -> list[dict[str, Any]]:
     """Each agent whose configuration folder exists: hook status (the same computation as hook-status,
     issue 32.5) and whether each installed command runs."""
     from ..installers import PROVIDERS, InstallError, available_providers, command_checks, provider_status
+    from ..installers.common import hook_runner_line
 
     present, _absent = available_providers()
     result: list[dict[str, Any]] = []
@@ -89,9 +90,11 @@ def _hooks(settings_file: Path) -> list[dict[str, Any]]:
             continue
         status = lines[0].split(": ", 1)[1]
         config = next((line[len("Config: "):] for line in lines if line.startswith("Config: ")), "")
-        problems = [problem for _, problem in command_checks(key, Path(config)) if problem] if config else []
+        checks = command_checks(key, Path(config)) if config else []
+        problems = [problem for _, problem in checks if problem]
+        runner = hook_runner_line([installed for installed, _ in checks]) if status != "NotInstalled" else None
         result.append({"provider": provider.display, "status": status, "config": config,
-                       "problem": problems[0] if problems else None})
+                       "problem": problems[0] if problems else None, "runner": runner})
     return result
 
 
@@ -310,6 +313,8 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
         if hook["problem"]:
             state = _("broken: {problem}").format(problem=hook["problem"])
         lines.append(_("  {provider} hooks: {state}").format(provider=hook["provider"], state=state))
+        if hook.get("runner"):
+            lines.append(_("    runs: {runner}").format(runner=hook["runner"]))
     lines += report.get("copilotStopWarnings", [])
     lines += _keep_awake_lines(report.get("agentKeepAwake"))
     lines += [_("File problem: {problem}").format(problem=problem) for problem in report["fileProblems"]]

@@ -19,6 +19,7 @@ from ..ipc.protocol import nesting_depth_exceeds
 
 TYPE_CHECKING = False  # typing costs the hook path ~2 ms (a fresh interpreter does not load it)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, BinaryIO
 
 __all__ = [
@@ -161,9 +162,9 @@ class Payload:
     def session_identifier(self, *keys: str) -> str:
         return session_identifier(self.text(*keys))
 
-    def working_directory(self) -> str:
+    def working_directory(self, cwd: str | None = None, environ: Mapping[str, str] | None = None) -> str:
         given = self.text("cwd", "directory", "workingDirectory", "working_directory")
-        return working_directory(given)
+        return working_directory(given, cwd, environ)
 
 
 def parse_payload(data: bytes) -> Payload:
@@ -197,18 +198,23 @@ def session_identifier(given: str) -> str:
     return f"{given[: MAX_SESSION_IDENTIFIER_CHARS - 20]}...{digest}"
 
 
-def working_directory(given: str) -> str:
-    """The payload's folder (absolute, no trailing separator), else this process's; bounded."""
+def working_directory(given: str, cwd: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The payload's folder (absolute, no trailing separator), else the hook's (``cwd``: the hook
+    process's own when None; "" when the hook could not read it); bounded."""
     folder = given if given and len(given) <= MAX_PATH_CHARS and "\0" not in given else ""
-    if not folder:
+    here = cwd
+    if here is None:
         try:
-            folder = os.getcwd()
+            here = os.getcwd()
         except OSError:  # the folder was deleted under the agent
-            folder = os.environ.get("PWD") or os.sep
-        folder = clean_text(folder)
+            here = ""
+    if not here:
+        here = (os.environ if environ is None else environ).get("PWD") or os.sep
+    if not folder:
+        folder = clean_text(here)
     if not os.path.isabs(folder):
         try:
-            folder = os.path.abspath(folder)
+            folder = os.path.normpath(os.path.join(here, folder)) if os.path.isabs(here) else os.path.abspath(folder)
         except (OSError, ValueError):
             folder = os.sep
     folder = folder.rstrip("/\\") or os.sep

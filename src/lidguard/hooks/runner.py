@@ -36,7 +36,7 @@ from .payload import Payload, PayloadError, bounded, fallback_session, parse_pay
 
 TYPE_CHECKING = False  # typing costs the hook path ~2 ms
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Generator, Mapping
     from types import ModuleType
     from typing import Any, BinaryIO, TextIO
 
@@ -45,12 +45,17 @@ if TYPE_CHECKING:
     from ..shared.raw_settings import RawSettings
 
     Send = Callable[[dict[str, Any], bool, float], dict[str, Any]]
+    # One request the engine asks its driver to send: (message, auto_start, reply_timeout).
+    HookRequest = tuple[dict[str, Any], bool, float]
+    Steps = Generator[HookRequest, dict[str, Any], Any]
 
 __all__ = [
     "ASK_REASON",
     "HOOK_BUDGET_SECONDS",
     "REPLY_TIMEOUT_SECONDS",
     "HookEnvironment",
+    "hook_output_bytes",
+    "hook_steps",
     "run_hook",
     "run_hook_command",
 ]
@@ -72,8 +77,16 @@ class HookEnvironment:
     def __init__(self, paths: LidGuardPaths | None = None, *, send: Send | None = None,
                  agent_process: Callable[[str], int] | None = None,
                  settings: Callable[[], RawSettings] | None = None, recover: bool = True,
-                 agent_arguments: Callable[[str], tuple[str, ...]] | None = None) -> None:
+                 agent_arguments: Callable[[str], tuple[str, ...]] | None = None,
+                 environ: Mapping[str, str] | None = None, cwd: str | None = None,
+                 ancestry_pid: int | None = None) -> None:
         self._paths = paths
+        # The hook's context: its environment, its working folder (None: this process's) and the process
+        # whose ancestors are the agent's (None: this process; the runtime answering the native client
+        # passes the client's pid, its peer).
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        self.cwd = cwd
+        self.ancestry_pid = ancestry_pid
         self._send = send
         self._agent_process = agent_process
         self._agent_arguments = agent_arguments
@@ -132,7 +145,7 @@ class HookEnvironment:
         from .. import proctree
         from ..agents.ancestry import resolve_agent_process
 
-        chain = proctree.read_ancestry()
+        chain = proctree.read_ancestry(self.ancestry_pid)
         if hint > 0 and any(process.pid == hint for process in chain[1:]):
             return hint
         agent = resolve_agent_process(chain, provider)
@@ -145,7 +158,7 @@ class HookEnvironment:
         from .. import proctree
         from ..agents.ancestry import resolve_agent_process
 
-        agent = resolve_agent_process(proctree.read_ancestry(), provider)
+        agent = resolve_agent_process(proctree.read_ancestry(self.ancestry_pid), provider)
         return tuple(agent.cmdline) if agent is not None else ()
 
     def raw_settings(self) -> RawSettings:
@@ -195,7 +208,7 @@ class _Run:
         self.payload = payload
         self.environment = environment
         self.log = log
-        self.folder = payload.working_directory()
+        self.folder = payload.working_directory(environment.cwd, environment.environ)
         keys = getattr(module, "SESSION_KEYS", ("session_id", "sessionId", "sessionID"))  # Cursor: conversation_id
         session = payload.session_identifier(*keys)
         self.session = session or fallback_session(self.agent, self.folder)
@@ -210,7 +223,7 @@ class _Run:
                 "WorkingDirectory": self.folder}
 
     def request(self, command: str, fields: dict[str, Any], *, auto_start: bool = False,
-                reply_timeout: float = REPLY_TIMEOUT_SECONDS) -> dict[str, Any]:
+                reply_timeout: float = REPLY_TIMEOUT_SECONDS) -> Steps:
         if not auto_start and self.environment.sessions_to_bring_back():
             auto_start = True
             self.environment.launch_if_dead()
@@ -218,7 +231,7 @@ class _Run:
         # ReplySessions false: the reply counts the sessions instead of listing them (never read here).
         message = {"Command": command, **fields, "RequestId": os.urandom(12).hex(),
                    "SentAtUnixMilliseconds": time.time_ns() // 1_000_000, "ReplySessions": False}
-        reply = self.environment.send(message, auto_start=auto_start, reply_timeout=reply_timeout)
+        reply = yield message, auto_start, reply_timeout  # the driver sends it (hook process or runtime)
         if not isinstance(reply, dict):
             reply = {"Succeeded": False, "Message": "The runtime sent no reply object."}
         details = [("command", command)]
@@ -233,7 +246,7 @@ class _Run:
         return reply
 
     # -- actions -----------------------------------------------------------------------------------
-    def start(self, action: Action) -> None:
+    def start(self, action: Action) -> Steps:
         fields = self.fields()
         raw = self.environment.raw_settings()
         if raw.warning:
@@ -248,7 +261,7 @@ class _Run:
         fields["InputPromptPreview"] = bounded(action.prompt, MAX_PROMPT_PREVIEW_CHARS)
         if action.turn_id:
             fields["TurnId"] = action.turn_id
-        self.request("start", fields, auto_start=True, reply_timeout=START_REPLY_TIMEOUT_SECONDS)
+        yield from self.request("start", fields, auto_start=True, reply_timeout=START_REPLY_TIMEOUT_SECONDS)
 
     def _watched_process(self) -> int:
         try:
@@ -261,7 +274,7 @@ class _Run:
                              f"{type(error).__name__}: {error}")
             return 0
 
-    def mark(self, command: str, reason: str, action: Action | None = None) -> dict[str, Any]:
+    def mark(self, command: str, reason: str, action: Action | None = None) -> Steps:
         fields = {**self.fields(), "SessionStateReason": bounded(reason, MAX_REASON_CHARS)}
         if action is not None:
             if action.turn_id:
@@ -270,9 +283,9 @@ class _Run:
                 fields.update(ToolCallId=action.tool_call_id, ToolCallState=action.tool_state)
                 if action.background:  # a subagent or task: may outlive the turn (issue 35.3)
                     fields["BackgroundWork"] = True
-        return self.request(command, fields)
+        return (yield from self.request(command, fields))
 
-    def stop(self, action: Action) -> None:
+    def stop(self, action: Action) -> Steps:
         fields = {**self.fields(), "IsProviderSessionEnd": action.provider_session_end,
                   "SessionEndReason": bounded(action.reason, MAX_REASON_CHARS),
                   "TranscriptPath": self.transcript, "StopHookActive": action.stop_hook_active,
@@ -286,12 +299,12 @@ class _Run:
             self.log.message(f"Deferred stop: {action.pending_work} background task(s) still running.")
         wait = self._follow_up_wait() if action.blocking else None
         if wait is None:
-            self.request("stop", fields)
+            yield from self.request("stop", fields)
             return
         # Ask-before-sleep: the runtime holds this connection until the user replies, cancels, the
         # window expires or the wait ends otherwise; the agent waits on this hook meanwhile.
         self.log.message(f"Waiting up to {int(wait)} s for a closed-lid follow-up reply.")
-        reply = self.request("stop", {**fields, "WaitForFollowUp": True, "FollowUpWaitSeconds": int(wait)},
+        reply = yield from self.request("stop", {**fields, "WaitForFollowUp": True, "FollowUpWaitSeconds": int(wait)},
                              reply_timeout=wait)
         from .followup import continuation_output
 
@@ -310,14 +323,14 @@ class _Run:
 
         return follow_up_wait_seconds(raw.settings)
 
-    def closed_lid(self) -> tuple[bool, dict[str, Any]]:
+    def closed_lid(self) -> Steps:
         """(True, settings) when the lid is closed and no suspend-blocking display remains.
 
         The runtime's ``ClosedLidSuspendEligible`` is the suspend path's own rule (internal panels do not
         count: on Linux an eDP connector stays "connected" with the lid closed); a runtime without it
         gets the original tool's rule (REFERENCE 5: lid Closed and ``VisibleDisplayMonitorCount <= 0``).
         """
-        reply = self.request("status", {})
+        reply = yield from self.request("status", {})
         self.reachable = reply.get("RuntimeUnavailable") is not True
         if reply.get("Succeeded") is not True or reply.get("LidSwitchState") != "Closed":
             return False, {}
@@ -332,27 +345,27 @@ class _Run:
         settings = reply.get("Settings")
         return True, settings if isinstance(settings, dict) else {}
 
-    def permission(self, action: Action) -> None:
-        closed, settings = self.closed_lid()
+    def permission(self, action: Action) -> Steps:
+        closed, settings = yield from self.closed_lid()
         if not closed:
             if action.softlock_without_decision and self.reachable:
-                self.mark("mark-session-softlocked", action.softlock_without_decision)
+                yield from self.mark("mark-session-softlocked", action.softlock_without_decision)
             elif action.deny_only and self.reachable:
-                self.mark("mark-session-active", action.reason, action)
+                yield from self.mark("mark-session-active", action.reason, action)
             return
         decision = _decision(settings.get(DECISION_SETTING))
         self.log.message(f"Closed lid: {DECISION_SETTING} is {decision}.")
         if action.deny_only and (decision != "Deny" or self._approved_without_asking(action)):
             # Nothing can approve here (Gemini BeforeTool): the tool runs, or the CLI's own dialog asks
             # (its Notification soft-locks the session); a tool the agent runs unasked is never denied.
-            self.mark("mark-session-active", action.reason, action)
+            yield from self.mark("mark-session-active", action.reason, action)
             return
         if decision == "Ask":
-            self.mark("mark-session-softlocked", ASK_REASON)
+            yield from self.mark("mark-session-softlocked", ASK_REASON)
             return
         self.output = self.module.permission_output(decision)
 
-    def run(self, action: Action) -> None:
+    def run(self, action: Action) -> Steps:
         kind = action.kind
         if kind == "ignore":
             return
@@ -361,19 +374,17 @@ class _Run:
         except Exception as error:  # noqa: BLE001 - a failed recovery must not cost the session its protection
             self.log.message(f"Crash recovery failed: {type(error).__name__}: {error}")
         if kind == "start":
-            self.start(action)
+            yield from self.start(action)
         elif kind == "activity":
-            self.mark("mark-session-active", action.reason, action)
+            yield from self.mark("mark-session-active", action.reason, action)
         elif kind == "softlock":
-            self.mark("mark-session-softlocked", action.reason, action)
+            yield from self.mark("mark-session-softlocked", action.reason, action)
         elif kind == "stop":
-            self.stop(action)
+            yield from self.stop(action)
         elif kind == "permission":
-            self.permission(action)
-        elif kind == "elicitation" and self.closed_lid()[0]:
-            self.output = self.module.elicitation_output()
-        elif kind == "ask_user" and self.closed_lid()[0]:
-            self.output = self.module.ask_user_output()
+            yield from self.permission(action)
+        elif kind in ("elicitation", "ask_user") and (yield from self.closed_lid())[0]:
+            self.output = self.module.elicitation_output() if kind == "elicitation" else self.module.ask_user_output()
 
     def _approved_without_asking(self, action: Action) -> bool:
         approved = getattr(self.module, "approved_without_asking", None)
@@ -438,13 +449,16 @@ def log_details(module: ModuleType, payload: Payload, action: Action,
     return details
 
 
-def _foreign_caller(module: ModuleType, payload: Payload, log: HookEventLog) -> tuple[str, str, bool, str] | None:
+def _foreign_caller(module: ModuleType, payload: Payload, log: HookEventLog,
+                    environment: HookEnvironment) -> tuple[str, str, bool, str] | None:
     """The agent module's ``foreign_caller`` (optional): another agent running this hook; None on any error."""
     detect = getattr(module, "foreign_caller", None)
     if detect is None:
         return None
     try:
-        return detect(payload, os.environ, module.caller_ancestry)  # type: ignore[no-any-return]
+        pid = environment.ancestry_pid
+        ancestry = module.caller_ancestry if pid is None else (lambda: module.caller_ancestry(pid))
+        return detect(payload, environment.environ, ancestry)  # type: ignore[no-any-return]
     except Exception as error:  # noqa: BLE001 - undetected: the agent itself, as before
         log.message(f"The hook's caller could not be told: {type(error).__name__}: {error}")
         return None
@@ -464,10 +478,42 @@ def _event_option(arguments: list[str]) -> str:
     return event.strip()[:128]
 
 
+def _map_event(module: ModuleType, event: str, payload: Payload, environment: HookEnvironment) -> Action:
+    """The agent module's ``map_event``; with ``MAP_EVENT_CONTEXT = True`` it also gets the hook's context
+    (``environment``: its environ, cwd and ``ancestry_pid``), which is not this process's when the runtime
+    answers the native hook client (issue 36): a module must never read ``os.environ``, the cwd or its own
+    ancestry for the hook's."""
+    if getattr(module, "MAP_EVENT_CONTEXT", False):
+        return module.map_event(event, payload, environment)  # type: ignore[no-any-return]
+    return module.map_event(event, payload)  # type: ignore[no-any-return]
+
+
 def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: HookEnvironment | None = None,
              ) -> dict[str, Any] | None:
-    """One hook event; returns the agent's output to print (None: print nothing). Never raises."""
+    """One hook event; returns the agent's output to print (None: print nothing). Never raises (but a
+    KeyboardInterrupt while a request waits). The hook process's driver of :func:`hook_steps`: each request
+    goes through ``environment.send``."""
     environment = environment or HookEnvironment()
+    steps = hook_steps(provider, arguments, stdin, environment)
+    try:
+        request = steps.send(None)  # type: ignore[arg-type]
+        while True:
+            message, auto_start, reply_timeout = request
+            try:
+                reply = environment.send(message, auto_start=auto_start, reply_timeout=reply_timeout)
+            except Exception as error:  # noqa: BLE001 - the engine logs it as before
+                request = steps.throw(error)
+            else:
+                request = steps.send(reply)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+def hook_steps(provider: str, arguments: list[str], stdin: bytes, environment: HookEnvironment) -> Steps:
+    """The one hook engine: the payload bytes and their context (``environment``) in; yields each request
+    for its driver to send (the hook process: :func:`run_hook`; the runtime answering the native hook
+    client: ``runtime/hook_requests.py``), receives its reply and returns the agent's output (None: print
+    nothing). Never raises."""
     log = HookEventLog(None)
     try:
         module = agent_module(provider)
@@ -485,12 +531,12 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
             log.message(f"Ignored the hook input: {error}.")
             return None
         event = event_name(option, payload, getattr(module, "EVENT_KEYS", EVENT_KEYS))
-        caller = _foreign_caller(module, payload, log)
+        caller = _foreign_caller(module, payload, log, environment)
         if caller is not None and caller[2]:  # that agent's own lidguard hook counts this event
             log.event = event
             log.message(f"Ignored: {caller[0]} runs this hook and has its own lidguard hook installed.")
             return None
-        action = module.map_event(event, payload) if event else IGNORE
+        action = _map_event(module, event, payload, environment) if event else IGNORE
         run = _Run(provider, event, payload, environment, log, module)
         if caller is not None:  # issue 35.4: another agent loaded this agent's hooks
             run.agent, run.provider_name = caller[0], caller[1]
@@ -498,7 +544,7 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
             log.message(f"Run by {caller[1] or caller[0]}, not {module.DISPLAY}: the session is attributed to it.")
         full_text = action.kind == "start" and bool(action.prompt) and environment.log_full_text()
         log.write("received", [("action", action.kind), *log_details(module, payload, action, full_text)])
-        run.run(action)
+        yield from run.run(action)
         if run.output is not None:
             output = json.dumps(run.output, separators=(",", ":"))
             log.write("message", [("output", output if environment.log_full_text() else text_summary(output))])
@@ -526,8 +572,16 @@ def run_hook_command(arguments: list[str], stdin: BinaryIO | None = None, stdout
     if output is not None:
         out = stdout or sys.stdout
         try:
-            out.write(json.dumps(output, ensure_ascii=True, separators=(",", ":")) + "\n")
+            out.write(hook_output_bytes(output).decode("ascii"))
             out.flush()
         except (OSError, ValueError):
             pass
     return 0
+
+
+def hook_output_bytes(output: dict[str, Any] | None) -> bytes:
+    """What the hook prints for ``output``: one ASCII JSON line, or nothing (the native client prints
+    the runtime's copy of these bytes)."""
+    if output is None:
+        return b""
+    return (json.dumps(output, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")

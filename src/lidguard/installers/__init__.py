@@ -19,6 +19,7 @@ from .common import (
     InstallResult,
     hook_argv,
     hook_command,
+    hook_runner_line,
     read_config_text,
     stop_hook_timeout_seconds,
 )
@@ -134,6 +135,8 @@ def status_block(key: str, config: Path | None, settings_file: Path, data_dir: P
     if provider.stop_timeout:
         head.append(f"Stop hook timeout: {timeout} seconds")
     config_file = _config_of(lines)
-    for installed, problem in command_checks(key, config_file) if config_file is not None else []:
+    checks = command_checks(key, config_file) if config_file is not None else []
+    for installed, problem in checks:
         head.append(f"Command check: broken: {problem}" if problem else f"Command check: ok ({' '.join(installed)})")
+    head.append(f"Hook runner: {hook_runner_line([installed for installed, _ in checks])}")
     return ["Hook installation:", *(f"  {line}" for line in head + lines[3:])]

@@ -34,6 +34,9 @@ __all__ = [
     "command_parts",
     "home",
     "hook_argv",
+    "hook_client",
+    "hook_process_argv",
+    "hook_runner_line",
     "hook_command",
     "is_managed_command",
     "load_json_object",
@@ -108,10 +111,52 @@ def hook_argv() -> list[str]:
     return [sys.executable, "-m", "lidguard"]
 
 
+_CLIENT: list[Any] = []  # the native hook client's status, checked once per process
+
+
+def hook_client() -> Any:
+    """The native hook client's ``HookClientStatus`` (``platform/hook_client.py``; issue 36), with
+    ``LIDGUARD_HOOK_CLIENT=off`` read as not usable."""
+    if not _CLIENT:
+        from ..platform.hook_client import HookClientStatus, hook_client_status
+        from ..switches import hook_client_enabled
+
+        if hook_client_enabled():
+            _CLIENT.append(hook_client_status())
+        else:
+            _CLIENT.append(HookClientStatus(None, False, "LIDGUARD_HOOK_CLIENT is off"))
+    return _CLIENT[0]
+
+
 def hook_command(sub: str, *, shell: str = "sh") -> str:
-    """The absolute executable (quoted for ``shell``: ``sh`` or ``powershell``) and ``<sub>``."""
+    """The absolute executable (quoted for ``shell``: ``sh`` or ``powershell``) and ``<sub>``; for ``sh``
+    led by the native hook client when it exists and passes its self-check (it runs the Python hook
+    words after it whenever it cannot answer)."""
     head = hook_argv()
+    client = hook_client() if shell == "sh" else None
+    if client is not None and client.usable:
+        return " ".join([_quote(client.path, shell), _quote(head[0], shell), *head[1:], sub])
     return " ".join([_quote(head[0], shell), *head[1:], sub])
+
+
+def hook_process_argv() -> list[str]:
+    """The hook as argv words for an agent that spawns it without a shell (the OpenCode plugin): the native
+    hook client ahead of :func:`hook_argv` when it runs here."""
+    client = hook_client()
+    return [client.path, *hook_argv()] if client.usable else hook_argv()
+
+
+def hook_runner_line(installed: list[list[str]]) -> str:
+    """hook-status/doctor: which hook an agent runs, and why."""
+    from ..platform.hook_client import CLIENT_NAME
+
+    clients = [argv for argv in installed if argv and os.path.basename(argv[0]) == CLIENT_NAME]
+    if clients:
+        return f"native client {clients[0][0]} (the Python hook {' '.join(clients[0][1:])} when it cannot answer)"
+    client = hook_client()
+    if client.usable:
+        return "Python hook (installed without the native client; lidguard hook-install writes it)"
+    return f"Python hook ({client.reason})"
 
 
 def command_parts(command: str) -> list[str]:

@@ -75,7 +75,12 @@ def installed_commands(text: str | None, sub: str) -> list[list[str]]:
 
 
 def check_command(argv: list[str], budget_seconds: float) -> str | None:
-    """None when ``argv --version`` runs and prints a lidguard version in time, else why not."""
+    """None when ``argv --version`` runs and prints a lidguard version in time, else why not. The native
+    hook client (issue 36) runs the Python hook words after it: that program must exist too."""
+    if len(argv) > 1 and os.path.basename(argv[0]) == "lidguard-hook":
+        for word in argv[1:2]:
+            if os.sep in word and not os.path.exists(word):
+                return f"{word} does not exist"
     head = argv[0]
     if os.sep in head or (os.altsep and os.altsep in head):
         if not os.path.exists(head):

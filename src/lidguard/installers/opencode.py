@@ -22,7 +22,16 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from .common import InstallError, InstallResult, env_dir, home, hook_argv, read_config_text, remove_file, write_config
+from .common import (
+    InstallError,
+    InstallResult,
+    env_dir,
+    home,
+    hook_process_argv,
+    read_config_text,
+    remove_file,
+    write_config,
+)
 
 __all__ = ["EVENTS", "MARKER", "OPENCODE", "PluginInstaller", "install", "plugin_file", "plugin_source", "remove",
            "status_lines"]
@@ -195,7 +204,7 @@ class PluginInstaller:
     def plugin_source(self, command: list[str] | None = None) -> str:
         """The plugin text; ``command`` (default: the installed hook command) is what it runs."""
         text = _TEMPLATE.replace("__KEY__", self.key)
-        return text.replace("__COMMAND__", json.dumps(command if command is not None else hook_argv()))
+        return text.replace("__COMMAND__", json.dumps(command if command is not None else hook_process_argv()))
 
     def _what(self) -> str:
         return f"{self.product} plugin file"

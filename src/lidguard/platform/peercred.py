@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import sys
 
-__all__ = ["peer_uid"]
+__all__ = ["peer_pid", "peer_uid"]
 
 
 def peer_uid(sock: socket.socket) -> int | None:
@@ -20,3 +20,20 @@ def peer_uid(sock: socket.socket) -> int | None:
         raw = sock.getsockopt(0, 0x001, 76)
         return int.from_bytes(raw[4:8], sys.byteorder)
     return None
+
+
+def peer_pid(sock: socket.socket) -> int | None:
+    """The peer's process id (the native hook client's, whose ancestors are the agent's), or None."""
+    try:
+        if sys.platform.startswith("linux"):
+            raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+            pid = int.from_bytes(raw[0:4], sys.byteorder, signed=True)
+        elif sys.platform == "darwin":
+            # LOCAL_PEERPID (0x002) at SOL_LOCAL (0): the pid of the peer when it connected.
+            raw = sock.getsockopt(0, 0x002, 4)
+            pid = int.from_bytes(raw[0:4], sys.byteorder, signed=True)
+        else:
+            return None
+    except OSError:
+        return None
+    return pid if pid > 0 else None

@@ -30,9 +30,11 @@ from typing import Any
 
 import anyio
 
+from ..ipc.hook_frame import REPLY_MAGIC, FrameError, decode_request, frame_length
 from ..ipc.protocol import MAX_MESSAGE_BYTES, ProtocolError, decode_message, failure_response
 from ..ipc.transport import ListenerTransport, default_transport, named_pipe_server
 from ..platform.paths import LidGuardPaths, prepare_runtime_dir
+from ..platform.peercred import peer_pid
 from .activation import inherited_listener
 from .app import Runtime
 from .connection_tasks import ConnectionTasks
@@ -54,6 +56,7 @@ EXIT_GRACE_SECONDS = 5.0
 SOCKET_CHECK_SECONDS = 1.0  # how often the runtime checks that its socket file is still there
 TOO_LARGE_DRAIN_SECONDS = 5.0  # reading on after a too-large request, so its sender gets the reply
 TOO_LARGE_DRAIN_LIMIT = 256 * MAX_MESSAGE_BYTES
+HOOK_FRAME_START = b"LGH"  # ipc/hook_frame.REQUEST_MAGIC's first bytes: a JSON line never starts with them
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 WATCH_UNSUPPORTED = "This runtime cannot stream its state over the named pipe; ask for status instead."
@@ -121,6 +124,8 @@ def _receive_now(sock: socket.socket, limit: int) -> tuple[bytes, str] | bytearr
         return bytearray()
     if not chunk:
         return b"", "eof"
+    if chunk.startswith(HOOK_FRAME_START):  # the native hook client's frame (never the start of a JSON line)
+        return chunk, "hook"
     newline = chunk.find(b"\n")
     if newline >= 0:
         return chunk[:newline], "line" if newline + 1 < len(chunk) else "line-only"
@@ -140,6 +145,8 @@ async def _receive_line(sock: socket.socket, limit: int, buffer: bytearray | Non
             continue
         if not chunk:
             return bytes(buffer), "eof"
+        if not buffer and chunk.startswith(HOOK_FRAME_START):
+            return chunk, "hook"
         newline = chunk.find(b"\n")
         if newline >= 0:
             buffer += chunk[:newline]
@@ -147,6 +154,57 @@ async def _receive_line(sock: socket.socket, limit: int, buffer: bytearray | Non
         buffer += chunk
         if len(buffer) > limit:
             return b"", "too-large"
+
+
+async def _receive_frame(sock: socket.socket, start: bytes) -> bytes | None:
+    """The rest of a hook frame after its first bytes ``start``: the body, or None (malformed, too long,
+    or the client stopped sending). Bounded by the caller's read timeout."""
+    buffer = bytearray(start)
+    size: int | None = None
+    while True:
+        if size is None and len(buffer) >= 8:
+            try:
+                size = frame_length(bytes(buffer[:8]))
+            except FrameError:
+                return None
+        if size is not None and len(buffer) >= 8 + size:
+            return bytes(buffer[8:8 + size]) if len(buffer) == 8 + size else None
+        try:
+            chunk = sock.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            await anyio.wait_readable(sock)
+            continue
+        if not chunk:
+            return None
+        buffer += chunk
+
+
+async def _serve_hook_frame(runtime: Runtime, sock: socket.socket, start: bytes, connection: _Connection) -> None:
+    """The native hook client: its frame in, the hook's reply out (``runtime/hook_requests.py``)."""
+    from .hook_requests import answer_hook_frame
+
+    body: bytes | None = None
+    with connection.scope, anyio.move_on_after(REQUEST_READ_TIMEOUT_SECONDS):
+        body = await _receive_frame(sock, start)
+    connection.read_all = True  # the client shut its side down after its frame
+    connection.reading = False
+    magic = [REPLY_MAGIC]  # sent once, ahead of the first message (a hold, or the reply)
+
+    async def hold(message: bytes) -> None:
+        await _send_all(sock, magic.pop() + message if magic else message)
+
+    try:
+        frame = decode_request(body) if body is not None and not connection.scope.cancel_called else None
+    except FrameError:
+        frame = None
+    if frame is None:  # not a frame after all: answered as any bad request is, one JSON line
+        data = encode_reply(failure_response("The runtime received an incomplete or malformed hook frame."))
+        with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
+            await _send_all(sock, data)
+        return
+    data = await answer_hook_frame(runtime, frame, peer_pid(sock), hold)
+    with anyio.move_on_after(REPLY_WRITE_TIMEOUT_SECONDS):
+        await hold(data)
 
 
 async def _drain(sock: socket.socket, limit: int) -> None:
@@ -212,6 +270,9 @@ async def _serve_connection(runtime: Runtime, transport: ListenerTransport, pool
                 line, status = await _receive_line(sock, limit, received)
         if status == "line-only":
             connection.read_all, status = True, "line"
+        if status == "hook" and trusted:
+            await _serve_hook_frame(runtime, sock, line, connection)
+            return
         connection.reading = False
         if not trusted:
             reply = failure_response(REFUSED)
