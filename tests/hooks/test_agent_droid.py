@@ -70,9 +70,19 @@ def test_session_start_without_a_readable_ancestry_starts_the_session(stub_envir
 
 
 def test_session_start_of_the_tui_waits_for_the_first_prompt(stub_environment, monkeypatch):
-    monkeypatch.setattr(droid, "hook_ancestry", lambda: [HOOK, SHELL, WORKER, TUI])
+    monkeypatch.setattr(droid, "hook_ancestry", lambda pid=None: [HOOK, SHELL, WORKER, TUI])
     messages, output = _run(stub_environment, {"hook_event_name": "SessionStart", "source": "startup"})
     assert messages == [] and output is None
+
+
+def test_session_start_reads_the_hooks_ancestry_not_the_answering_processs(stub_environment, monkeypatch):
+    """The runtime answering the native hook client (issue 36) runs this engine: the ancestry is the client's."""
+    asked: list[int | None] = []
+    monkeypatch.setattr(droid, "hook_ancestry", lambda pid=None: asked.append(pid) or [HOOK, SHELL, WORKER, TUI])
+    runtime, environment = stub_environment()
+    environment.ancestry_pid = 31337
+    run_hook("droid", [], json.dumps({**COMMON, "hook_event_name": "SessionStart"}).encode(), environment)
+    assert asked == [31337] and runtime.requests == []
 
 
 @pytest.mark.parametrize(("event", "state"), [("PreToolUse", "Running"), ("PostToolUse", "Finished")])

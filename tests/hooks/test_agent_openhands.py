@@ -122,6 +122,19 @@ def test_the_event_files_are_read_bounded_and_never_through_a_fifo_or_symlink(is
         assert openhands.continued_stop(hostile) is False
 
 
+def test_the_conversation_is_found_under_the_hooks_home_not_the_answering_processs(stub_environment, isolated_home,
+                                                                                   tmp_path):
+    """The runtime answering the native hook client (issue 36) passes the client's environment."""
+    _events(tmp_path, FEEDBACK, _message("agent", "ok"))  # under another HOME than this process's
+    runtime, environment = stub_environment()
+    environment.environ = {"HOME": str(tmp_path)}
+    payload = {**COMMON, "event_type": "Stop", "metadata": {"reason": "agent_finished"}}
+    run_hook("openhands", [], json.dumps(payload).encode(), environment)
+    [(message, _, _)] = runtime.requests
+    assert message["StopHookActive"] is True
+    assert openhands.continued_stop(SESSION) is False  # this process's HOME holds no such conversation
+
+
 def test_only_the_newest_events_are_read(isolated_home):
     _events(isolated_home, FEEDBACK, *[ACTION] * openhands.MAX_EVENT_FILES)
     assert openhands.continued_stop(SESSION) is False
