@@ -179,3 +179,21 @@ def test_english_stays_as_it_was(lidguard: Any) -> None:
     assert lines[0] == "Safe to close the lid: not yet - lidguard is not running, so no agent is protected"
     assert lines[1:3] == ["LidGuard runtime is not running.", "Active sessions: 0"]
     assert result.stdout.isascii()
+
+
+@pytest.mark.parametrize("culture", CULTURES)
+def test_the_session_commands_errors_and_the_argument_errors(lidguard: Any, culture: str) -> None:
+    """cli/fast.py (start/stop without argparse) and argparse's error line: translated on the way out only
+    (the hook path never imports the catalogs: tests/hooks/test_hook_imports.py)."""
+    from lidguard.providers import PROVIDER_CHOICES_TEXT
+
+    result = run_in(lidguard, culture, "start", "--provider", "nope")
+    assert result.returncode == 1
+    assert result.stderr == "lidguard: " + translated(culture, "Unknown provider: {provider}. Use {choices}.",
+                                                      provider="nope", choices=PROVIDER_CHOICES_TEXT) + "\n"
+    result = run_in(lidguard, culture, "remove-session", "--session", "s")
+    removed = translated(culture, "LidGuard runtime is not running. No active session was removed.")
+    assert result.stdout == removed + "\n"
+    result = run_in(lidguard, culture, "status", "--bogus")
+    hint = translated(culture, "lidguard: {message} (see `lidguard help{topic}`)").split("{message}")[1]
+    assert result.returncode != 0 and result.stderr.endswith(hint.format(topic="") + "\n"), result.stderr

@@ -67,7 +67,7 @@ def _take_ui_culture(arguments: list[str]) -> list[str]:
             continue
         if not equals:
             if index + 1 >= len(arguments):
-                raise CliError("The --ui-culture option needs a value: auto, en, ko, ja, zh-Hans or zh-Hant.")
+                raise CliError(_("The --ui-culture option needs a value: auto, en, ko, ja, zh-Hans or zh-Hant."))
             value = arguments[index + 1]
         from .. import l10n
 
@@ -135,7 +135,7 @@ def _run(arguments: list[str]) -> int:
     except SystemExit as stop:  # argparse: --help, usage errors
         return stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
     except KeyboardInterrupt:
-        sys.stderr.write("lidguard: interrupted\n")
+        sys.stderr.write(_("lidguard: interrupted") + "\n")
         return 130
     except BrokenPipeError:
         raise
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     if arguments == ["run-server"] and _another_runtime_holds_the_lock():
         # REFERENCE 3.2: a second run-server exits 0 at once (before loading the runtime), and says why.
-        sys.stdout.write("LidGuard runtime is already running for this user; this run-server exits.\n")
+        sys.stdout.write(_("LidGuard runtime is already running for this user; this run-server exits.") + "\n")
         return 0
     try:
         code = _run(arguments)

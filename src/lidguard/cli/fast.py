@@ -72,6 +72,14 @@ def options_of(command: str) -> tuple[str, ...]:
     return _COMMAND_OPTIONS[command]
 
 
+def _(message: str) -> str:
+    """``message`` in the user's language (issue 38.2). Called only on the way to an error or a printed line:
+    ``lidguard.l10n`` (and gettext, for another language) is imported then, never on a hook's path."""
+    from ..l10n import _ as translate
+
+    return translate(message)
+
+
 # -- parsing ---------------------------------------------------------------------------------------
 def _parse(command: str, arguments: list[str]) -> dict[str, str | bool]:
     allowed = _COMMAND_OPTIONS[command]
@@ -81,20 +89,21 @@ def _parse(command: str, arguments: list[str]) -> dict[str, str | bool]:
         token = arguments[index]
         index += 1
         if not token.startswith("--"):
-            raise CliError(f"Unexpected argument: {_shown(token)}")
+            raise CliError(_("Unexpected argument: {argument}").format(argument=_shown(token)))
         name, has_value, value = token[2:].partition("=")
         if not name:
-            raise CliError("An option name is required after --.")
+            raise CliError(_("An option name is required after --."))
         key = _NAME_TO_KEY.get("--" + name.lower())
         if key is None or key not in allowed:
-            raise CliError(f"Unknown option --{_shown(name)} for {command} (see `lidguard help {command}`).")
+            raise CliError(_("Unknown option --{option} for {command} (see `lidguard help {command}`).").format(
+                option=_shown(name), command=command))
         if not has_value and index < len(arguments) and not arguments[index].startswith("--"):
             value, has_value = arguments[index], "="
             index += 1
         if key in FLAGS:
             values[key] = _boolean(key, value) if has_value else True
         elif not has_value:
-            raise CliError(f"The --{name.lower()} option requires a value.")
+            raise CliError(_("The --{option} option requires a value.").format(option=name.lower()))
         else:
             values[key] = value
     return values
@@ -106,7 +115,7 @@ def _boolean(key: str, value: str) -> bool:
         return True
     if word in ("false", "0", "no", "n", "off"):
         return False
-    raise CliError(f"The --{key} option must be true or false.")
+    raise CliError(_("The --{option} option must be true or false.").format(option=key))
 
 
 def _shown(text: str, limit: int = 64) -> str:
@@ -130,7 +139,7 @@ def safe_text(text: str) -> str:
 
 def _bounded(text: str, limit: int, what: str) -> str:
     if len(text) > limit:
-        raise CliError(f"The {what} must be at most {limit} characters.")
+        raise CliError(_("The {what} must be at most {limit} characters.").format(what=what, limit=limit))
     return text
 
 
@@ -138,10 +147,11 @@ def _bounded(text: str, limit: int, what: str) -> str:
 def _provider(values: dict[str, Any]) -> AgentProvider:
     text = str(values.get("provider") or "").strip()
     if not text:
-        raise CliError(f"A provider is required. Use {PROVIDER_CHOICES_TEXT}.")
+        raise CliError(_("A provider is required. Use {choices}.").format(choices=PROVIDER_CHOICES_TEXT))
     provider = parse_provider(text)
     if provider is None:
-        raise CliError(f"Unknown provider: {_shown(text)}. Use {PROVIDER_CHOICES_TEXT}.")
+        raise CliError(_("Unknown provider: {provider}. Use {choices}.").format(provider=_shown(text),
+                                                                         choices=PROVIDER_CHOICES_TEXT))
     return provider
 
 
@@ -154,15 +164,15 @@ def _watched_process(values: dict[str, Any], provider: AgentProvider) -> int:
             return _caller()
         return _agent_from_own_ancestry(provider)
     if not (text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_PROCESS_IDENTIFIER):
-        raise CliError("The watched process identifier must be a non-negative integer of at most "
-                       f"{MAX_PROCESS_IDENTIFIER}.")
+        raise CliError(_("The watched process identifier must be a non-negative integer of at most {limit}.").format(
+            limit=MAX_PROCESS_IDENTIFIER))
     pid = int(text)
     if pid:
         from .. import proctree
 
         if not proctree.is_process_alive(pid):
-            raise CliError(f"No process {pid} is running: --parent-pid names a running process whose exit ends "
-                           "the session (or 'auto').")
+            raise CliError(_("No process {pid} is running: --parent-pid names a running process whose exit ends the "
+                             "session (or 'auto').").format(pid=pid))
     return pid
 
 
@@ -179,7 +189,7 @@ def shlex_quote(text: str) -> str:
 def _caller() -> int:
     pid = os.getppid()
     if pid <= 1:  # orphaned: adopted by init, nothing meaningful to watch
-        raise CliError("The process that ran lidguard has already exited; --parent-pid auto has nothing to watch.")
+        raise CliError(_("The process that ran lidguard has already exited; --parent-pid auto has nothing to watch."))
     return pid
 
 
@@ -209,7 +219,7 @@ def _agent_from_own_ancestry(provider: AgentProvider) -> int:
     try:
         chain = proctree.read_ancestry()
     except (Unsupported, OSError) as error:
-        raise CliError(f"The process ancestry cannot be read: {error}") from error
+        raise CliError(_("The process ancestry cannot be read: {error}").format(error=error)) from error
     agent = resolve_agent_process(chain, agent_process_word(provider))
     return agent.pid if agent is not None else 0
 
@@ -241,7 +251,7 @@ def _session_fields(values: dict[str, Any]) -> dict[str, Any]:
     name = _bounded(safe_text(str(values.get("provider_name") or "").strip()), MAX_PROVIDER_NAME_CHARS,
                     "provider name")
     if provider is AgentProvider.MCP and not name:
-        raise CliError("The --provider-name option is required when --provider mcp is used.")
+        raise CliError(_("The --provider-name option is required when --provider mcp is used."))
     watched = _watched_process(values, provider)
     folder = _working_directory(values)
     display = provider_display(provider, name if provider is AgentProvider.MCP else "")  # the fallback id's part
@@ -310,7 +320,7 @@ def _start(session: _Session, values: dict[str, Any]) -> int:
     response = session.request("start", auto_start=True, **fields)
     if raw.warning and (raw.problem is None or not response.get("Succeeded") or first_warning_for_runtime(
             paths.runtime_dir, paths.socket_file, paths.settings_file, raw.problem)):
-        sys.stderr.write(f"lidguard: warning: {escape_control(raw.warning)}\n")
+        sys.stderr.write(_("lidguard: warning: {warning}").format(warning=escape_control(raw.warning)) + "\n")
     code = _print_response(response)
     if fields["Provider"] in (AgentProvider.CUSTOM.value, AgentProvider.UNKNOWN.value):
         note = caller_note(fields["Provider"], fields["WatchedProcessIdentifier"],
@@ -337,12 +347,12 @@ def _remove_session(session: _Session, values: dict[str, Any]) -> int:
     if values.get("all"):
         for key, flag in (("session", "--session"), ("provider", "--provider"), ("provider_name", "--provider-name")):
             if values.get(key):
-                raise CliError(f"The --all option cannot be combined with {flag}.")
+                raise CliError(_("The --all option cannot be combined with {option}.").format(option=flag))
         fields = {"MatchAllSessions": True}
     else:
         identifier = safe_text(str(values.get("session") or "").strip())
         if not identifier:
-            raise CliError("A session identifier is required.")
+            raise CliError(_("A session identifier is required."))
         fields = {"SessionIdentifier": _bounded(identifier, MAX_SESSION_IDENTIFIER_CHARS, "session identifier")}
         if values.get("provider"):
             fields["Provider"] = _provider(values).value
@@ -350,7 +360,7 @@ def _remove_session(session: _Session, values: dict[str, Any]) -> int:
                                               MAX_PROVIDER_NAME_CHARS, "provider name")
     response = session.request("remove-session", **fields)
     if response.get("RuntimeUnavailable"):
-        print("LidGuard runtime is not running. No active session was removed.")
+        print(_("LidGuard runtime is not running. No active session was removed."))
         return 0
     return _print_response(response)
 
@@ -358,7 +368,7 @@ def _remove_session(session: _Session, values: dict[str, Any]) -> int:
 def _stop_runtime(session: _Session, values: dict[str, Any]) -> int:
     response = session.request("shutdown", Force=bool(values.get("force")))
     if response.get("RuntimeUnavailable"):
-        print("LidGuard runtime is not running.")
+        print(_("LidGuard runtime is not running."))
         return 0
     if not response.get("Succeeded"):
         message = str(response.get("Message") or "The runtime refused to stop.")
@@ -368,7 +378,7 @@ def _stop_runtime(session: _Session, values: dict[str, Any]) -> int:
 
         if not stop_lock_holder(session.paths.lock_file):
             raise CliError(message)
-        print("LidGuard runtime is stopping (it did not answer on its socket; it was asked to exit).")
+        print(_("LidGuard runtime is stopping (it did not answer on its socket; it was asked to exit)."))
         return 0
     print(escape_control(str(response.get("Message") or "LidGuard runtime is stopping.")))
     _wait_until_gone(session)

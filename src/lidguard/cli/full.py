@@ -95,8 +95,9 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"lidguard: {message} (see `lidguard help {self.prog.split()[-1]}`)\n"
-                         if " " in self.prog else f"lidguard: {message} (see `lidguard help`)\n")
+        topic = f" {self.prog.split()[-1]}" if " " in self.prog else ""
+        sys.stderr.write(_("lidguard: {message} (see `lidguard help{topic}`)").format(message=message, topic=topic)
+                         + "\n")
         raise SystemExit(1)
 
 

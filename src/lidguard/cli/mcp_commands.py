@@ -191,8 +191,8 @@ def add_mcp_commands(subparsers: Any) -> None:
                          help=_("server entry name (default: lidguard-provider)"))
         if action != "remove":
             sub.add_argument("--provider-name", "--mcp-provider-name", dest="provider_name", metavar="NAME",
-                             help="name the sessions carry (shown as Mcp:NAME)" +
-                                  ("; required" if action == "install" else ""))
+                             help=_("name the sessions carry (shown as Mcp:NAME); required") if action == "install"
+                             else _("name the sessions carry (shown as Mcp:NAME)"))
         else:
             sub.set_defaults(provider_name=None)
         sub.set_defaults(handler=_provider_mcp(action))

@@ -23,13 +23,13 @@ __all__ = ["add_pause_commands", "paused_line", "parse_duration"]
 
 
 def parse_duration(text: str) -> int:
-    from ..shared.pause import DURATION_MESSAGE
     from ..shared.pause import parse_duration as parse
 
     try:
         return parse(text)
     except ValueError as error:
-        raise CliError(f"The for option {DURATION_MESSAGE}.") from error
+        # shared/pause.DURATION_MESSAGE's words, whole for the catalogs (tests/cli/test_pause_commands.py)
+        raise CliError(_("The for option must be a duration such as 30m, 2h or 1h30m (from 1s to 7d).")) from error
 
 
 def paused_line(paused: Any, now: datetime | None = None) -> str | None:

@@ -72,8 +72,8 @@ def _run(argv: list[str], *, here: bool) -> None:
         raise CliError(_("Could not run {shown}: {error}").format(shown=shown, error=error)) from error
     if result.returncode != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()
-        raise CliError(f"{shown} failed (exit {result.returncode})" + (f": {escape_control(detail[0])}" if detail
-                                                                          else "."))
+        raise CliError(_("{shown} failed (exit {code})").format(shown=shown, code=result.returncode)
+                       + (f": {escape_control(detail[0])}" if detail else "."))
     print(_("  ran: {shown}").format(shown=shown))
 
 

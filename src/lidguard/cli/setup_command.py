@@ -109,7 +109,7 @@ def _setup(context: CliContext, args: argparse.Namespace) -> int:
 
     agents = _found_agents(_providers(args.provider))
     if agents:
-        print("Agent CLIs found: " + ", ".join(f"{key} ({where})" for key, where in agents))
+        print(_("Agent CLIs found: {agents}").format(agents=", ".join(f"{key} ({where})" for key, where in agents)))
     else:
         from ..installers import PROVIDERS
 

@@ -46,8 +46,8 @@ def _stop_runtime(context: CliContext, report: _Report) -> None:
         from ..platform.locking import stop_lock_holder
 
         if not stop_lock_holder(context.paths.lock_file):
-            raise CliError("The runtime did not stop: " + str(response.get("Message") or "no answer")
-                           + "; run `lidguard stop-runtime --force`, then `lidguard uninstall` again.")
+            raise CliError(_("The runtime did not stop: {reason}; run `lidguard stop-runtime --force`, then "
+                             "`lidguard uninstall` again.").format(reason=str(response.get("Message") or "no answer")))
     report.did("the running runtime (stopped; its keep-awake and lid policy released)")
 
 
@@ -217,10 +217,11 @@ def _uninstall(context: CliContext, args: argparse.Namespace) -> int:
 
 
 def add_uninstall_command(subparsers: Any) -> None:
-    text = ("Remove everything lidguard put outside its install: agent hooks, MCP entries, autostart, service, "
-            "permission rule.")
-    sub = subparsers.add_parser("uninstall", help=text, description=text + " Run it before `pipx uninstall "
-                                "lidguard`. The data and config folders stay unless --purge.")
+    text = _("Remove everything lidguard put outside its install: agent hooks, MCP entries, autostart, service, "
+             "permission rule.")
+    sub = subparsers.add_parser("uninstall", help=text, description=_(
+        "{text} Run it before `pipx uninstall lidguard`. The data and config folders stay unless --purge.").format(
+            text=text))
     sub.add_argument("--yes", "-y", action="store_true", help=_("no questions: remove everything"))
     sub.add_argument("--purge", action="store_true",
                      help=_("also delete the data folder (settings, logs) and notify's config (token, keys)"))
