@@ -34,6 +34,7 @@ PROVIDER = {"claude": "Claude", "codex": "Codex", "copilot": "GitHubCopilot", "o
             "gemini": "Gemini", "qwen": "Qwen", "droid": "Droid", "openhands": "OpenHands", "auggie": "Augment"}
 # The native hook client's exe base name (issue 36): hook-install writes it ahead of the Python hook where built.
 HOOK_CLIENT_EXE = "lidguard-hook"
+HOOK_RUNNERS = (HOOK_CLIENT_EXE, "dash", "sh", "bash")
 # The agent's own program (exe base name) that lidguard must watch, per CLI (AGENT_CLIS.md ancestry).
 # Gemini CLI and Qwen Code are node all the way: the watched one is the relaunched child (the deepest node);
 # auggie is one node process (``node .../.bin/auggie``), the hooks' own parent.
@@ -386,8 +387,11 @@ trust_level = "trusted"
         if NATIVE_EXE[self.name] == "node":  # the hooks' own parent; a relaunched child is a node under a node
             seen, parents = self.watch.seen, self.watch.parents
             assert self.name not in RELAUNCHED or seen.get(parents.get(watched, 0)) == "node", (watched, seen, parents)
-            assert [pid for pid, parent in parents.items()  # the hooks: Python, or the native hook client
-                    if parent == watched and (seen[pid].startswith("python") or seen[pid] == HOOK_CLIENT_EXE)], (
+            # The hooks: Python, the native hook client, or the `sh -c` that runs one - the client answers in a
+            # few ms, often between two 20 ms polls, so only its shell is seen (the outer node of a relaunched
+            # CLI starts nothing but its child node: a command's shell here still tells the two apart).
+            assert [pid for pid, parent in parents.items()
+                    if parent == watched and (seen[pid].startswith("python") or seen[pid] in HOOK_RUNNERS)], (
                 watched, seen, parents)
         return started[0]
 
