@@ -13,7 +13,10 @@ its module (AGENTS.md "A new agent"). Optional attributes, with their defaults: 
 ``hook_event_name`` and its spellings), ``SESSION_KEYS`` (the session id's keys), ``continuation_output(reply)``
 (a Stop's ask-before-sleep continuation in the agent's own shape), ``PID_HINT_KEY = ""`` (a payload key
 naming the agent's own pid), ``matches_process``, ``ask_user_output``, ``elicitation_output``,
-``approved_without_asking``, ``STOP_TIMEOUT = True`` (False: its hooks carry no Stop timeout).
+``approved_without_asking``, ``STOP_TIMEOUT = True`` (False: its hooks carry no Stop timeout),
+``MAP_EVENT_CONTEXT = False`` (True: ``map_event(event, payload, context)`` also gets the hook's context -
+its ``environ``, ``cwd`` and ``ancestry_pid`` -, which is not this process's when the runtime answers the
+native hook client: an agent module never reads ``os.environ``, the cwd or its own ancestry for the hook's).
 
 Kinds of :class:`Action` (what the engine does for one hook event):
 
