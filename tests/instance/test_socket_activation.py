@@ -29,6 +29,21 @@ def _activator() -> str:
     return path
 
 
+def _listening(path: str) -> bool:
+    """The activator binds (the file appears) before it listens, and a connect in between is refused:
+    wait for the listening state in /proc/net/unix (flag __SO_ACCEPTCON), which does not connect - a
+    connect would start the runtime before the test looks."""
+    try:
+        lines = Path("/proc/net/unix").read_text().splitlines()[1:]
+    except OSError:
+        return False
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 8 and fields[7] == path and int(fields[3], 16) & 0x10000:
+            return True
+    return False
+
+
 def _ask(path: str, message: dict[str, Any]) -> dict[str, Any]:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
         client.settimeout(30)
@@ -56,7 +71,7 @@ def test_the_runtime_serves_on_the_socket_systemd_passes_and_leaves_it_behind(li
     manager = subprocess.Popen([activator, "-l", path, *passed, sys.executable, "-m", "lidguard", "run-server"],
                                env=lidguard.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        assert lidguard.wait_until(lidguard.socket.exists, 30), "the manager listens first"
+        assert lidguard.wait_until(lambda: _listening(path), 30), "the manager listens first"
         assert not (lidguard.data_dir / "runtime.lock").exists(), "nothing runs before the first connection"
         reply = _ask(path, {"v": 1, "Command": "status"})
         assert reply["Succeeded"] is True
@@ -90,7 +105,7 @@ def test_a_cli_call_reaches_the_runtime_through_the_service_managers_socket(lidg
                                 sys.executable, "-m", "lidguard", "run-server"],
                                env=lidguard.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert lidguard.wait_until(lidguard.socket.exists, 30)
+        assert lidguard.wait_until(lambda: _listening(str(lidguard.socket)), 30)
         lidguard.run("start", "--provider", "claude", "--session", "s1", check=True)
         assert lidguard.runtime_pids() == [manager.pid]
         assert [a["action"] for a in lidguard.actions()][:2] == ["protection-applied", "lid-policy-changed"]
