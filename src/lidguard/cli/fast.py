@@ -22,7 +22,7 @@ from ..ipc.limits import (
     MAX_SESSION_IDENTIFIER_CHARS,
 )
 from ..providers import PROVIDER_CHOICES_TEXT, AgentProvider, agent_process_word, parse_provider, provider_display
-from .output import CliError, escape_control, response_block
+from .output import CliError, escape_control, response_block, runtime_text
 
 __all__ = ["COMMANDS", "COMMAND_HELP", "OPTION_HELP", "options_of", "run_fast", "safe_text"]
 
@@ -302,7 +302,7 @@ class _Session:
 
 def _print_response(response: dict[str, Any]) -> int:
     if not response.get("Succeeded"):
-        raise CliError(str(response.get("Message") or "The runtime reported a failure."))
+        raise CliError(runtime_text(response.get("Message")) or _("The runtime reported a failure."))
     sys.stdout.write("\n".join(response_block(response)) + "\n")
     return 0
 
@@ -373,14 +373,14 @@ def _stop_runtime(session: _Session, values: dict[str, Any]) -> int:
     if not response.get("Succeeded"):
         message = str(response.get("Message") or "The runtime refused to stop.")
         if not (values.get("force") and "does not answer" in message):
-            raise CliError(message)
+            raise CliError(runtime_text(message))
         from ..platform.locking import stop_lock_holder  # alive but unreachable: signal it instead
 
         if not stop_lock_holder(session.paths.lock_file):
-            raise CliError(message)
+            raise CliError(runtime_text(message))
         print(_("LidGuard runtime is stopping (it did not answer on its socket; it was asked to exit)."))
         return 0
-    print(escape_control(str(response.get("Message") or "LidGuard runtime is stopping.")))
+    print(escape_control(runtime_text(response.get("Message") or "LidGuard runtime is stopping.")))
     _wait_until_gone(session)
     return 0
 

@@ -25,6 +25,7 @@ __all__ = [
     "pending_suspend_line",
     "print_json",
     "response_block",
+    "runtime_text",
     "session_json",
     "session_line",
     "sessions_omitted",
@@ -63,6 +64,13 @@ def local_time(value: str | None, now: datetime | None = None) -> str:
     local = moment.astimezone()
     today = (now.astimezone() if now is not None else datetime.now().astimezone()).date()
     return local.strftime("%H:%M") if local.date() == today else local.strftime("%Y-%m-%d %H:%M")
+
+
+def runtime_text(message: Any) -> str:
+    """A runtime reply's (English) message in the user's language (``l10n/runtime_messages.py``)."""
+    from ..l10n.runtime_messages import runtime_text as translate  # lazily, as ``_``
+
+    return translate(str(message or ""))
 
 
 def _(message: str) -> str:
@@ -147,7 +155,7 @@ def response_block(response: dict[str, Any], *, with_message: bool = True) -> li
     """The standard block (REFERENCE 1.2), every line escaped (ids and folders may hold anything)."""
     lines = []
     if with_message and response.get("Message"):
-        lines.append(str(response["Message"]))
+        lines.append(runtime_text(response["Message"]))
     lines += [
         _("Active sessions: {count}").format(count=response.get("ActiveSessionCount", 0)),
         _("Lid state: {state}").format(state=response.get("LidSwitchState", "Unknown")),

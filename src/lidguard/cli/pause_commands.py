@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..l10n import _
 from .context import CliContext
-from .output import CliError, countdown, escape_control, local_time
+from .output import CliError, countdown, escape_control, local_time, runtime_text
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -44,7 +44,7 @@ def paused_line(paused: Any, now: datetime | None = None) -> str | None:
 
 
 def _print_reply(response: dict[str, Any]) -> None:
-    lines = [str(response.get("Message") or "")]
+    lines = [runtime_text(response.get("Message"))]
     line = paused_line(response.get("Paused"))
     if line is not None:
         lines.append(line)
@@ -55,7 +55,7 @@ def _pause(context: CliContext, args: argparse.Namespace) -> int:
     seconds = parse_duration(args.duration) if args.duration is not None else None
     response = context.request("pause", auto_start=True, PauseSeconds=seconds)
     if not response.get("Succeeded"):
-        raise CliError(str(response.get("Message") or "The runtime reported a failure."))
+        raise CliError(runtime_text(response.get("Message")) or _("The runtime reported a failure."))
     _print_reply(response)
     return 0
 
@@ -66,7 +66,7 @@ def _resume(context: CliContext, args: argparse.Namespace) -> int:
         print(_("LidGuard runtime is not running: nothing is paused."))
         return 0
     if not response.get("Succeeded"):
-        raise CliError(str(response.get("Message") or "The runtime reported a failure."))
+        raise CliError(runtime_text(response.get("Message")) or _("The runtime reported a failure."))
     _print_reply(response)
     return 0
 
@@ -77,7 +77,7 @@ def _emergency_restore(context: CliContext, args: argparse.Namespace) -> int:
     response = context.request("emergency-restore")
     if not response.get("RuntimeUnavailable"):
         if not response.get("Succeeded"):
-            raise CliError(str(response.get("Message") or "The runtime reported a failure."))
+            raise CliError(runtime_text(response.get("Message")) or _("The runtime reported a failure."))
         _print_reply(response)
         return 0
     try:

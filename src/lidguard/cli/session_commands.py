@@ -18,6 +18,7 @@ from .output import (
     pending_suspend_line,
     print_json,
     response_block,
+    runtime_text,
     session_json,
     sessions_omitted,
 )
@@ -51,7 +52,7 @@ def _status(context: CliContext, args: argparse.Namespace) -> int:
         raise CliError(not_answering_line(response))
     running = bool(response.get("Succeeded"))
     if not running and not response.get("RuntimeUnavailable"):
-        raise CliError(str(response.get("Message")))
+        raise CliError(runtime_text(response.get("Message")))
     view = StatusView(context, response if running else None)
     view.verbose = args.verbose
     if args.json:
@@ -340,7 +341,7 @@ def _cleanup_orphans(context: CliContext, args: argparse.Namespace) -> int:
         print(_("LidGuard runtime is not running. Nothing to clean up."))
         return 0
     if not response.get("Succeeded"):
-        raise CliError(str(response.get("Message") or _("The runtime reported a failure.")))
+        raise CliError(runtime_text(response.get("Message")) or _("The runtime reported a failure."))
     print("\n".join(response_block(response)))
     return 0
 

@@ -22,7 +22,7 @@ from ..settings.display import format_settings_block
 from ..settings.model import NUMBER_RANGES
 from ..settings.validation import parse_bool, range_text
 from .context import CliContext
-from .output import CliError, escape_control, print_json
+from .output import CliError, escape_control, print_json, runtime_text
 
 __all__ = ["add_settings_commands"]
 
@@ -151,7 +151,7 @@ def _save_and_sync(context: CliContext, settings: Settings, lines: list[str],
         lines.append(_("Runtime is not running; saved settings will be used on the next start."))
     else:
         print("\n".join(lines))
-        raise CliError(str(response.get("Message")))
+        raise CliError(runtime_text(response.get("Message")))
     print("\n".join(lines))
     return 0
 

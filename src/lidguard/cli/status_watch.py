@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..ipc.watch import watch_status
-from .output import CliError
+from .output import CliError, runtime_text
 from .session_commands import StatusView
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def run_status_watch(context: CliContext, *, json_mode: bool) -> int:
             if isinstance(item, Exception):
                 raise item
             if isinstance(item, dict) and item.get("PlatformMismatch") is True:  # a demo never watches real use
-                raise CliError(str(item.get("Message")))
+                raise CliError(runtime_text(item.get("Message")))
             view = StatusView(context, item)
             screen.draw(view)
     except KeyboardInterrupt:
