@@ -1,6 +1,7 @@
 """The notification pages in the browser's language (Accept-Language; issue 38.2): the reply page, the
 dashboard and the sign-in page in ko, ja, zh-Hans and zh-Hant through the app's test client, the reply
-without JavaScript, app.js's words handed over translated, and the push texts in the server's language."""
+without JavaScript, app.js's words handed over translated, and the push texts (each subscription's in the
+language of the browser that subscribed, else the server's: test_notify_push.py)."""
 
 from __future__ import annotations
 

@@ -124,3 +124,53 @@ def test_restart_in_the_middle_of_a_dispatch_loses_no_event(notify_config: Any, 
         assert httpx.get(poll).json()["status"] == "Pending"
     finally:
         server.stop()
+
+
+def test_each_subscription_gets_its_pushes_in_the_language_of_the_browser_that_subscribed(
+        notify_client: Any, notify_config: Any, push_receiver: PushReceiver) -> None:
+    from lidguard import l10n
+
+    languages = {"korean": "ko-KR,ko;q=0.9", "taiwan": "zh-TW,zh;q=0.8", "api": None}
+    for name, accept in languages.items():
+        headers = bearer(notify_config) | ({"Accept-Language": accept} if accept else {})
+        assert notify_client.post("/api/push/subscriptions", json=push_receiver.subscription(name),
+                                  headers=headers).status_code == 204
+    webhook = f"/api/webhooks/lidguard/{notify_config.webhook_secret}"
+    assert notify_client.post(webhook, json={"eventType": "PreSuspend", "reason": "Completed"}).status_code == 202
+    wait_for(lambda: len(push_receiver.received) == 3, what="three pushes")
+    titles = {item.path.rsplit("/", 1)[1]: push_receiver.decrypt(item)["title"] for item in push_receiver.received}
+    english = "LidGuard session completed"
+    assert titles == {"korean": l10n.translation("ko").gettext(english),
+                      "taiwan": l10n.translation("zh-Hant").gettext(english),
+                      "api": english}  # no header: the server's language (English here)
+    assert titles["korean"] != english and titles["taiwan"] != english
+    # Subscribing again from a Japanese browser moves that subscription to Japanese.
+    assert notify_client.post("/api/push/subscriptions", json=push_receiver.subscription("korean"),
+                              headers=bearer(notify_config) | {"Accept-Language": "ja"}).status_code == 204
+    push_receiver.received.clear()
+    assert notify_client.post(webhook, json={"eventType": "PreSuspend", "reason": "Completed"}).status_code == 202
+    wait_for(lambda: len(push_receiver.received) == 3, what="three more pushes")
+    again = {item.path.rsplit("/", 1)[1]: push_receiver.decrypt(item)["title"] for item in push_receiver.received}
+    assert again["korean"] == l10n.translation("ja").gettext(english)
+
+
+def test_a_database_from_before_languages_is_migrated_and_keeps_its_subscriptions(tmp_path: Any) -> None:
+    import sqlite3
+
+    from lidguard.notify.store import MIGRATIONS
+
+    path = tmp_path / "notify.db"
+    old = sqlite3.connect(path)
+    old.executescript(f"{MIGRATIONS[0]}\nPRAGMA user_version = 1;")
+    old.execute("INSERT INTO Subscriptions (Endpoint, P256dh, Auth, CreatedAtUtc, UpdatedAtUtc) "
+                "VALUES ('https://push.example/1', 'k', 'a', 't', 't')")
+    old.commit()
+    old.close()
+    store = Store(path)
+    try:
+        [row] = store.subscriptions(active_only=True)
+        assert row["Endpoint"] == "https://push.example/1" and row["Culture"] is None
+        store.upsert_subscription("https://push.example/1", "k", "a", "ko")
+        assert store.subscriptions()[0]["Culture"] == "ko"
+    finally:
+        store.close()

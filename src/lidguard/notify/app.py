@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from lidguard.l10n import N_
+from lidguard.l10n import N_, negotiate
 from lidguard.notify.auth import Auth, LoginThrottle, safe_return_url, token_matches
 from lidguard.notify.bodies import (
     MAX_REPLY_CHARS,
@@ -199,7 +199,10 @@ def create_app(config: NotifyConfig, *, stale_seconds: float = 300, idle_poll_se
                     raise BadRequest(400, "endpoint is required.")
                 await db(store().deactivate_subscription, endpoint)
                 return Response(status_code=204)
-            await db(store().upsert_subscription, *check_subscription(body))
+            # The pushes speak the subscribing browser's language (no header - an API client - the server's).
+            accept = request.headers.get("accept-language")
+            culture = negotiate(accept) if accept else None
+            await db(store().upsert_subscription, *check_subscription(body), culture)
         except BadRequest as error:
             return api_error(error)
         return Response(status_code=204)

@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 
-from lidguard.l10n import _ as l10n_text  # push texts: the server's language (UiCulture, LIDGUARD_UI_CULTURE, locale)
+from lidguard.l10n import CULTURES, translation
+from lidguard.l10n import _ as l10n_text  # the server's language (UiCulture, LIDGUARD_UI_CULTURE, locale)
 from lidguard.notify.config import NotifyConfig
 from lidguard.notify.events import push_payload
 from lidguard.notify.store import Store
@@ -50,6 +51,13 @@ def send_web_push(config: NotifyConfig, subscription: dict[str, Any], payload: d
     return "Succeeded", code, None
 
 
+def _texts(culture: str | None) -> Callable[[str], str]:
+    """The push texts of a subscription: its browser's language, else (None, unknown) the server's."""
+    if culture in CULTURES:
+        return translation(culture).gettext
+    return l10n_text
+
+
 class Dispatcher:
     def __init__(self, store: Store, config: NotifyConfig, *, stale_seconds: float = 300,
                  idle_poll_seconds: float = 5.0,
@@ -83,7 +91,8 @@ class Dispatcher:
     async def dispatch(self, event: dict[str, Any]) -> None:
         event_id = int(event["Id"])
         try:
-            payload = push_payload(json.loads(event["PayloadJson"]), self.config.public_base_url, l10n_text)
+            body = json.loads(event["PayloadJson"])
+            payloads: dict[str | None, dict[str, str]] = {}  # one per language the subscriptions speak
             subscriptions = await anyio.to_thread.run_sync(lambda: self.store.subscriptions(active_only=True))
             settled = await anyio.to_thread.run_sync(self.store.settled_subscription_ids, event_id)
             for subscription in subscriptions:
@@ -91,6 +100,10 @@ class Dispatcher:
                     continue
                 # abandon_on_cancel: a shutdown does not wait for a slow push service; the claim is
                 # requeued by the next start.
+                culture = subscription.get("Culture") or None
+                payload = payloads.get(culture)
+                if payload is None:
+                    payload = payloads[culture] = push_payload(body, self.config.public_base_url, _texts(culture))
                 result = await anyio.to_thread.run_sync(self.send, self.config, subscription, payload,
                                                         abandon_on_cancel=True)
                 await anyio.to_thread.run_sync(self.store.record_delivery, event_id, int(subscription["Id"]), *result)

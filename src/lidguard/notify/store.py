@@ -56,6 +56,10 @@ MIGRATIONS: tuple[str, ...] = (
         CreatedAtUtc TEXT NOT NULL, InitialExpiresAtUtc TEXT NOT NULL, ExpiresAtUtc TEXT NOT NULL,
         Reply TEXT, FinishedAtUtc TEXT);
     """,
+    # The language of the browser that subscribed (its Accept-Language; NULL: the server's language).
+    """
+    ALTER TABLE Subscriptions ADD COLUMN Culture TEXT;
+    """,
 )
 
 
@@ -166,13 +170,17 @@ class Store:
             return [dict(row) for row in self._db.execute(sql, params).fetchall()]
 
     # Subscriptions ---------------------------------------------------------------------------------
-    def upsert_subscription(self, endpoint: str, p256dh: str, auth: str) -> None:
+    def upsert_subscription(self, endpoint: str, p256dh: str, auth: str, culture: str | None = None) -> None:
+        """Adds or renews a subscription; ``culture``: the language its pushes are written in (None: the
+        server's). A browser subscribing again in another language moves the subscription to it."""
         now = self._now()
         self._transaction(lambda db: db.execute(
-            "INSERT INTO Subscriptions (Endpoint, P256dh, Auth, CreatedAtUtc, UpdatedAtUtc) VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO Subscriptions (Endpoint, P256dh, Auth, CreatedAtUtc, UpdatedAtUtc, Culture) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(Endpoint) DO UPDATE SET P256dh = excluded.P256dh, Auth = excluded.Auth, "
-            "UpdatedAtUtc = excluded.UpdatedAtUtc, IsActive = 1, DeactivatedAtUtc = NULL, FailureCount = 0",
-            (endpoint, p256dh, auth, now, now)))
+            "UpdatedAtUtc = excluded.UpdatedAtUtc, IsActive = 1, DeactivatedAtUtc = NULL, FailureCount = 0, "
+            "Culture = excluded.Culture",
+            (endpoint, p256dh, auth, now, now, culture)))
 
     def deactivate_subscription(self, endpoint: str) -> bool:
         now = self._now()
