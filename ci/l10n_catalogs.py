@@ -170,7 +170,8 @@ def _edges(text: str) -> tuple[str, str]:
     return text[:len(text) - len(text.lstrip())], text[len(text.rstrip()):]
 
 
-_PERCENT_FIELD = re.compile(r"%(?:\([^)]*\))?[-#0 +]*[0-9]*(?:\.[0-9]+)?[diouxXeEfFgGcrsa%]")
+# No space flag: "{floor} % until" is a percent sign in prose (no help text uses "% d"-style conversions).
+_PERCENT_FIELD = re.compile(r"%(?:\([^)]*\))?[-#0+]*[0-9]*(?:\.[0-9]+)?[diouxXeEfFgGcrsa%]")
 
 
 def percent_fields(text: str) -> list[str]:

@@ -15,12 +15,17 @@ import pytest
 from lidguard import l10n
 from lidguard.ipc.protocol import RUNTIME_STOPPING_MESSAGE
 from lidguard.l10n.runtime_messages import RUNTIME_MESSAGES, runtime_text, translate_runtime_message
+from lidguard.platform.api import PowerSource
 from lidguard.platform.linux.power import LINUX_LID_HINT
 from lidguard.platform.macos.power import MAC_LID_HINT
 from lidguard.platform.windows.power import WINDOWS_LID_HINT
+from lidguard.runtime.components.emergency import HOLD_REASON
+from lidguard.runtime.components.pause import HELD_BACK as PAUSE_HELD_BACK
+from lidguard.runtime.components.power_policy import decide
 from lidguard.runtime.components.status_stream import RUNNING_MESSAGE
 from lidguard.runtime.policy import MarkActive, MarkSoftLocked, RemoveSessions, Start, Stop, transition
 from lidguard.runtime.sessions import AgentProvider, RegistryState, SessionKey
+from lidguard.settings.model import PowerPolicy
 
 from .conftest import CULTURES, translated
 
@@ -60,7 +65,20 @@ def _policy_messages() -> list[str]:
     return messages
 
 
+def _held_back_reasons() -> list[str]:
+    """Why protection is held back while sessions stay, as the runtime's components say it."""
+    reasons = [HOLD_REASON, PAUSE_HELD_BACK.format(until=""), PAUSE_HELD_BACK.format(until=" or the pause ends")]
+    for policy in PowerPolicy:
+        for source in (OSError("no battery file"), PowerSource(False, 12), PowerSource(None, 12),
+                       PowerSource(False, None), PowerSource(None, None)):
+            reason = decide(policy=policy, floor_percent=30, source=source).reason
+            if reason:
+                reasons.append(reason)
+    return reasons
+
+
 RUNTIME_TEXTS = [
+    *_held_back_reasons(),
     RUNNING_MESSAGE,
     RUNTIME_STOPPING_MESSAGE,
     "LidGuard runtime is stopping.",
@@ -161,4 +179,13 @@ def test_the_cli_shows_the_runtimes_replies_in_the_users_language(lidguard: Any,
     # The session log keeps the runtime's English.
     log = [json.loads(line) for line in (lidguard.data_dir / "session-execution.log").read_text().splitlines()]
     assert f"Stopped {key}." in [entry["Message"] for entry in log]
+    # A pause: its reply, and status's held-back line, both in the user's language.
+    paused = lidguard.run("pause", check=True).stdout
+    assert paused.splitlines()[0] == translated(
+        culture, "Paused: protection, the lid policy and suspends are off until `lidguard resume`.")
+    status = lidguard.run("status", check=True).stdout
+    reason = translated(culture, "lidguard is paused: protection, the lid policy and suspends are off until "
+                                 "`lidguard resume`; sessions are still tracked.")
+    assert translated(culture, "Protection held back: {reason}", reason=reason) in status.splitlines()
+    lidguard.run("resume", check=True)
     lidguard.run("stop-runtime", check=True)

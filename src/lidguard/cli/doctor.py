@@ -18,6 +18,7 @@ from ..platform.api import NativeModuleStatus, Platform, Unsupported
 from ..settings import load_settings_report
 from .context import CliContext
 from .file_health import file_problems
+from .output import runtime_text
 
 __all__ = ["capability_objects", "capability_text", "collect_doctor_report", "doctor_exit_code", "fake_platform_text",
            "format_doctor_report", "localized_verdict", "protection_verdict"]
@@ -296,7 +297,7 @@ def format_doctor_report(report: dict[str, Any]) -> list[str]:
     if report.get("fakePlatform"):
         lines.append(fake_platform_text(report["fakePlatform"]))
     if report.get("lidPolicyHeldBack"):
-        lines.append(_("Lid-close action held back: {note}").format(note=report["lidPolicyHeldBack"]))
+        lines.append(_("Lid-close action held back: {note}").format(note=runtime_text(report["lidPolicyHeldBack"])))
     lines.append(_("Native modules:"))
     for module in report["nativeModules"]:
         state = _("active") if module["active"] else _("pure-Python fallback")

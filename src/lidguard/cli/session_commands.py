@@ -170,10 +170,11 @@ class StatusView:
         if platform:
             tail.append(_("Runtime platform: {name}").format(name=platform["name"])
                         + (f" ({platform['use']})" if platform["use"] else ""))
-        tail += [_("Protection held back: {reason}").format(reason=reason) for reason in _held_back(response)]
+        tail += [_("Protection held back: {reason}").format(reason=runtime_text(reason))
+                 for reason in _held_back(response)]
         lid_note = _lid_held_back(response)
         if lid_note is not None:
-            tail.append(_("Lid-close action held back: {note}").format(note=lid_note))
+            tail.append(_("Lid-close action held back: {note}").format(note=runtime_text(lid_note)))
         failure = _last_suspend_failure(response)
         if failure is not None:
             tail.append(_("Last suspend request failed ({mode}, {reason}, {at}): {message}").format(

@@ -58,6 +58,26 @@ RUNTIME_MESSAGES = (
     N_("Releasing protection failed: {error}"),
     N_("Applying protection failed: {error}"),
     N_("Unsupported command: {command}"),
+    # protection held back while sessions stay (components/power_policy.py, pause.py, emergency.py)
+    N_("The power source could not be read ({error}): protection is held back as on a battery below the floor "
+       "of {floor} % until a reading shows AC or a battery above the floor."),
+    N_("On battery and the power policy is AcOnly: protection is held back until AC returns."),
+    N_("On battery (the power source is unknown) and the power policy is AcOnly: protection is held back until "
+       "AC returns."),
+    N_("On battery with an unknown charge (no percentage could be read): protection is held back as below the "
+       "battery floor of {floor} % until AC returns or the battery reads above the floor."),
+    N_("On battery (the power source is unknown) with an unknown charge (no percentage could be read): "
+       "protection is held back as below the battery floor of {floor} % until AC returns or the battery reads "
+       "above the floor."),
+    N_("On battery at {percent} %, below the battery floor of {floor} %: protection is held back until AC "
+       "returns or the battery is above the floor."),
+    N_("On battery at {percent} % (the power source is unknown), below the battery floor of {floor} %: "
+       "protection is held back until AC returns or the battery is above the floor."),
+    N_("lidguard is paused: protection, the lid policy and suspends are off until `lidguard resume`; sessions "
+       "are still tracked."),
+    N_("lidguard is paused: protection, the lid policy and suspends are off until `lidguard resume` or the "
+       "pause ends; sessions are still tracked."),
+    N_("Emergency Hibernation released protection (until the lid opens)"),
     # a lid-close change the OS refused: keep-awake is held (runtime/protection.py, platform/*/power.py)
     N_("Lid-close action held back: {note}"),
     N_("keeping awake; {hint}"),
