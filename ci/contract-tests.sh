@@ -10,8 +10,10 @@ venv="$(mktemp -d)/venv"
 python -m venv "$venv"
 if [ -x "$venv/Scripts/python.exe" ]; then py="$venv/Scripts/python.exe"; else py="$venv/bin/python"; fi
 "$py" -m pip install -q --upgrade "pip>=25.1"
-tag="$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
-wheel="$(ls "$wheels"/lidguard-*-"$tag"-*.whl | head -n 1)"
+# The wheel this interpreter would choose by its tags (the first cp312 wheel by name was another
+# architecture's on macos-14 and on the Linux runners).
+"$py" -m pip install -q packaging
+wheel="$("$py" ci/pick_wheel.py "$wheels")"
 "$py" -m pip install -q "$wheel"
 "$py" -m pip install -q --group test
 "$py" ci/wheel_smoke.py

@@ -114,3 +114,56 @@ def test_the_project_changelog_keeps_the_format() -> None:
     text = (ROOT / "CHANGELOG.md").read_text()
     assert "## [Unreleased]" in text
     assert "keepachangelog.com" in text
+
+
+WHEELHOUSE = [
+    "lidguard-1.0.0-cp312-cp312-macosx_10_13_x86_64.whl",
+    "lidguard-1.0.0-cp312-cp312-macosx_11_0_arm64.whl",
+    "lidguard-1.0.0-cp312-cp312-manylinux_2_17_aarch64.manylinux2014_aarch64.whl",
+    "lidguard-1.0.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    "lidguard-1.0.0-cp312-cp312-win_amd64.whl",
+    "lidguard-1.0.0-cp312-cp312-win_arm64.whl",
+    "lidguard-1.0.0-cp313-cp313-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    "not-a-wheel.whl",
+]
+
+
+@pytest.mark.parametrize(("platforms", "wanted"), [
+    (["macosx_14_0_arm64", "macosx_11_0_arm64"], "lidguard-1.0.0-cp312-cp312-macosx_11_0_arm64.whl"),
+    (["macosx_13_0_x86_64", "macosx_10_13_x86_64"], "lidguard-1.0.0-cp312-cp312-macosx_10_13_x86_64.whl"),
+    (["manylinux_2_39_x86_64", "manylinux_2_17_x86_64"],
+     "lidguard-1.0.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"),
+    (["manylinux_2_17_aarch64"], "lidguard-1.0.0-cp312-cp312-manylinux_2_17_aarch64.manylinux2014_aarch64.whl"),
+    (["win_arm64"], "lidguard-1.0.0-cp312-cp312-win_arm64.whl"),
+    (["linux_riscv64"], None),
+])
+def test_the_contract_job_installs_the_wheel_of_its_own_architecture(platforms: list[str], wanted: str | None):
+    """The first cp312 wheel by name (what contract-tests.sh took) is macOS x86_64's: on macos-14 (arm64) and on
+    the Linux runners pip refused it. The picker goes by the interpreter's tags, most preferred first."""
+    from packaging.tags import Tag
+
+    pick = load("pick_wheel").pick
+    supported = [Tag("cp312", "cp312", platform) for platform in platforms]
+    assert pick(WHEELHOUSE, supported) == wanted
+    assert sorted(name for name in WHEELHOUSE if "-cp312-" in name)[0].endswith("macosx_10_13_x86_64.whl")
+
+
+def test_the_picker_chooses_for_this_interpreter(tmp_path: Path):
+    from packaging.tags import sys_tags
+
+    here = next(iter(sys_tags()))
+    (tmp_path / f"lidguard-1.0.0-{here.interpreter}-{here.abi}-{here.platform}.whl").write_bytes(b"")
+    (tmp_path / "lidguard-1.0.0-cp312-cp312-win_arm64.whl").write_bytes(b"")
+    result = subprocess.run([sys.executable, str(ROOT / "ci" / "pick_wheel.py"), str(tmp_path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip()).name == f"lidguard-1.0.0-{here.interpreter}-{here.abi}-{here.platform}.whl"
+    (tmp_path / f"lidguard-1.0.0-{here.interpreter}-{here.abi}-{here.platform}.whl").unlink()
+    refused = subprocess.run([sys.executable, str(ROOT / "ci" / "pick_wheel.py"), str(tmp_path)],
+                             capture_output=True, text=True)
+    assert refused.returncode == 1 and "no wheel" in refused.stderr
+
+
+def test_each_wheel_runner_builds_only_its_own_architecture():
+    script = (ROOT / "ci" / "build-wheels.sh").read_text()
+    assert 'CIBW_ARCHS="${CIBW_ARCHS:-native}"' in script
