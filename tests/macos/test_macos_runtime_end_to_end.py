@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -183,6 +185,7 @@ def test_hibernate_rolls_back_at_once_when_sleepnow_fails(mac):
 
 
 def test_kill_9_ends_caffeinate_and_the_next_cli_call_restores_sleep_exactly_once(mac):
+    mac.env["LIDGUARD_WATCHDOG"] = "off"  # the CLI's recovery; with a watchdog it restores at once (below)
     start(mac)
     runtime_pid = wait_protected(mac)
     os.kill(runtime_pid, signal.SIGKILL)
@@ -196,6 +199,39 @@ def test_kill_9_ends_caffeinate_and_the_next_cli_call_restores_sleep_exactly_onc
     assert not (mac.data_dir / "pending-lid-action-backup.json").exists()
     mac.json("status")
     assert privileged(mac) == [DISABLE, ENABLE]
+
+
+def test_kill_9_with_no_other_command_the_watchdog_restores_sleep_once_and_a_racing_cli_call_adds_nothing(mac):
+    """Issue 32.4 on the macOS backend: the runtime dies (kill -9, OOM) and the agent with it, so nothing calls
+    lidguard again - `pmset -a disablesleep 1` must not stay. The watchdog sees the runtime's pipe close and
+    runs the crash recovery at once, under the runtime lock: CLI calls racing it restore nothing twice."""
+    watchdog = "lidguard.runtime.watchdog"
+
+    def crash() -> None:
+        runtime_pid = wait_protected(mac)
+        assert mac.wait_until(lambda: bool(mac.pids_of_this_home(watchdog)))
+        os.kill(runtime_pid, signal.SIGKILL)
+
+    start(mac)
+    crash()  # and no other command at all
+    assert mac.wait_until(lambda: mac.tools.machine()["sleep_disabled"] == 0, timeout=30)
+    assert mac.wait_until(lambda: not mac.pids_of_this_home(watchdog), timeout=20)
+    assert privileged(mac) == [DISABLE, ENABLE], "restored once, with no lidguard command"
+    assert not (mac.data_dir / "pending-lid-action-backup.json").exists()
+    log = [json.loads(line) for line in (mac.data_dir / "session-execution.log").read_text().splitlines()]
+    assert [entry["EventName"] for entry in log].count("watchdog-recovered") == 1
+    # Again, with three CLI calls racing the watchdog's recovery: still one restore for the one crash.
+    start(mac, "s2")
+    crash()
+    racing = [subprocess.Popen([sys.executable, "-m", "lidguard", "status"], env=mac.env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL) for _ in range(3)]
+    for process in racing:
+        process.wait(timeout=30)
+    assert mac.wait_until(lambda: not mac.pids_of_this_home(watchdog), timeout=20)
+    assert mac.tools.machine()["sleep_disabled"] == 0
+    assert privileged(mac) == [DISABLE, ENABLE, DISABLE, ENABLE]
+    mac.json("status")
+    assert privileged(mac) == [DISABLE, ENABLE, DISABLE, ENABLE]
 
 
 def test_without_the_sudoers_rule_start_keeps_awake_says_why_and_the_next_start_after_install_applies_the_lid(mac):

@@ -271,3 +271,41 @@ def test_a_running_tool_that_uses_cpu_keeps_the_session_then_idle_it_is_abandone
     run(harness, body)
     logged = [entry["EventName"] for entry in harness.runtime.session_log.read()]
     assert logged.count("running-tool-activity") == 3 and "session-running-tool-abandoned" in logged
+
+
+def test_a_runtime_killed_owning_lidaction_is_restored_by_its_watchdog_once_with_no_other_command(monkeypatch):
+    """Issue 32.4 on the Windows backend: the runtime dies (TerminateProcess from outside, a crash) with the
+    power scheme's LIDACTION at Do Nothing, and nothing calls lidguard again. The watchdog, waiting on the
+    runtime's process handle, sees it end and runs the crash recovery: LIDACTION back, once."""
+    from lidguard.platform.windows.runtime_link import ProcessRuntimeLink
+    from lidguard.runtime.watchdog import WatchdogConfig, watch
+
+    api = FakeWindowsApi()
+    harness = WindowsHarness(api, settings())
+
+    async def body(h: WindowsHarness) -> None:
+        assert (await h.send("start"))["Succeeded"]
+
+    run(harness, body, shutdown=False)  # no clean exit: what a killed runtime leaves behind
+    assert api.lid_values == {(BALANCED, True): 0, (BALANCED, False): 0}
+    assert harness.paths.lid_backup_file.exists()
+    runtime_pid, watchdog_pid = 4242, 4343
+    api.alive = {runtime_pid}
+    api.times = {runtime_pid: (1_000, 0, 0), watchdog_pid: (2_000, 0, 0)}
+    link = ProcessRuntimeLink(api, runtime_pid, watchdog_pid)
+    assert not link.refused
+    api.alive.discard(runtime_pid)  # the runtime is gone
+    restores: list[str] = []
+    monkeypatch.setattr("lidguard.platform.load_platform",
+                        lambda: restores.append("loaded") or WindowsPlatform(api, binding_reason="fake binding"))
+    config = WatchdogConfig(data_dir=harness.paths.data_dir, runtime_pid=runtime_pid, pipe_fd=None,
+                            stale_seconds=60, poll_seconds=0.05)
+    assert watch(config, link) == "runtime vanished"
+    assert api.lid_values == {(BALANCED, True): 1, (BALANCED, False): 1}
+    assert not harness.paths.lid_backup_file.exists() and restores == ["loaded"]
+    log = [json.loads(line) for line in harness.paths.session_log_file.read_text().splitlines()]
+    assert [entry["EventName"] for entry in log][-2:] == ["watchdog-runtime-vanished", "watchdog-recovered"]
+    # A later command finds nothing more to restore.
+    assert not restore_pending_lid_backup(WindowsPlatform(api, binding_reason="fake binding"),
+                                          harness.paths.lid_backup_file)
+    assert api.lid_values == {(BALANCED, True): 1, (BALANCED, False): 1}
