@@ -66,6 +66,34 @@ def test_copilot_with_its_own_lidguard_hook_is_ignored(tmp_path):
     assert claude.foreign_caller(copilot, env) == ("GitHubCopilot", "", True, "copilot")
 
 
+def test_cursor_with_lidguards_own_cursor_hook_is_ignored(tmp_path):
+    """Cursor runs Claude Code's hooks and its own ~/.cursor/hooks.json: with lidguard's cursor-hook there,
+    the claude-hook's event would count the same turn twice. A hooks.json of the user's only, or one that
+    cannot be read, leaves the event to be counted here."""
+    env = {"HOME": str(tmp_path), "CURSOR_VERSION": "1.7"}
+    cursor = Payload(dict(CAMEL))
+    assert claude.foreign_caller(cursor, env) == ("Custom", "Cursor", False, "custom")
+    hooks = tmp_path / ".cursor" / "hooks.json"
+    hooks.parent.mkdir()
+    hooks.write_text(json.dumps({"version": 1, "hooks": {"stop": [{"command": "./my-own-script.sh"}]}}))
+    assert claude.foreign_caller(cursor, env) == ("Custom", "Cursor", False, "custom")
+    for broken in ("{", "[]", '{"hooks": []}', '{"hooks": {"stop": "lidguard cursor-hook"}}'):
+        hooks.write_text(broken)
+        assert claude.foreign_caller(cursor, env) == ("Custom", "Cursor", False, "custom"), broken
+    hooks.write_text(json.dumps({"version": 1, "hooks": {"stop": [
+        {"command": "./my-own-script.sh"}, {"command": "/usr/bin/lidguard cursor-hook", "timeout": 450}]}}))
+    assert claude.foreign_caller(cursor, env) == ("Custom", "Cursor", True, "custom")
+
+
+def test_a_hook_process_run_by_cursor_with_its_own_lidguard_hook_is_ignored(lidguard):
+    lidguard.run("hook-install", "--provider", "cursor", check=True)
+    lidguard.env["CURSOR_VERSION"] = "1.7"
+    result = run_hook_process(lidguard, "claude", json.dumps({**CAMEL, "sessionId": "cu-1"}))
+    assert (result.returncode, result.stdout) == (0, b"")
+    log = (lidguard.data_dir / "claude-hook-events.log").read_text()
+    assert "has its own lidguard hook installed" in log and "command=start" not in log
+
+
 def test_in_process_attribution(stub_environment, monkeypatch):
     monkeypatch.setenv("GROK_HOOK_EVENT", "UserPromptSubmit")
     runtime, environment = stub_environment()
