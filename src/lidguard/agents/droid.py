@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..hooks.payload import Payload
-    from ..installers.common import InstallResult
+    from ..installers.hooks_file import HooksFile
     from ..installers.hooks_json import HookSpec
     from ..platform.process_info import ProcessInfo
 
@@ -157,8 +157,12 @@ def specs(stop_timeout: int) -> list[HookSpec]:
             for event, matcher in EVENTS.items()]
 
 
-def installer() -> _Installer:
-    return _Installer()
+def installer() -> HooksFile:
+    """hook-install / hook-remove / hook-status for ``~/.factory/hooks.json``."""
+    from ..installers.hooks_file import HooksFile
+
+    return HooksFile(DISPLAY, "Factory Droid", "Factory Droid hooks file", config_root, tuple(EVENTS),
+                     _install_into, _remove_from, _status)
 
 
 def _is_ours(event: str) -> Any:
@@ -175,64 +179,29 @@ def _check(root: dict[str, Any], path: Path) -> None:
             raise InstallError(f"The {event} value of {path} is not a JSON array; it was left as it is.")
 
 
-class _Installer:
-    """hook-install / hook-remove / hook-status for ``~/.factory/hooks.json`` (``config`` overrides the file).
-    The shared Claude-style table code (``installers/hooks_json.py``) edits the file's top level through a
-    ``{"hooks": root}`` view."""
+def _install_into(root: dict[str, Any], path: Path, stop_timeout: int) -> bool:
+    """The shared Claude-style table code (``installers/hooks_json.py``) edits the file's top level through a
+    ``{"hooks": root}`` view (Droid reads its events at the top level)."""
+    from ..installers.hooks_json import upsert_managed
 
-    WHAT = "Factory Droid hooks file"
+    _check(root, path)
+    return upsert_managed({"hooks": root}, specs(stop_timeout), _is_ours, path)
 
-    def config_root(self) -> Path:
-        return config_root()
 
-    def path(self, config: Path | None) -> Path:
-        return (config if config is not None else config_root() / "hooks.json").absolute()
+def _remove_from(root: dict[str, Any], path: Path) -> bool:
+    from ..installers.hooks_json import remove_managed
 
-    def locked_files(self, config: Path | None) -> list[Path]:
-        return [self.path(config)]
+    _check(root, path)
+    return remove_managed({"hooks": root}, list(EVENTS), _is_ours, path)
 
-    def install(self, config: Path | None, stop_timeout: int) -> InstallResult:
-        from ..installers.common import InstallResult, load_json_object, render_json, write_config
-        from ..installers.hooks_json import upsert_managed
 
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        _check(root, path)
-        changed = upsert_managed({"hooks": root}, specs(stop_timeout), _is_ours, path)
-        result = InstallResult(DISPLAY, path, changed, "The LidGuard Factory Droid hooks are already installed.")
-        if changed:
-            saved = write_config(path, render_json(root, original), self.WHAT)
-            result.backups += [saved] if saved else []
-            result.message = "Installed the LidGuard Factory Droid hooks."
-        return result
+def _status(root: dict[str, Any], original: str | None, path: Path, stop_timeout: int) -> list[str]:
+    from ..installers.hooks_json import event_states, overall
 
-    def remove(self, config: Path | None) -> InstallResult:
-        from ..installers.common import InstallResult, load_json_object, write_or_remove
-        from ..installers.hooks_json import remove_managed
-
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        _check(root, path)
-        changed = original is not None and remove_managed({"hooks": root}, list(EVENTS), _is_ours, path)
-        result = InstallResult(DISPLAY, path, changed, "No LidGuard Factory Droid hooks were installed.")
-        if changed:
-            saved = write_or_remove(path, root, original, self.WHAT)
-            result.backups += [saved] if saved else []
-            result.message = "Removed the LidGuard Factory Droid hooks."
-            if not path.exists():
-                result.notes.append(f"Deleted {path}: nothing but lidguard's hooks was in it.")
-        return result
-
-    def status_lines(self, config: Path | None, stop_timeout: int) -> list[str]:
-        from ..installers.common import load_json_object
-        from ..installers.hooks_json import event_states, overall
-
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        states = event_states({"hooks": root}, specs(stop_timeout), _is_ours)
-        lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
-        lines += [f"{event}: {states[event]}" for event in EVENTS]
-        if isinstance(root.get("hooks"), dict):
-            lines.append(f"Warning: {path} has a \"hooks\" key; Droid reads the events at the top level and "
-                         "ignores it.")
-        return lines
+    states = event_states({"hooks": root}, specs(stop_timeout), _is_ours)
+    lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
+    lines += [f"{event}: {states[event]}" for event in EVENTS]
+    if isinstance(root.get("hooks"), dict):
+        lines.append(f"Warning: {path} has a \"hooks\" key; Droid reads the events at the top level and "
+                     "ignores it.")
+    return lines

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..hooks.payload import Payload
-    from ..installers.common import InstallResult
+    from ..installers.hooks_file import HooksFile
     from ..installers.hooks_json import HookSpec
     from ..platform.process_info import ProcessInfo
 
@@ -178,8 +178,12 @@ def config_root() -> Path:
     return home() / ".openhands"  # HookConfig.load reads Path.home(), never OPENHANDS_PERSISTENCE_DIR
 
 
-def installer() -> _Installer:
-    return _Installer()
+def installer() -> HooksFile:
+    """hook-install / hook-remove / hook-status for ``~/.openhands/hooks.json``."""
+    from ..installers.hooks_file import HooksFile
+
+    return HooksFile(DISPLAY, "OpenHands", "OpenHands hooks file", config_root, EVENTS, _install_into,
+                     _remove_from, _status, install_notes=_project_notes)
 
 
 def _view(root: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -236,74 +240,36 @@ def _is_ours(event: str) -> Any:
     return lambda command: is_managed_command(command, f"{KEY}-hook")
 
 
-class _Installer:
-    """hook-install / hook-remove / hook-status for ``~/.openhands/hooks.json`` (``config`` overrides the file)."""
+def _install_into(root: dict[str, Any], path: Path, stop_timeout: int) -> bool:
+    from ..installers.hooks_json import upsert_managed
 
-    WHAT = "OpenHands hooks file"
-    EVENTS = EVENTS
+    view, direct = _view(root)
+    return upsert_managed(view, specs(stop_timeout, _checked(view, path), direct), _is_ours, path)
 
-    def config_root(self) -> Path:
-        return config_root()
 
-    def path(self, config: Path | None) -> Path:
-        return (config if config is not None else config_root() / "hooks.json").absolute()
+def _remove_from(root: dict[str, Any], path: Path) -> bool:
+    from ..installers.hooks_json import remove_managed
 
-    def locked_files(self, config: Path | None) -> list[Path]:
-        return [self.path(config)]
+    view, direct = _view(root)
+    table = _checked(view, path)
+    return remove_managed(view, [_key(table, event, direct) for event in EVENTS], _is_ours, path)
 
-    def install(self, config: Path | None, stop_timeout: int) -> InstallResult:
-        from ..installers.common import InstallResult, load_json_object, render_json, write_config
-        from ..installers.hooks_json import upsert_managed
 
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        view, direct = _view(root)
-        changed = upsert_managed(view, specs(stop_timeout, _checked(view, path), direct), _is_ours, path)
-        result = InstallResult(DISPLAY, path, changed, "The LidGuard OpenHands hooks are already installed.")
-        if changed:
-            saved = write_config(path, render_json(root, original), self.WHAT)
-            result.backups += [saved] if saved else []
-            result.message = "Installed the LidGuard OpenHands hooks."
-        result.notes += _project_notes(path)
-        return result
+def _status(root: dict[str, Any], original: str | None, path: Path, stop_timeout: int) -> list[str]:
+    from ..installers.hooks_json import event_states, overall
 
-    def remove(self, config: Path | None) -> InstallResult:
-        from ..installers.common import InstallResult, load_json_object, write_or_remove
-        from ..installers.hooks_json import remove_managed
-
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        view, direct = _view(root)
-        table = _checked(view, path)
-        events = [_key(table, event, direct) for event in EVENTS]
-        changed = remove_managed(view, events, _is_ours, path) if original is not None else False
-        result = InstallResult(DISPLAY, path, changed, "No LidGuard OpenHands hooks were installed.")
-        if changed:
-            saved = write_or_remove(path, root, original, self.WHAT)
-            result.backups += [saved] if saved else []
-            result.message = "Removed the LidGuard OpenHands hooks."
-            if not path.exists():
-                result.notes.append(f"Deleted {path}: nothing but lidguard's hooks was in it.")
-        return result
-
-    def status_lines(self, config: Path | None, stop_timeout: int) -> list[str]:
-        from ..installers.common import load_json_object
-        from ..installers.hooks_json import event_states, overall
-
-        path = self.path(config)
-        root, original = load_json_object(path, self.WHAT)
-        view, direct = _view(root)
-        table = view.get("hooks")
-        wanted = specs(stop_timeout, table, direct)
-        states = event_states(view, wanted, _is_ours)
-        lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
-        lines += [f"{event}: {states[spec.event]}" for event, spec in zip(EVENTS, wanted, strict=True)]
-        unknown = sorted(key for key in table if key not in _KNOWN_KEYS) if isinstance(table, dict) else []
-        if unknown:
-            lines.append(f"Warning: {', '.join(unknown)} is not an OpenHands hook event; OpenHands refuses the "
-                         "whole file and runs none of its hooks.")
-        lines += [f"Note: {note}" for note in _project_notes(path)]
-        return lines
+    view, direct = _view(root)
+    table = view.get("hooks")
+    wanted = specs(stop_timeout, table, direct)
+    states = event_states(view, wanted, _is_ours)
+    lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
+    lines += [f"{event}: {states[spec.event]}" for event, spec in zip(EVENTS, wanted, strict=True)]
+    unknown = sorted(key for key in table if key not in _KNOWN_KEYS) if isinstance(table, dict) else []
+    if unknown:
+        lines.append(f"Warning: {', '.join(unknown)} is not an OpenHands hook event; OpenHands refuses the "
+                     "whole file and runs none of its hooks.")
+    lines += [f"Note: {note}" for note in _project_notes(path)]
+    return lines
 
 
 def _project_notes(path: Path) -> list[str]:
