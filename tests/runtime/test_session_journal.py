@@ -574,3 +574,37 @@ def test_the_journal_is_compacted_when_it_grows_past_its_bound(monkeypatch: pyte
         assert _folded(h) == ["s1", "s2"]
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_clock_stepped_back_while_no_runtime_ran_never_makes_the_replayed_turns_stop_stale():
+    """Issue 32.7 across a restart: the runtime's monotonic look cannot span a step made while it was down
+    (it crashed; NTP stepped the clock five minutes back before the next hook started it again). The
+    replayed turn then starts "in the future" and the agent's Stop, sent now, looked older than it."""
+    harness = Harness(with_settings(SessionTimeoutMinutes=None))
+    ahead = _session("s1", turn_started_at=EPOCH + timedelta(minutes=5), turn_id="")
+    _write(harness, _put(ahead))
+
+    async def body(h: Harness) -> None:
+        assert _names(h) == ["s1"]
+        [stepped] = h.log_entries("clock-stepped-back")
+        assert "while no runtime ran" in stepped["Message"]
+        sent = int(h.clock.now().timestamp() * 1000)
+        reply = await h.stop(SentAtUnixMilliseconds=sent)
+        assert "older" not in reply["Message"] and _names(h) == []
+        assert h.log_entries("session-stale-turn-event-ignored") == []
+
+    run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_replayed_turn_that_started_before_now_is_left_as_it_was():
+    harness = Harness(with_settings(SessionTimeoutMinutes=None))
+    past = _session("s1", turn_started_at=EPOCH - timedelta(seconds=30), turn_id="")
+    _write(harness, _put(past))
+
+    async def body(h: Harness) -> None:
+        assert h.runtime.state.sessions[past.key].turn_started_at == past.turn_started_at
+        assert h.log_entries("clock-stepped-back") == []
+        late = await h.stop(SentAtUnixMilliseconds=int((EPOCH - timedelta(seconds=40)).timestamp() * 1000))
+        assert "older" in late["Message"], "an event sent before the turn began is still told apart"
+
+    run_mock(lambda: with_runtime(harness, body))

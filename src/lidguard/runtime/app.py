@@ -24,7 +24,7 @@ from ..platform.api import Platform
 from ..platform.paths import LidGuardPaths
 from ..settings.model import Settings
 from . import policy, suspend_policy
-from .clock import Clock, StepBackDetector, WallClock
+from .clock import STEP_BACK_TOLERANCE_SECONDS, Clock, StepBackDetector, WallClock
 from .components import Component, ComponentBase
 from .components.blocked_suspend import BlockedSuspendComponent
 from .components.codex_rollouts import CodexRolloutComponent
@@ -211,6 +211,7 @@ class Runtime:
         self._task_group = task_group
         self.timers.started()  # first: the boot grace stands unless replayed sessions make the runtime busy
         await self.journal.replay()
+        self._follow_a_step_while_down(self.clock.now())
         await self.protection.reconcile()
 
     async def begin_shutdown(self, reason: str) -> None:
@@ -255,6 +256,17 @@ class Runtime:
             self.state = with_turns_shifted(self.state, timedelta(seconds=back))
             self.log("clock-stepped-back", "runtime", f"The wall clock stepped back {back:.3f} s: every turn's "
                      "start moved back with it, so no event is taken for an older turn's.")
+
+    def _follow_a_step_while_down(self, now: datetime) -> None:
+        """A wall clock stepped back while no runtime ran (no monotonic look spans it): a replayed turn that
+        started "in the future" is the sign. Every turn's start moves back by the largest such lead, so no
+        event of the current turns is taken for an older turn's."""
+        starts = [session.turn_started_at for session in self.state.sessions.values() if session.turn_started_at]
+        ahead = (max(starts) - now).total_seconds() if starts else 0.0
+        if ahead > STEP_BACK_TOLERANCE_SECONDS:
+            self.state = with_turns_shifted(self.state, timedelta(seconds=ahead))
+            self.log("clock-stepped-back", "runtime", f"A replayed turn started {ahead:.3f} s after now (the wall "
+                     "clock stepped back while no runtime ran): every turn's start moved back with it.")
 
     def apply_effects(self, effects: list[policy.Effect]) -> None:
         for effect in effects:
