@@ -215,13 +215,20 @@ class ToolContext:
             changes = parse_updates(given)
         except SettingsInputError as error:
             raise ToolFailure(str(error)) from error
+        from ..installers.common import stop_hook_timeout_seconds
+        from ..installers.refresh import refresh_stop_hooks
+
         path = self.paths.settings_file
+        previous_timeout = stop_hook_timeout_seconds(path)
         try:
             with config_lock(path):  # the read-modify-write under the file's lock (REFERENCE row 42)
                 previous, updated = self._updated_settings(path, changes, reset_to_defaults)
         except ConfigLockError as error:
             raise ToolFailure(str(error)) from error
         applied = changed_fields(previous, updated)
+        # Issue 32.5, as `lidguard settings` does: a new Stop hook timeout rewrites the installed Stop hooks
+        # (or names the command that does), so no agent kills a Stop hook still waiting for a phone reply.
+        stop_hooks = refresh_stop_hooks(path, previous_timeout)
         response = self.request("settings", HasSettings=True, Settings=updated.to_file_json())
         if response.get("Succeeded"):
             runtime_line = "Runtime settings updated."
@@ -232,8 +239,10 @@ class ToolContext:
         changed = ", ".join(applied) if applied else "nothing changed"
         kept = (" The user-only settings (webhook URLs, webhookPreviews) were kept: only `lidguard settings` "
                 "changes them." if reset_to_defaults else "")
+        hooks = (" " + " ".join(stop_hooks)) if stop_hooks else ""
         return {
-            "summary": f"Saved {path} ({changed}). {runtime_line}{kept}",
+            "summary": f"Saved {path} ({changed}). {runtime_line}{kept}{hooks}",
+            "stopHooks": stop_hooks,
             "resetToDefaults": reset_to_defaults,
             "hadEffectiveChanges": bool(applied),
             "appliedChanges": applied,
