@@ -50,7 +50,13 @@ CLAUDE_NATIVE_INSTALL = process(202, "claude", "/root/.local/share/claude/versio
 CODEX = process(300, "codex", f"{NPM}/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
                 "codex", "exec", "--skip-git-repo-check", "hi")
 CODEX_NODE = process(301, "node", "/usr/bin/node", "node", f"{NPM}/.bin/codex", "exec", "hi")
-CODEX_APP_SERVER = process(302, "codex", "/opt/codex/bin/codex", "/opt/codex/bin/codex", "app-server")
+CODEX_APP_SERVER = process(302, "codex", "/root/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex",
+                           "/root/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex", "app-server",
+                           "--listen", "unix://", "--analytics-default-enabled", "--managed-daemon")
+CODEX_DAEMON_HELPER = process(304, "codex", "/opt/codex/bin/codex", "/opt/codex/bin/codex", "app-server", "daemon",
+                              "pid-update-loop")
+CODEX_TUI = process(303, "codex", f"{NPM}/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+                    "codex")
 COPILOT = process(400, "MainThread", f"{NPM}/@github/copilot-linux-x64/copilot",
                   f"{NPM}/@github/copilot-linux-x64/copilot", "-p", "hi", "--allow-all-tools")
 COPILOT_LOADER = process(401, "node", "/usr/bin/node", "node", f"{NPM}/@github/copilot/npm-loader.js", "-p", "hi")
@@ -87,7 +93,11 @@ PYTHON_M_LIDGUARD = process(701, "python3", "/usr/bin/python3.11", "python3", "-
         ("claude", [HOOK, DASH, NPX_CLAUDE], NPX_CLAUDE),
         # Codex exec: hook <- codex <- node .bin/codex (node 20 keeps the wrapper): native wins.
         ("codex", [HOOK, CODEX, CODEX_NODE, TIMEOUT], CODEX),
-        ("codex", [HOOK, CODEX_APP_SERVER, SYSTEMD], CODEX_APP_SERVER),
+        # Codex TUI: hook <- its app-server daemon <- the TUI: the TUI (the daemon outlives it); an orphaned
+        # daemon leaves the session unwatched (its hooks end it).
+        ("codex", [HOOK, CODEX_APP_SERVER, CODEX_TUI, CODEX_NODE, BASH_C, TMUX], CODEX_TUI),
+        ("codex", [HOOK, CODEX_DAEMON_HELPER, CODEX_TUI, CODEX_NODE], CODEX_TUI),
+        ("codex", [HOOK, CODEX_APP_SERVER, SYSTEMD], None),
         ("codex", [HOOK, CODEX_NODE, TIMEOUT], CODEX_NODE),
         ("codex", [HOOK, DASH, NPX_CODEX, BASH_C], NPX_CODEX),
         # Copilot: hook <- MainThread (exe .../copilot) <- node npm-loader.js.

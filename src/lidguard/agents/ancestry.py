@@ -2,7 +2,8 @@
 
 Each agent's module (``lidguard.agents.<agent>``) names its observed ancestry and holds its owner rules:
 ``PROCESS_COMMANDS`` (the names its native program or npm bin goes by), ``PROCESS_PACKAGES`` (its npm
-packages) and optionally ``matches_process(process, names)`` (Copilot: ``gh copilot``).
+packages) and optionally ``matches_process(process, names)`` (Copilot: ``gh copilot``; Codex, Cline, Droid:
+their program but not its daemon or worker, with ``PROCESS_SCRIPTS`` naming the npm bin a runner runs).
 
 Rules (seed 000 "Process Exit Watcher"):
 
@@ -145,7 +146,9 @@ def _names_provider(operand: str, provider: str) -> bool:
             return True  # npx @openai/codex, npx @openai/codex@latest
         if f"/{package}/" in normalized or normalized.startswith(package + "/"):
             return True  # node .../node_modules/@github/copilot/npm-loader.js
-    return _command_name(normalized) in module.PROCESS_COMMANDS  # node .../.bin/codex
+    # node .../.bin/codex; an agent that matches its program itself (matches_process) names its scripts
+    scripts = getattr(module, "PROCESS_SCRIPTS", module.PROCESS_COMMANDS)
+    return _command_name(normalized) in scripts
 
 
 def _is_lidguard_module(module: str) -> bool:

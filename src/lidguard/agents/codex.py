@@ -5,8 +5,9 @@ Payloads are snake_case with ``hook_event_name``, a ``turn_id`` and ``tool_use_i
 Notification event, so an unanswered PermissionRequest is a wait for the user. ``Interrupt`` ends the turn
 like a stop but never as a normal end (no PostSessionEnd); ``SubagentStart``/``SubagentStop`` (``agent_id``,
 the child thread; ``session_id`` stays the parent's) keep background work in flight (issue 35.3).
-Ancestry: ``hook <- codex`` (native musl ELF) ``<- node .../.bin/codex``; the TUI's hooks run under
-``codex app-server``. Stdlib only.
+Ancestry: ``hook <- codex`` (native musl ELF) ``<- node .../.bin/codex``; the TUI's hooks run under its
+``codex app-server`` daemon, which outlives the TUI: the TUI above it is watched (``matches_process``).
+Stdlib only.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..hooks.payload import Payload
+    from ..platform.process_info import ProcessInfo
     from .keep_awake import OwnKeepAwake
 
 KEY = "codex"
@@ -32,11 +34,29 @@ HOOK_HELP = ("Codex CLI hook (reads the event JSON on stdin).",
              "activity, subagents are work in flight, Stop/Interrupt end the turn, SessionEnd the session; "
              "with the lid closed it answers PermissionRequest. "
              "Always exits 0.")
-PROCESS_COMMANDS = frozenset({"codex"})
+PROCESS_COMMANDS: frozenset[str] = frozenset()  # "codex", minus its app-server daemon: matches_process
 PROCESS_PACKAGES = ("@openai/codex",)
+PROGRAM = "codex"
+PROCESS_SCRIPTS = frozenset({PROGRAM})  # node .../.bin/codex (the npm wrapper) is the agent too
+# The TUI's hooks run under ``codex app-server --listen unix:// ... --managed-daemon``, started by the TUI and
+# outliving it (reparented to pid 1; AGENT_CLIS.md): the TUI above it is the process whose exit ends THIS session.
+APP_SERVER = "app-server"
 QUIET_TOOLS = frozenset({"", "request_user_input"})
 LOG_DETAILS = (("source", ("source",)), ("model", ("model",)), ("tool", ("tool_name",)),
                ("transcriptPath", ("transcript_path",)))
+
+
+def matches_process(process: ProcessInfo, names: set[str]) -> bool:
+    """The ``codex`` program, but never its shared app-server daemon (an orphaned daemon leaves the session
+    unwatched: its Stop and SessionEnd hooks end it)."""
+    return PROGRAM in names and not is_app_server(process.cmdline)
+
+
+def is_app_server(cmdline: tuple[str, ...] | list[str]) -> bool:
+    """``codex app-server ...`` (the daemon and its ``daemon pid-update-loop`` helper): the subcommand comes
+    first, or the daemon marks itself with ``--managed-daemon``."""
+    arguments = list(cmdline[1:])
+    return bool(arguments) and (arguments[0] == APP_SERVER or "--managed-daemon" in arguments)
 
 
 def map_event(event: str, payload: Payload) -> Action:
