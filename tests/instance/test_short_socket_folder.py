@@ -87,3 +87,24 @@ def test_long_data_path_with_xdg_runtime_dir_end_to_end(lidguard):
     assert status["runtimeRunning"] is True
     assert [s["sessionIdentifier"] for s in status["sessions"]] == ["long"]
     assert lidguard.runtime_pids()
+
+
+def test_a_hook_under_a_squatted_socket_folder_says_so_in_its_log_and_exits_cleanly(lidguard):
+    """Issue 39.7: "refuse and SAY so (log + status)". The agent's hook cannot reach a runtime through a folder
+    another user could have made: it answers the agent as always (exit 0, nothing printed) and its log - in the
+    data folder, which is the user's own - says why this turn is not protected; status says the same."""
+    long_data = _long(lidguard.home)
+    lidguard.env["XDG_DATA_HOME"] = str(long_data)
+    squatted = lidguard.home / ".lidguard-run"
+    squatted.mkdir(mode=0o700)
+    os.chmod(squatted, 0o777)
+    payload = '{"session_id": "s1", "hook_event_name": "UserPromptSubmit", "cwd": "/w", "prompt": "go"}'
+    result = subprocess.run([sys.executable, "-m", "lidguard", "claude-hook"], env=lidguard.env, input=payload.encode(),
+                            capture_output=True, timeout=60)
+    assert (result.returncode, result.stdout) == (0, b""), result.stderr
+    log = (long_data / "LidGuard" / "claude-hook-events.log").read_text()
+    assert "Not protected: the runtime cannot be reached" in log and str(squatted) in log, log
+    assert "writable by other users (mode 0777)" in log
+    status = lidguard.run("status")
+    assert status.returncode == 1 and str(squatted) in status.stderr and len(status.stderr.splitlines()) == 1
+    assert not lidguard.runtime_pids(), "nothing was started through the refused folder"

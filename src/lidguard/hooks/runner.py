@@ -509,6 +509,16 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
         return done.value  # type: ignore[no-any-return]
 
 
+def _log_beside_a_refused_runtime_folder(provider: str) -> str | None:
+    """The hook log in the data folder when only the runtime (socket) folder was refused, else None."""
+    try:
+        from ..platform.paths import checked_data_dir
+
+        return hook_log_file(checked_data_dir(), provider)
+    except Exception:  # noqa: BLE001 - the data folder itself is not safe: no log at all
+        return None
+
+
 def hook_steps(provider: str, arguments: list[str], stdin: bytes, environment: HookEnvironment) -> Steps:
     """The one hook engine: the payload bytes and their context (``environment``) in; yields each request
     for its driver to send (the hook process: :func:`run_hook`; the runtime answering the native hook
@@ -522,8 +532,12 @@ def hook_steps(provider: str, arguments: list[str], stdin: bytes, environment: H
         option = _event_option(arguments) if getattr(module, "EVENT_OPTION", False) else ""
         try:
             log.path = hook_log_file(environment.paths.data_dir_str, provider)
-        except Exception:  # noqa: BLE001 - no safe data folder: run without a log
-            log.path = None
+        except Exception as error:  # noqa: BLE001 - no safe data folder: run without a log
+            log.path = _log_beside_a_refused_runtime_folder(provider)
+            if log.path is not None:  # issue 39.7: a squatted socket folder is said, never silent
+                log.event = option
+                log.message(f"Not protected: the runtime cannot be reached: {error}")
+                return None
         try:
             payload = parse_payload(stdin)
         except PayloadError as error:

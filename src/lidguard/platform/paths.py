@@ -46,6 +46,7 @@ __all__ = [
     "MAX_SOCKET_PATH_BYTES",
     "LidGuardPaths",
     "RuntimeDirError",
+    "checked_data_dir",
     "check_runtime_dir",
     "prepare_runtime_dir",
     "resolve_paths",
@@ -310,6 +311,14 @@ def prepare_runtime_dir(path: Path) -> Path:
     if _uid() is not None and stat.S_IMODE(os.lstat(path).st_mode) != 0o700:
         os.chmod(path, 0o700)
     return path
+
+
+def checked_data_dir() -> str:
+    """The user's data folder alone (raises ``RuntimeDirError`` when it is another user's): where a hook
+    still logs why it cannot reach the runtime when the runtime folder is refused."""
+    data_dir = _data_dir()
+    _check_data_dir(data_dir)
+    return data_dir
 
 
 def resolve_paths() -> LidGuardPaths:
