@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -66,3 +67,26 @@ def test_setup_skips_the_polkit_rule_where_no_logind_answers_and_says_why(lidgua
     result = lidguard.run("setup", "--yes", "--provider", "claude")
     assert "skipped: systemd-logind cannot be reached here" in result.stdout, result.stdout
     assert "Install it now" not in result.stdout and not rule.exists()
+
+
+@pytest.mark.parametrize(("euid", "says_password"), [(1000, True), (0, False)])
+def test_the_permission_prompt_mentions_a_password_only_to_a_user_who_needs_one(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], euid: int, says_password: bool) -> None:
+    """Issue 33.5: root installs the permission rule without sudo, so its prompt never says "asks for your
+    password"; a normal user's does (the install runs sudo)."""
+    from types import SimpleNamespace
+
+    from lidguard.cli import setup_command
+
+    asked: list[str] = []
+    ran: list[str] = []
+    permission = SimpleNamespace(describe=lambda: "not installed", moot_reason=lambda: None,
+                                 run=lambda action, out, err: ran.append(action) or 0)
+    context = SimpleNamespace(platform=SimpleNamespace(name="linux", permission=permission))
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    monkeypatch.setattr(setup_command, "_ask", lambda question, assume_yes: asked.append(question) or True)
+    setup_command._offer_permission(context, assume_yes=True)  # type: ignore[arg-type]
+    [question] = asked
+    assert question.startswith("Install it now (`lidguard linux-permission install`")
+    assert ("asks for your password" in question) is says_password, question
+    assert ran == ["install"]
