@@ -32,6 +32,7 @@ __all__ = [
     "HookEventLog",
     "format_line",
     "hook_log_file",
+    "hook_log_file_beside_refused_runtime",
     "hook_log_path",
     "latest_lines",
 ]
@@ -49,6 +50,17 @@ def hook_log_path(data_dir: Path, provider: str) -> Path:
 def hook_log_file(data_dir: str, provider: str) -> str:
     """``hook_log_path`` as text, for the hook process (no ``pathlib``)."""
     return os.path.join(data_dir, f"{provider}-hook-events.log")
+
+
+def hook_log_file_beside_refused_runtime(provider: str) -> str | None:
+    """The hook log in the data folder when only the runtime (socket) folder was refused (issue 39.7: the
+    hook says why it protects nothing), else None (the data folder itself is not safe: no log at all)."""
+    try:
+        from ..platform.paths import checked_data_dir
+
+        return hook_log_file(checked_data_dir(), provider)
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _value(value: str) -> str:

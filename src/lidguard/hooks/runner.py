@@ -31,7 +31,7 @@ from ..ipc.limits import (
     MAX_REASON_CHARS,
     SESSION_JOURNAL_FILE_NAME,
 )
-from .eventlog import HookEventLog, hook_log_file
+from .eventlog import HookEventLog, hook_log_file, hook_log_file_beside_refused_runtime
 from .payload import Payload, PayloadError, bounded, fallback_session, parse_payload, read_stdin
 
 TYPE_CHECKING = False  # typing costs the hook path ~2 ms
@@ -509,16 +509,6 @@ def run_hook(provider: str, arguments: list[str], stdin: bytes, environment: Hoo
         return done.value  # type: ignore[no-any-return]
 
 
-def _log_beside_a_refused_runtime_folder(provider: str) -> str | None:
-    """The hook log in the data folder when only the runtime (socket) folder was refused, else None."""
-    try:
-        from ..platform.paths import checked_data_dir
-
-        return hook_log_file(checked_data_dir(), provider)
-    except Exception:  # noqa: BLE001 - the data folder itself is not safe: no log at all
-        return None
-
-
 def hook_steps(provider: str, arguments: list[str], stdin: bytes, environment: HookEnvironment) -> Steps:
     """The one hook engine: the payload bytes and their context (``environment``) in; yields each request
     for its driver to send (the hook process: :func:`run_hook`; the runtime answering the native hook
@@ -533,7 +523,7 @@ def hook_steps(provider: str, arguments: list[str], stdin: bytes, environment: H
         try:
             log.path = hook_log_file(environment.paths.data_dir_str, provider)
         except Exception as error:  # noqa: BLE001 - no safe data folder: run without a log
-            log.path = _log_beside_a_refused_runtime_folder(provider)
+            log.path = hook_log_file_beside_refused_runtime(provider)
             if log.path is not None:  # issue 39.7: a squatted socket folder is said, never silent
                 log.event = option
                 log.message(f"Not protected: the runtime cannot be reached: {error}")
