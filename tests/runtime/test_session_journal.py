@@ -608,3 +608,22 @@ def test_a_replayed_turn_that_started_before_now_is_left_as_it_was():
         assert "older" in late["Message"], "an event sent before the turn began is still told apart"
 
     run_mock(lambda: with_runtime(harness, body))
+
+
+def test_a_journaled_turn_start_in_year_9999_never_costs_the_other_sessions_their_protection():
+    """The journal is a boundary: a record written under a wildly wrong clock (or edited) must not turn the
+    step-back correction into an overflow that ends the runtime before it protects anyone."""
+    harness = Harness(with_settings(SessionTimeoutMinutes=None))
+    wild = _session("wild", turn_started_at=EPOCH.replace(year=9999), turn_id="")
+    normal = _session("normal", turn_started_at=EPOCH - timedelta(minutes=1), turn_id="")
+    _write(harness, _put(wild) + _put(normal))
+
+    async def body(h: Harness) -> None:
+        assert sorted(_names(h)) == ["normal", "wild"]
+        assert h.actions()[:1] == ["protection-applied"]
+        assert h.runtime.state.sessions[wild.key].turn_started_at <= h.clock.now()
+        assert h.runtime.state.sessions[normal.key].turn_started_at == normal.turn_started_at
+        reply = await h.stop("wild", SentAtUnixMilliseconds=int(h.clock.now().timestamp() * 1000))
+        assert "older" not in reply["Message"] and sorted(_names(h)) == ["normal"]
+
+    run_mock(lambda: with_runtime(harness, body))

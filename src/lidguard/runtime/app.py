@@ -53,7 +53,7 @@ from .replay_guard import SESSION_COMMANDS, RecentRequests, future_dated
 from .requests import RequestError, RuntimeRequest, parse_request
 from .responses import build_response, without_sessions
 from .sessions import RegistryState, SessionKey
-from .turns import with_turns_shifted
+from .turns import with_turn_starts_at_most, with_turns_shifted
 
 if TYPE_CHECKING:
     import httpx  # the webhook and follow-up senders import it when they first send (not at start)
@@ -259,14 +259,15 @@ class Runtime:
 
     def _follow_a_step_while_down(self, now: datetime) -> None:
         """A wall clock stepped back while no runtime ran (no monotonic look spans it): a replayed turn that
-        started "in the future" is the sign. Every turn's start moves back by the largest such lead, so no
-        event of the current turns is taken for an older turn's."""
-        starts = [session.turn_started_at for session in self.state.sessions.values() if session.turn_started_at]
-        ahead = (max(starts) - now).total_seconds() if starts else 0.0
-        if ahead > STEP_BACK_TOLERANCE_SECONDS:
-            self.state = with_turns_shifted(self.state, timedelta(seconds=ahead))
-            self.log("clock-stepped-back", "runtime", f"A replayed turn started {ahead:.3f} s after now (the wall "
-                     "clock stepped back while no runtime ran): every turn's start moved back with it.")
+        started "in the future" is the sign. Such a turn starts now instead, so no event of it is taken for an
+        older turn's (clamped, never shifted: a record from a wildly wrong clock cannot overflow a date)."""
+        ahead = [session for session in self.state.sessions.values()
+                 if session.turn_started_at is not None
+                 and (session.turn_started_at - now).total_seconds() > STEP_BACK_TOLERANCE_SECONDS]
+        if ahead:
+            self.state = with_turn_starts_at_most(self.state, now)
+            self.log("clock-stepped-back", "runtime", f"{len(ahead)} replayed turn(s) started after now (the "
+                     "wall clock stepped back while no runtime ran): they start now instead.")
 
     def apply_effects(self, effects: list[policy.Effect]) -> None:
         for effect in effects:

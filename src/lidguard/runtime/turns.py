@@ -49,6 +49,15 @@ def is_stale(session: Session, turn_id: str, sent_at: datetime | None) -> bool:
     return sent_at < session.turn_started_at
 
 
+def with_turn_starts_at_most(state: RegistryState, now: datetime) -> RegistryState:
+    """The registry with every turn that started after ``now`` started at ``now`` (a wall clock stepped back
+    while no runtime ran: replayed turns lie "in the future"); the other sessions are left as they are."""
+    return RegistryState(MappingProxyType({
+        key: replace(session, turn_started_at=now)
+        if session.turn_started_at is not None and session.turn_started_at > now else session
+        for key, session in state.sessions.items()}))
+
+
 def with_turns_shifted(state: RegistryState, back: timedelta) -> RegistryState:
     """The registry after the wall clock stepped ``back``: each turn's start moved back with it, so the hooks'
     send times (read from the stepped clock) still order against it. Rare: one pass over every session,
