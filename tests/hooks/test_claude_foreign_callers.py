@@ -131,3 +131,18 @@ def test_a_hook_process_run_by_copilot_with_its_own_hook_is_ignored(lidguard):
     assert (result.returncode, result.stdout) == (0, b"")
     log = (lidguard.data_dir / "claude-hook-events.log").read_text()
     assert "has its own lidguard hook installed" in log and "command=start" not in log
+
+
+def test_a_fifo_or_a_huge_file_at_cursors_hooks_path_never_holds_the_hook(tmp_path):
+    """The hook reads ~/.cursor/hooks.json on its path: a FIFO there (nobody writing) must not block it, and a
+    file past the bound is not read whole - both read as "lidguard's Cursor hook is not installed"."""
+    import os
+
+    env = {"HOME": str(tmp_path), "CURSOR_VERSION": "1.7"}
+    hooks = tmp_path / ".cursor" / "hooks.json"
+    hooks.parent.mkdir()
+    os.mkfifo(hooks)
+    assert claude.foreign_caller(Payload(dict(CAMEL)), env) == ("Custom", "Cursor", False, "custom")
+    hooks.unlink()
+    hooks.write_text('{"hooks": {"stop": [{"command": "lidguard cursor-hook"}]}, "pad": "' + "x" * (2 << 20) + '"}')
+    assert claude.foreign_caller(Payload(dict(CAMEL)), env) == ("Custom", "Cursor", False, "custom")

@@ -174,3 +174,18 @@ def test_a_database_from_before_languages_is_migrated_and_keeps_its_subscription
         assert store.subscriptions()[0]["Culture"] == "ko"
     finally:
         store.close()
+
+
+def test_a_garbage_accept_language_stores_one_of_the_known_languages(notify_client: Any, notify_config: Any,
+                                                                    push_receiver: PushReceiver) -> None:
+    from lidguard.l10n import CULTURES
+
+    for index, header in enumerate(["x" * 8000, "ko;q=NaN, ja;q=1e309, zh;q=-1", ";;;,,,q=", "*", "ko-" * 500]):
+        assert notify_client.post("/api/push/subscriptions", json=push_receiver.subscription(f"g{index}"),
+                                  headers=bearer(notify_config) | {"Accept-Language": header}).status_code == 204
+    store = Store(notify_config.database_path)
+    try:
+        cultures = [row["Culture"] for row in store.subscriptions()]
+    finally:
+        store.close()
+    assert len(cultures) == 5 and all(culture in CULTURES for culture in cultures), cultures

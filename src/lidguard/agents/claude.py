@@ -154,36 +154,16 @@ def foreign_caller(payload: Payload, env: Mapping[str, str],
         return None
     for key in [k for k in payload.data if isinstance(k, str) and k != k.lower()]:
         payload.data.setdefault(_snake(key), payload.data[key])
-    if caller == "copilot":
-        import os
-
-        home = env.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
-        return "GitHubCopilot", "", os.path.isfile(os.path.join(home, "hooks", "lidguard.json")), "copilot"
-    if caller == "Cursor":
-        return "Custom", caller, _cursor_runs_its_own_hook(env), "custom"
-    return "Custom", caller, False, "custom"
-
-
-def _cursor_runs_its_own_hook(env: Mapping[str, str]) -> bool:
-    """Cursor loads Claude Code's hooks AND its own ``~/.cursor/hooks.json``: when that file runs lidguard's
-    ``cursor-hook`` (``lidguard hook-install --provider cursor``), this event is already counted there."""
-    import json
     import os
 
-    from ..fileio_open import read_regular_file
-    from ..installers.common import is_managed_command
+    if caller == "copilot":
+        home = env.get("COPILOT_HOME") or os.path.join(os.path.expanduser("~"), ".copilot")
+        return "GitHubCopilot", "", os.path.isfile(os.path.join(home, "hooks", "lidguard.json")), "copilot"
+    if caller == "Cursor":  # Cursor also runs its own hooks file: with lidguard's cursor-hook in it, step aside
+        from . import cursor
 
-    home = env.get("HOME") or os.path.expanduser("~")
-    try:
-        root = json.loads(read_regular_file(os.path.join(home, ".cursor", "hooks.json"), limit=1 << 20))
-    except Exception:  # noqa: BLE001 - missing, unreadable or not JSON: not installed
-        return False
-    table = root.get("hooks") if isinstance(root, dict) else None
-    if not isinstance(table, dict):
-        return False
-    return any(isinstance(handlers, list) and any(
-        isinstance(handler, dict) and is_managed_command(handler.get("command"), "cursor-hook")
-        for handler in handlers) for handlers in table.values())
+        return "Custom", caller, cursor.runs_lidguard_hook(env.get("HOME") or os.path.expanduser("~")), "custom"
+    return "Custom", caller, False, "custom"
 
 
 def caller_ancestry(pid: int | None = None) -> list[str]:

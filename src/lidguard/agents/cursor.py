@@ -121,6 +121,24 @@ def installer() -> HooksFile:
                                                           "not on npm)."], ignorable=("version",))
 
 
+def runs_lidguard_hook(home: str) -> bool:
+    """``<home>/.cursor/hooks.json`` runs lidguard's ``cursor-hook``: Cursor then counts its turns there, and a
+    ``claude-hook`` it also runs (it loads Claude Code's hooks) must not count them again. On the hook path:
+    a bounded read, and anything unreadable or misshapen is "no"."""
+    import json
+    import os
+
+    from ..fileio_open import read_regular_file
+
+    try:
+        root = json.loads(read_regular_file(os.path.join(home, ".cursor", "hooks.json"), limit=1 << 20))
+    except Exception:  # noqa: BLE001 - missing, unreadable, a FIFO, not JSON: not installed
+        return False
+    table = root.get("hooks") if isinstance(root, dict) else None
+    return isinstance(table, dict) and any(
+        isinstance(handlers, list) and any(_ours(handler) for handler in handlers) for handlers in table.values())
+
+
 def _ours(handler: Any) -> bool:
     from ..installers.common import is_managed_command
 
