@@ -51,6 +51,7 @@ python3 -m compileall -q -j 0 src tests benchmarks conftest.py >/dev/null
 # and size); every later pytest process reads it, whatever PYTHONDONTWRITEBYTECODE says.
 # A broken collection is reported by the run below.
 env -u PYTHONDONTWRITEBYTECODE python3 -m pytest --collect-only -q -p no:cacheprovider tests benchmarks >/dev/null 2>&1 || true
+echo "(set-up: $SECONDS s)"
 if [ "${CI:-}" = "true" ]; then
     export LIDGUARD_REQUIRE_DBUS=1
     # tests/reallogind (a real systemd-logind + polkitd in private namespaces) fails instead of skipping.
@@ -89,9 +90,23 @@ start_background() {
     local name="$1"
     shift
     set -m
-    ("$@") >"$logs/$name.log" 2>&1 &
+    (timed "$name" "$@") >"$logs/$name.log" 2>&1 &
     set +m
     echo "$!" >"$logs/$name.pid"
+}
+# Runs a step and ends its output with one line: its wall time and the CPU time of the processes it waited
+# for (bash's `times`; a daemon that left its parent is not counted) - where CI's minutes go.
+timed() {
+    local name="$1" began="$SECONDS" status=0 cpu
+    shift
+    "$@" || status=$?
+    # `times` in this shell (a pipe or $(...) would run it in a fresh subshell: no children there).
+    local file="$logs/times.$BASHPID"
+    times >"$file"
+    cpu=$(tail -n 1 "$file" | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+    rm -f "$file"
+    echo "($name: $(( SECONDS - began )) s, $cpu s CPU)"
+    return "$status"
 }
 wait_background() {
     local name="$1" status=0
@@ -115,6 +130,12 @@ run_pytest() {
     fi
     return "$status"
 }
+# LIDGUARD_CI_JUNIT_DIR=DIR: each pytest run also writes DIR/<lane>.xml (every test's time), to find
+# what a slow run spent its minutes on. The folder must be writable by the user lane's user.
+junit() {
+    [ -n "${LIDGUARD_CI_JUNIT_DIR:-}" ] && echo "--junitxml=$LIDGUARD_CI_JUNIT_DIR/$1.xml"
+    return 0
+}
 parallel=(-n "$workers" --dist loadgroup --benchmark-disable -q -p no:cacheprovider)
 # $1: the tests' -m expression ("user_lane", or "not slow and user_lane"). The user reads the caches root
 # wrote above (.pyc, assertion rewriting) and writes none: no cache provider, PYTHONDONTWRITEBYTECODE.
@@ -122,7 +143,7 @@ user_lane() {
     local status=0
     LIDGUARD_REQUIRE_EXTENSIONS=1 bash ci/test-user.sh --run "$(python3 -c 'import sys; print(sys.executable)')" \
         -m pytest "${user_dirs[@]}" -m "$1" -n "$user_workers" --dist loadgroup --benchmark-disable -q \
-        -p no:cacheprovider --durations=10 || status=$?
+        -p no:cacheprovider --durations=10 $(junit user-lane) || status=$?
     if [ "$status" -eq 5 ]; then echo "ci/test.sh: the user lane collected no tests" >&2; return 1; fi
     return "$status"
 }
@@ -147,7 +168,7 @@ PURE_AXIS_RUNTIME=(tests/runtime/test_runtime_hardening.py tests/runtime/test_se
 pure_axis() {
     # Fewer workers: it runs beside the main run.
     LIDGUARD_NO_EXTENSIONS=1 run_pytest tests/processes tests/linux "${PURE_AXIS_RUNTIME[@]}" \
-        -n 3 --dist loadgroup --benchmark-disable -q -p no:cacheprovider
+        -n 3 --dist loadgroup --benchmark-disable -q -p no:cacheprovider $(junit pure-axis)
 }
 
 debian_install() {
@@ -189,8 +210,8 @@ start_background pure-axis pure_axis
 [ -n "$root_lane" ] && start_background user-lane user_lane user_lane
 echo "== test suite (native modules required, $workers workers${root_lane:+, the root lane}) =="
 status=0
-LIDGUARD_REQUIRE_EXTENSIONS=1 run_pytest tests benchmarks ${root_lane:+-m "$root_lane"} "${parallel[@]}" \
-    --durations=15 || status=$?
+(LIDGUARD_REQUIRE_EXTENSIONS=1 timed "test suite" run_pytest tests benchmarks ${root_lane:+-m "$root_lane"} \
+    "${parallel[@]}" --durations=15 $(junit root-lane)) || status=$?
 [ -n "$root_lane" ] && { echo "(the user lane: $user_workers workers as lidguard-test)"; wait_background user-lane || status=$?; }
 # Every step reports before the exit: one run shows every failure.
 for step in lint pure-axis packaging; do

@@ -90,9 +90,12 @@ def test_a_newcomer_installs_tries_the_demo_uses_an_agent_and_uninstalls(lidguar
     # 1. Install from the newcomer's own copy of the checkout (a clone they own: pip builds in the source tree,
     # which the suite's unprivileged user cannot write when the checkout is root's), then the first run.
     source = home / "src" / "lidguard"
+    # Never what a build beside this test makes and deletes in the checkout (ci/test.sh packages it meanwhile):
+    # build/, dist/, *.egg-info, and the sdist's staging folder lidguard-<version>/ (a copy once failed with
+    # ENOENT mid-tree when the sdist step removed it).
     shutil.copytree(CHECKOUT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".mypy_cache",
-        ".hypothesis", ".benchmarks", "node_modules"))
+        ".git", ".venv*", "build", "dist", "*.egg-info", "lidguard-[0-9]*", "__pycache__", ".pytest_cache",
+        ".mypy_cache", ".hypothesis", ".benchmarks", "node_modules"))
     installed = run({**shell, "LIDGUARD_INSTALL_METHOD": "venv", "PYTHON": sys.executable}, "sh",
                     str(source / "install.sh"))
     assert f"installed {bin_dir / 'lidguard'}" in installed.stdout
