@@ -18,8 +18,9 @@ import pytest
 import tomlkit
 
 from lidguard.agents import claude as claude_agent
+from lidguard.agents import opencode as opencode_agent
 from lidguard.cli.install_commands import SNIPPET_FORMATS
-from lidguard.installers import codex, copilot, opencode
+from lidguard.installers import codex, copilot
 from lidguard.installers.common import (
     InstallError,
     hook_client,
@@ -27,9 +28,11 @@ from lidguard.installers.common import (
     is_managed_command,
     stop_hook_timeout_seconds,
 )
+from lidguard.installers.plugin_file import MARKER
 from lidguard.installers.snippets import FORMATS, render
 
 claude = claude_agent.installer()
+opencode = opencode_agent.installer()
 
 
 @pytest.fixture(autouse=True)
@@ -275,7 +278,7 @@ def test_opencode_plugin_install_refuses_foreign_file_and_removes_only_ours(agen
     monkeypatch.setenv("XDG_CONFIG_HOME", str(agent_homes / "cfg"))
     result = opencode.install(None, 430)
     plugin = agent_homes / "cfg" / "opencode" / "plugin" / "lidguard.js"
-    assert result.config == plugin and opencode.MARKER in plugin.read_text()
+    assert result.config == plugin and MARKER in plugin.read_text()
     for event in opencode.EVENTS:
         assert f'"{event}"' in plugin.read_text()
     assert not opencode.install(None, 430).changed
