@@ -18,9 +18,10 @@ import pytest
 import tomlkit
 
 from lidguard.agents import claude as claude_agent
+from lidguard.agents import copilot as copilot_agent
 from lidguard.agents import opencode as opencode_agent
 from lidguard.cli.install_commands import SNIPPET_FORMATS
-from lidguard.installers import codex, copilot
+from lidguard.installers import codex
 from lidguard.installers.common import (
     InstallError,
     hook_client,
@@ -32,7 +33,7 @@ from lidguard.installers.plugin_file import MARKER
 from lidguard.installers.snippets import FORMATS, render
 
 claude = claude_agent.installer()
-opencode = opencode_agent.installer()
+copilot, opencode = copilot_agent.installer(), opencode_agent.installer()
 
 
 @pytest.fixture(autouse=True)
@@ -261,7 +262,7 @@ def test_copilot_one_managed_file_and_never_also_settings_json(agent_homes: Path
     managed = agent_homes / "cp" / "hooks" / "lidguard.json"
     assert result.config == managed and mode(managed) == 0o600
     data = json.loads(managed.read_text())
-    assert data["version"] == 1 and list(data["hooks"]) == list(copilot.EVENTS)
+    assert data["version"] == 1 and list(data["hooks"]) == list(copilot_agent.EVENTS)
     stop = data["hooks"]["agentStop"][0]
     assert stop == {"type": "command", "bash": hook_command("copilot-hook --event agentStop"), "timeoutSec": 430}
     assert json.loads(settings.read_text()) == {"banner": "never", "hooks": {"agentStop": [user_hook]}}

@@ -9,8 +9,8 @@ from typing import Any
 
 import tomlkit
 
-from ..agents import claude
-from . import codex, copilot
+from ..agents import claude, copilot
+from . import codex
 from .hooks_json import HookSpec
 
 __all__ = ["FORMATS", "render"]
