@@ -18,10 +18,10 @@ import pytest
 import tomlkit
 
 from lidguard.agents import claude as claude_agent
+from lidguard.agents import codex as codex_agent
 from lidguard.agents import copilot as copilot_agent
 from lidguard.agents import opencode as opencode_agent
 from lidguard.cli.install_commands import SNIPPET_FORMATS
-from lidguard.installers import codex
 from lidguard.installers.common import (
     InstallError,
     hook_client,
@@ -31,9 +31,10 @@ from lidguard.installers.common import (
 )
 from lidguard.installers.plugin_file import MARKER
 from lidguard.installers.snippets import FORMATS, render
+from lidguard.installers.toml_trust import snake
 
 claude = claude_agent.installer()
-copilot, opencode = copilot_agent.installer(), opencode_agent.installer()
+codex, copilot, opencode = codex_agent.installer(), copilot_agent.installer(), opencode_agent.installer()
 
 
 @pytest.fixture(autouse=True)
@@ -199,10 +200,10 @@ def test_codex_install_writes_hooks_and_trust_keeping_toml_formatting(agent_home
     assert text.startswith(CODEX_TOML)
     hooks = json.loads((home / "hooks.json").read_text())["hooks"]
     state = tomlkit.parse(text)["hooks"]["state"]
-    for event, (matcher, _message) in codex.EVENTS.items():
+    for event, (matcher, _message) in codex_agent.EVENTS.items():
         handler = hooks[event][0]["hooks"][0]
-        key = f"{home / 'hooks.json'}:{codex.snake(event)}:0:0"
-        assert state[key]["trusted_hash"] == codex.trusted_hash(codex.snake(event), handler, matcher)
+        key = f"{home / 'hooks.json'}:{snake(event)}:0:0"
+        assert state[key]["trusted_hash"] == codex.trusted_hash(snake(event), handler, matcher)
     assert hooks["Stop"][0]["hooks"][0]["timeout"] == 430 and hooks["SessionEnd"][0]["hooks"][0]["timeout"] == 3
     before = ((home / "hooks.json").read_bytes(), (home / "config.toml").read_bytes())
     assert not codex.install(None, 430).changed
