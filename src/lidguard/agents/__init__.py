@@ -79,6 +79,7 @@ AGENTS: dict[str, str] = {
     "openhands": "OpenHands",
     "auggie": "Augment",
     "qoder": "Qoder",
+    "crush": "Crush",
 }
 
 
