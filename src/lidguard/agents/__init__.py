@@ -218,3 +218,35 @@ def stop_with_detail(payload: Payload, event: str, *keys: str, blocking: bool = 
     """A stop whose reason is ``<event>:<detail>`` when the payload names one under ``keys``."""
     detail = payload.text(*keys)
     return stop_action(payload, f"{event}:{detail}" if detail else event, blocking=blocking, turn_end=turn_end)
+
+
+# -- the status messages of installed hooks (the agent shows them while the hook runs) -------------------------
+# One wording for every agent whose hooks carry a status message (Claude Code, Codex): ``{product}`` is the agent.
+# Changing one changes every installed hook's text (hook-status then reports NeedsUpdate until a re-install).
+STATUS_MESSAGES = {
+    "start": "Starting LidGuard turn protection",
+    "tool": "Recording {product} tool activity",
+    "tool-done": "Recording {product} tool completion activity",
+    "tool-failed": "Recording {product} failed tool activity",
+    "soft-lock": "Recording {product} soft-lock telemetry",
+    "permission": "Responding to closed-lid permission request",
+    "elicitation": "Canceling closed-lid elicitation request",
+    "subagent": "Recording {product} subagent activity",
+    "subagent-done": "Recording {product} subagent completion activity",
+    "task": "Recording {product} task activity",
+    "task-done": "Recording {product} task completion activity",
+    "stop": "Stopping LidGuard session protection",
+    "turn-stop": "Stopping LidGuard turn protection",
+}
+
+
+def hook_table(product: str, spec: str, matchers: dict[str, str] | None = None) -> dict[str, tuple[str | None, str]]:
+    """``event -> (matcher, status message)`` from ``spec``, words ``Event=kind`` or ``Event*=kind`` (matcher
+    ``*``), in order; ``matchers`` gives an event another matcher. The kinds are :data:`STATUS_MESSAGES`'."""
+    table: dict[str, tuple[str | None, str]] = {}
+    for word in spec.split():
+        event, kind = word.split("=")
+        matcher: str | None = "*" if event.endswith("*") else None
+        event = event.rstrip("*")
+        table[event] = ((matchers or {}).get(event, matcher), STATUS_MESSAGES[kind].format(product=product))
+    return table

@@ -13,7 +13,7 @@ Stdlib only.
 
 from __future__ import annotations
 
-from . import IGNORE, PERMISSION_PROMPT, Action, background_work, stop_action, tool_activity, turn_of
+from . import IGNORE, PERMISSION_PROMPT, Action, background_work, hook_table, stop_action, tool_activity, turn_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,18 +91,10 @@ def permission_output(decision: str) -> dict[str, Any] | None:
 
 
 # -- its installer: hooks.json + trust entries in config.toml (installers/toml_trust.py) ------------------------
-# event -> (matcher, status message)
-EVENTS: dict[str, tuple[str | None, str]] = {
-    "UserPromptSubmit": (None, "Starting LidGuard turn protection"),
-    "PreToolUse": ("*", "Recording Codex tool activity"),
-    "PostToolUse": ("*", "Recording Codex tool completion activity"),
-    "PermissionRequest": ("*", "Responding to closed-lid permission request"),
-    "SubagentStart": (None, "Recording Codex subagent activity"),
-    "SubagentStop": (None, "Recording Codex subagent completion activity"),
-    "Stop": (None, "Stopping LidGuard session protection"),
-    "Interrupt": (None, "Stopping LidGuard turn protection"),
-    "SessionEnd": (None, "Stopping LidGuard session protection"),
-}
+# event -> (matcher, status message), in the order installed
+EVENTS = hook_table("Codex", "UserPromptSubmit=start PreToolUse*=tool PostToolUse*=tool-done "
+                             "PermissionRequest*=permission SubagentStart=subagent SubagentStop=subagent-done "
+                             "Stop=stop Interrupt=turn-stop SessionEnd=stop")
 # How Codex normalizes a handler before it hashes it for trust (snake_case event names): the events whose
 # matcher is part of the identity, the events it runs at most 3 s, and a handler's timeout when it has none.
 MATCHER_EVENTS = frozenset({"permission_request", "post_compact", "post_tool_use", "pre_compact", "pre_tool_use",
