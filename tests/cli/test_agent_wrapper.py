@@ -1,4 +1,4 @@
-"""README's wrapper for an agent with no hooks (Amp, Aider, Crush): start a named custom session that
+"""README's wrapper for an agent with no hooks (Amp, Aider): start a named custom session that
 watches the wrapper's own pid, then ``exec`` the agent, so the session lives exactly as long as the agent."""
 
 from __future__ import annotations

@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
+from lidguard.agents import codex as codex_agent
 from lidguard.hooks.runner import run_hook
-from lidguard.installers import codex
 from lidguard.runtime.requests import check_wire_message, parse_request
 
 COMMON = {"session_id": "01a22a59-65c4-7000-8000-000000000001", "cwd": "/work", "model": "fake-model",
           "transcript_path": "/home/u/.codex/sessions/2026/11/30/rollout-2026-11-30T02-47-11-01a22a59.jsonl",
           "permission_mode": "bypassPermissions"}
+codex = codex_agent.installer()
 
 
 def _one(stub_environment, payload: dict[str, Any]) -> dict[str, Any]:

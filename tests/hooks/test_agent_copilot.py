@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from lidguard.agents import copilot
 from lidguard.hooks.runner import run_hook
-from lidguard.installers import copilot
 from lidguard.runtime.requests import check_wire_message, parse_request
 
 COMMON = {"sessionId": "f28fedc1-0000-4000-8000-000000000001", "timestamp": 1796007164271, "cwd": "/work"}
@@ -66,7 +66,7 @@ def test_agent_stop_ends_the_turn_and_session_end_the_session(stub_environment):
 
 def test_the_managed_file_installs_the_subagent_events(isolated_home: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("COPILOT_HOME", raising=False)
-    copilot.install(None, 600)
+    copilot.installer().install(None, 600)
     hooks = json.loads(copilot.managed_file().read_text())["hooks"]
     assert {"subagentStart", "subagentStop", "notification", "errorOccurred"} <= set(hooks)
     assert hooks["subagentStart"][0]["bash"].endswith("copilot-hook --event subagentStart")

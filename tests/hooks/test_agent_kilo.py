@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from lidguard.agents import kilo
+from lidguard.agents import kilo, opencode
 from lidguard.agents.ancestry import matches_provider
 from lidguard.hooks.outputs import DENY_MESSAGE
 from lidguard.hooks.runner import run_hook
-from lidguard.installers import opencode
 from lidguard.installers.common import InstallError
+from lidguard.installers.plugin_file import MARKER
 from lidguard.platform.process_info import ProcessInfo
 from lidguard.runtime.requests import check_wire_message, parse_request
 
@@ -139,9 +139,9 @@ def test_install_writes_the_shared_plugin_into_kilos_folder(kilo_home):
     plugin = kilo_home / "cfg" / "kilo" / "plugin" / "lidguard.js"
     assert result.changed and result.config == plugin and installer.config_root() == kilo_home / "cfg" / "kilo"
     text = plugin.read_text()
-    assert opencode.MARKER in text and '"kilo-hook", "--event"' in text and "opencode-hook" not in text
+    assert MARKER in text and '"kilo-hook", "--event"' in text and "opencode-hook" not in text
     assert "--provider kilo" in text and result.message == "Installed the LidGuard Kilo Code plugin."
-    assert text == installer.plugin_source() and text != opencode.plugin_source()
+    assert text == installer.plugin_source() and text != opencode.installer().plugin_source()
     assert not installer.install(None, 430).changed
     lines = installer.status_lines(None, 430)
     assert lines[0] == "Status: Installed" and "session.idle: True" in lines

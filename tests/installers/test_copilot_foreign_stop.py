@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lidguard.installers import copilot
+from lidguard.agents import copilot
 
 FOREIGN = {"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./keep-going.sh", "timeoutSec": 9}]}}
 
@@ -26,7 +26,7 @@ def copilot_home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_no_foreign_hook_no_warning_and_our_own_entries_never_count(copilot_home: Path, tmp_path: Path):
-    assert copilot.install(None, 430).changed
+    assert copilot.installer().install(None, 430).changed
     (copilot_home / "hooks" / "other.json").write_text(json.dumps(
         {"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "echo hi"}]}}))
     assert copilot.foreign_agent_stop_warnings(tmp_path) == []
@@ -48,7 +48,7 @@ def test_each_file_with_a_foreign_stop_hook_is_named(copilot_home: Path, tmp_pat
     assert any(str(copilot_home / "settings.json") in line and "Stop" in line for line in warnings)
     assert any(str(repo_hooks) in line for line in warnings)
     # hook-status shows the same lines
-    status = copilot.status_lines(None, 430)
+    status = copilot.installer().status_lines(None, 430)
     assert any(str(user) in line for line in status)
 
 

@@ -93,7 +93,8 @@ def test_windows_hooks_run_the_absolute_executable_under_powershell(monkeypatch,
     """Copilot's ``powershell`` key and Claude's ``shell: powershell`` get the PowerShell call form of the
     absolute path (a quote in the path doubled); the installers still recognise it as theirs."""
     from lidguard.agents import claude as claude_agent
-    from lidguard.installers import common, copilot
+    from lidguard.agents import copilot
+    from lidguard.installers import common
 
     claude = claude_agent.installer()
     from lidguard.installers.health import installed_commands

@@ -16,9 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lidguard.agents import claude as claude_agent
+from lidguard.agents import codex as codex_agent
+from lidguard.agents import copilot as copilot_agent
 from lidguard.agents import gemini as gemini_agent
 from lidguard.agents import qwen as qwen_agent
-from lidguard.installers import codex, copilot
 from lidguard.installers.common import InstallError
 
 JSON_ISH = st.one_of(
@@ -37,6 +38,7 @@ TOML_ISH = st.one_of(
 )
 
 claude, gemini, qwen = claude_agent.installer(), gemini_agent.installer(), qwen_agent.installer()
+codex, copilot = codex_agent.installer(), copilot_agent.installer()
 
 
 @contextlib.contextmanager

@@ -18,8 +18,10 @@ import pytest
 import tomlkit
 
 from lidguard.agents import claude as claude_agent
+from lidguard.agents import codex as codex_agent
+from lidguard.agents import copilot as copilot_agent
+from lidguard.agents import opencode as opencode_agent
 from lidguard.cli.install_commands import SNIPPET_FORMATS
-from lidguard.installers import codex, copilot, opencode
 from lidguard.installers.common import (
     InstallError,
     hook_client,
@@ -27,9 +29,12 @@ from lidguard.installers.common import (
     is_managed_command,
     stop_hook_timeout_seconds,
 )
+from lidguard.installers.plugin_file import MARKER
 from lidguard.installers.snippets import FORMATS, render
+from lidguard.installers.toml_trust import snake
 
 claude = claude_agent.installer()
+codex, copilot, opencode = codex_agent.installer(), copilot_agent.installer(), opencode_agent.installer()
 
 
 @pytest.fixture(autouse=True)
@@ -195,10 +200,10 @@ def test_codex_install_writes_hooks_and_trust_keeping_toml_formatting(agent_home
     assert text.startswith(CODEX_TOML)
     hooks = json.loads((home / "hooks.json").read_text())["hooks"]
     state = tomlkit.parse(text)["hooks"]["state"]
-    for event, (matcher, _message) in codex.EVENTS.items():
+    for event, (matcher, _message) in codex_agent.EVENTS.items():
         handler = hooks[event][0]["hooks"][0]
-        key = f"{home / 'hooks.json'}:{codex.snake(event)}:0:0"
-        assert state[key]["trusted_hash"] == codex.trusted_hash(codex.snake(event), handler, matcher)
+        key = f"{home / 'hooks.json'}:{snake(event)}:0:0"
+        assert state[key]["trusted_hash"] == codex.trusted_hash(snake(event), handler, matcher)
     assert hooks["Stop"][0]["hooks"][0]["timeout"] == 430 and hooks["SessionEnd"][0]["hooks"][0]["timeout"] == 3
     before = ((home / "hooks.json").read_bytes(), (home / "config.toml").read_bytes())
     assert not codex.install(None, 430).changed
@@ -258,7 +263,7 @@ def test_copilot_one_managed_file_and_never_also_settings_json(agent_homes: Path
     managed = agent_homes / "cp" / "hooks" / "lidguard.json"
     assert result.config == managed and mode(managed) == 0o600
     data = json.loads(managed.read_text())
-    assert data["version"] == 1 and list(data["hooks"]) == list(copilot.EVENTS)
+    assert data["version"] == 1 and list(data["hooks"]) == list(copilot_agent.EVENTS)
     stop = data["hooks"]["agentStop"][0]
     assert stop == {"type": "command", "bash": hook_command("copilot-hook --event agentStop"), "timeoutSec": 430}
     assert json.loads(settings.read_text()) == {"banner": "never", "hooks": {"agentStop": [user_hook]}}
@@ -275,7 +280,7 @@ def test_opencode_plugin_install_refuses_foreign_file_and_removes_only_ours(agen
     monkeypatch.setenv("XDG_CONFIG_HOME", str(agent_homes / "cfg"))
     result = opencode.install(None, 430)
     plugin = agent_homes / "cfg" / "opencode" / "plugin" / "lidguard.js"
-    assert result.config == plugin and opencode.MARKER in plugin.read_text()
+    assert result.config == plugin and MARKER in plugin.read_text()
     for event in opencode.EVENTS:
         assert f'"{event}"' in plugin.read_text()
     assert not opencode.install(None, 430).changed

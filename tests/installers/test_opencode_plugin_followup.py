@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from lidguard.installers.opencode import plugin_source
+from lidguard.agents import opencode
 
+plugin_source = opencode.installer().plugin_source
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 

@@ -92,6 +92,36 @@ def test_restart_replaces_the_record_and_clears_the_soft_lock():
     assert session.started_at == at(2)
 
 
+def test_a_start_if_not_running_is_a_running_sessions_activity_in_the_same_turn():
+    """An agent with tool events only (Crush): its first tool call starts, the next ones renew that turn."""
+    first = Start(CLAUDE, watched_process_identifier=4242, if_not_running=True, reason="PreToolUse:bash")
+    state, _ = run([(at(0), first)])
+    started = state.sessions[CLAUDE]
+    state, outcome = run([(at(5), Start(CLAUDE, watched_process_identifier=4242, if_not_running=True,
+                                        reason="PreToolUse:view"))], state)
+    session = state.sessions[CLAUDE]
+    assert (session.started_at, session.turn_id, session.turn_started_at) == (
+        started.started_at, started.turn_id, started.turn_started_at)
+    assert session.last_activity_at == session.lease_renewed_at == at(5)
+    assert log_names(outcome) == ["session-activity-recorded"] and effects_of(outcome, CancelPendingSuspend)
+    assert outcome.message == f"Session {CLAUDE} was already active."
+    assert not effects_of(outcome, WatchProcess) and not effects_of(outcome, UnwatchProcess)
+
+
+def test_a_start_if_not_running_starts_a_new_turn_after_a_soft_lock_or_in_another_process():
+    first = Start(CLAUDE, watched_process_identifier=4242, if_not_running=True)
+    timed_out, _ = run([(at(0), first), (at(13), TimeoutCheck(12))])
+    assert timed_out.sessions[CLAUDE].soft_locked
+    state, outcome = run([(at(14), first)], timed_out)
+    assert state.sessions[CLAUDE].started_at == at(14) and not state.sessions[CLAUDE].soft_locked
+    assert log_names(outcome)[-1] == "session-started"
+    running, _ = run([(at(0), first)])
+    state, outcome = run([(at(1), Start(CLAUDE, watched_process_identifier=7, if_not_running=True))], running)
+    assert state.sessions[CLAUDE].started_at == at(1) and effects_of(outcome, WatchProcess)
+    state, _ = run([(at(1), Start(CLAUDE, watched_process_identifier=4242))], running)  # without it: a new turn
+    assert state.sessions[CLAUDE].started_at == at(1)
+
+
 def test_restart_preserves_the_watched_process_when_none_is_supplied():
     state, outcome = run([(at(0), Start(CLAUDE, watched_process_identifier=4242)), (at(1), Start(CLAUDE))])
     assert state.sessions[CLAUDE].watched_process_identifier == 4242

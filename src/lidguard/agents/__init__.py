@@ -20,7 +20,10 @@ native hook client: an agent module never reads ``os.environ``, the cwd or its o
 
 Kinds of :class:`Action` (what the engine does for one hook event):
 
-* ``start``: the turn's prompt (auto-starts the runtime, carries the prompt preview and settings);
+* ``start``: the turn's prompt (auto-starts the runtime, carries the prompt preview and settings); with
+  ``if_not_running`` (an agent with tool events only: Crush) it starts only a session that is not running and
+  is that session's activity (``reason``) otherwise, so its first tool call starts the turn and the next ones
+  renew it;
 * ``activity`` / ``softlock``: ``mark-session-active`` / ``mark-session-softlocked`` with ``reason``;
 * ``stop``: ``stop`` with ``IsProviderSessionEnd`` and ``SessionEndReason`` (``reason``); ``turn_end``: it ends
   only the turn (``IsTurnEnd``: deferred while background work runs);
@@ -76,6 +79,7 @@ AGENTS: dict[str, str] = {
     "openhands": "OpenHands",
     "auggie": "Augment",
     "qoder": "Qoder",
+    "crush": "Crush",
 }
 
 
@@ -117,13 +121,15 @@ class Action:
 
     __slots__ = ("kind", "reason", "provider_session_end", "prompt", "stop_hook_active",
                  "last_assistant_message", "softlock_without_decision", "blocking", "deny_only", "tool",
-                 "turn_id", "tool_call_id", "tool_state", "pending_work", "background", "turn_end")
+                 "turn_id", "tool_call_id", "tool_state", "pending_work", "background", "turn_end",
+                 "if_not_running")
 
     def __init__(self, kind: str, reason: str = "", *, provider_session_end: bool = False, prompt: str = "",
                  stop_hook_active: bool = False, last_assistant_message: str = "",
                  softlock_without_decision: str = "", blocking: bool = False, deny_only: bool = False,
                  tool: str = "", turn_id: str = "", tool_call_id: str = "", tool_state: str = "",
-                 pending_work: int = 0, background: bool = False, turn_end: bool = False) -> None:
+                 pending_work: int = 0, background: bool = False, turn_end: bool = False,
+                 if_not_running: bool = False) -> None:
         self.kind = kind
         self.reason = reason
         self.provider_session_end = provider_session_end
@@ -140,6 +146,7 @@ class Action:
         self.pending_work = pending_work  # background tasks still running at a Stop (a deferred stop)
         self.background = background  # tool_call_id names a subagent/task, not a tool
         self.turn_end = turn_end  # a stop of the turn only: background work still running defers it
+        self.if_not_running = if_not_running  # a start that is a running session's activity (``reason``)
 
     def __repr__(self) -> str:
         return f"Action({self.kind!r}, {self.reason!r})"
@@ -211,3 +218,35 @@ def stop_with_detail(payload: Payload, event: str, *keys: str, blocking: bool = 
     """A stop whose reason is ``<event>:<detail>`` when the payload names one under ``keys``."""
     detail = payload.text(*keys)
     return stop_action(payload, f"{event}:{detail}" if detail else event, blocking=blocking, turn_end=turn_end)
+
+
+# -- the status messages of installed hooks (the agent shows them while the hook runs) -------------------------
+# One wording for every agent whose hooks carry a status message (Claude Code, Codex): ``{product}`` is the agent.
+# Changing one changes every installed hook's text (hook-status then reports NeedsUpdate until a re-install).
+STATUS_MESSAGES = {
+    "start": "Starting LidGuard turn protection",
+    "tool": "Recording {product} tool activity",
+    "tool-done": "Recording {product} tool completion activity",
+    "tool-failed": "Recording {product} failed tool activity",
+    "soft-lock": "Recording {product} soft-lock telemetry",
+    "permission": "Responding to closed-lid permission request",
+    "elicitation": "Canceling closed-lid elicitation request",
+    "subagent": "Recording {product} subagent activity",
+    "subagent-done": "Recording {product} subagent completion activity",
+    "task": "Recording {product} task activity",
+    "task-done": "Recording {product} task completion activity",
+    "stop": "Stopping LidGuard session protection",
+    "turn-stop": "Stopping LidGuard turn protection",
+}
+
+
+def hook_table(product: str, spec: str, matchers: dict[str, str] | None = None) -> dict[str, tuple[str | None, str]]:
+    """``event -> (matcher, status message)`` from ``spec``, words ``Event=kind`` or ``Event*=kind`` (matcher
+    ``*``), in order; ``matchers`` gives an event another matcher. The kinds are :data:`STATUS_MESSAGES`'."""
+    table: dict[str, tuple[str | None, str]] = {}
+    for word in spec.split():
+        event, kind = word.split("=")
+        matcher: str | None = "*" if event.endswith("*") else None
+        event = event.rstrip("*")
+        table[event] = ((matchers or {}).get(event, matcher), STATUS_MESSAGES[kind].format(product=product))
+    return table

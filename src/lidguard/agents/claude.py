@@ -20,6 +20,7 @@ from . import (
     SOFT_LOCK_NOTIFICATIONS,
     Action,
     background_work,
+    hook_table,
     stop_action,
     tool_activity,
 )
@@ -190,24 +191,12 @@ def elicitation_output() -> dict[str, Any]:
 # -- its installer: the Claude-style hooks table of its settings.json (installers/settings_hooks.py) ----------
 SCHEMA = "https://json.schemastore.org/claude-code-settings.json"
 _SOFT_LOCK_MATCHER = "permission_prompt|idle_prompt|elicitation_dialog|elicitation_complete|elicitation_response"
-_STOPPING = "Stopping LidGuard session protection"
-# event -> (matcher, status message); Stop may block for the follow-up (REFERENCE 5.2)
-EVENTS: dict[str, tuple[str | None, str]] = {
-    "UserPromptSubmit": (None, "Starting LidGuard turn protection"),
-    "PreToolUse": ("*", "Recording Claude tool activity"),
-    "PostToolUse": ("*", "Recording Claude tool completion activity"),
-    "PostToolUseFailure": ("*", "Recording Claude failed tool activity"),
-    "Notification": (_SOFT_LOCK_MATCHER, "Recording Claude soft-lock telemetry"),
-    "PermissionRequest": ("*", "Responding to closed-lid permission request"),
-    "Elicitation": (None, "Canceling closed-lid elicitation request"),
-    "SubagentStart": (None, "Recording Claude subagent activity"),
-    "SubagentStop": (None, "Recording Claude subagent completion activity"),
-    "TaskCreated": (None, "Recording Claude task activity"),
-    "TaskCompleted": (None, "Recording Claude task completion activity"),
-    "Stop": (None, _STOPPING),
-    "StopFailure": (None, _STOPPING),
-    "SessionEnd": (None, _STOPPING),
-}
+# event -> (matcher, status message), in the order installed; Stop may block for the follow-up (REFERENCE 5.2)
+EVENTS = hook_table("Claude", "UserPromptSubmit=start PreToolUse*=tool PostToolUse*=tool-done "
+                              "PostToolUseFailure*=tool-failed Notification=soft-lock PermissionRequest*=permission "
+                              "Elicitation=elicitation SubagentStart=subagent SubagentStop=subagent-done "
+                              "TaskCreated=task TaskCompleted=task-done Stop=stop StopFailure=stop SessionEnd=stop",
+                    {"Notification": _SOFT_LOCK_MATCHER})
 
 
 def config_root() -> Path:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..hooks.payload import Payload
-    from ..installers.hooks_file import HooksFile
+    from ..installers.hooks_file import FlatTable, HooksFile
     from ..platform.process_info import ProcessInfo
 
 KEY = "cursor"
@@ -90,7 +90,7 @@ def matches_process(process: ProcessInfo, names: set[str]) -> bool:
     return any("cursor" in path.replace("\\", "/").lower() for path in paths if path)
 
 
-# -- its installer: the flat version 1 hooks.json (Cursor's own shape, shared with nobody) ------------------
+# -- its installer: the flat version 1 hooks.json (installers/hooks_file.FlatTable, as Crush's crush.json) ----
 EVENTS = ("beforeSubmitPrompt", "preToolUse", "postToolUse", "postToolUseFailure", "subagentStart",
           "subagentStop", "stop", "sessionEnd")
 LOOP_LIMIT = 5  # Cursor's default follow-up cap, written so it is visible
@@ -145,77 +145,31 @@ def _ours(handler: Any) -> bool:
     return isinstance(handler, dict) and is_managed_command(handler.get("command"), f"{KEY}-hook")
 
 
-def _table(root: dict[str, Any], path: Path, *, create: bool) -> dict[str, Any] | None:
+def _flat() -> FlatTable:
+    from ..installers.hooks_file import FlatTable
+
+    return FlatTable(EVENTS, entry, _ours)
+
+
+def _check_version(root: dict[str, Any], path: Path) -> None:
     from ..installers.common import InstallError
 
     if not isinstance(root.get("version", 1), int) or isinstance(root.get("version"), bool):
         raise InstallError(f"The \"version\" value of {path} is not a number; it was left as it is.")
-    table = root.get("hooks")
-    if table is None and create:
-        table = root["hooks"] = {}
-    if table is not None and not isinstance(table, dict):
-        raise InstallError(f"The \"hooks\" value of {path} is not a JSON object; it was left as it is.")
-    for event in EVENTS:
-        if table is not None and event in table and not isinstance(table[event], list):
-            raise InstallError(f"The hooks.{event} value of {path} is not a JSON array; it was left as it is.")
-    return table
 
 
 def _install_into(root: dict[str, Any], path: Path, stop_timeout: int) -> bool:
     if not root:
         root["version"] = 1
-    table = _table(root, path, create=True)
-    assert table is not None
-    changed = False
-    for event in EVENTS:
-        wanted = entry(event, stop_timeout)
-        handlers = table.setdefault(event, [])
-        positions = [index for index, handler in enumerate(handlers) if _ours(handler)]
-        if len(positions) == 1:
-            if handlers[positions[0]] != wanted:
-                handlers[positions[0]] = wanted
-                changed = True
-            continue
-        for index in reversed(positions):  # none, or duplicates: one entry of ours at the end
-            del handlers[index]
-        handlers.append(wanted)
-        changed = True
-    return changed
+    _check_version(root, path)
+    return _flat().install(root, path, stop_timeout)
 
 
 def _remove_from(root: dict[str, Any], path: Path) -> bool:
-    table = _table(root, path, create=False)
-    changed = False
-    for event in EVENTS if table is not None else ():
-        assert table is not None
-        handlers = table.get(event)
-        if not isinstance(handlers, list) or not any(_ours(handler) for handler in handlers):
-            continue
-        handlers[:] = [handler for handler in handlers if not _ours(handler)]
-        if not handlers:
-            del table[event]
-        changed = True
-    if table is not None and not table and changed:
-        del root["hooks"]
-    return changed
+    _check_version(root, path)
+    return _flat().remove(root, path)
 
 
 def _status(root: dict[str, Any], original: str | None, path: Path, stop_timeout: int) -> list[str]:
-    from ..installers.common import HookStatus
-    from ..installers.hooks_json import overall
-
-    table = root.get("hooks") if isinstance(root.get("hooks"), dict) else {}
-    states: dict[str, str] = {}
-    for event in EVENTS:
-        handlers = table.get(event) if isinstance(table, dict) else None
-        ours = [handler for handler in handlers if _ours(handler)] if isinstance(handlers, list) else []
-        if not ours:
-            states[event] = HookStatus.NOT_INSTALLED
-        else:
-            exact = ours == [entry(event, stop_timeout)]
-            states[event] = HookStatus.INSTALLED if exact else HookStatus.NEEDS_UPDATE
-    lines = [f"Status: {overall(states)}", f"Config: {path}", f"Config exists: {original is not None}"]
-    lines += [f"{event}: {states[event]}" for event in EVENTS]
-    lines.append("Note: from Cursor's documentation only; no real Cursor run is recorded (the CLI is "
-                 "not on npm).")
-    return lines
+    return [*_flat().status(root, original, path, stop_timeout),
+            "Note: from Cursor's documentation only; no real Cursor run is recorded (the CLI is not on npm)."]

@@ -1,5 +1,5 @@
 """Kilo Code CLI (npm ``@kilocode/cli`` 7.7.9, an OpenCode fork; AGENT_CLIS_NEW.md section 3): OpenCode-style
-in-process plugins only, so lidguard installs the OpenCode plugin (``installers/opencode.PluginInstaller``)
+in-process plugins only, so lidguard installs the OpenCode plugin (``installers/plugin_file.PluginInstaller``)
 into Kilo's config folder (``$KILO_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/kilo``, default ``~/.config/kilo``;
 ``plugin/lidguard.js``), where it runs ``lidguard kilo-hook --event <event>``.
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..hooks.payload import Payload
-    from ..installers.opencode import PluginInstaller
+    from ..installers.plugin_file import PluginInstaller
 
 KEY = "kilo"
 PROVIDER = "KiloCode"
@@ -74,6 +74,6 @@ def config_dir() -> Path:
 
 
 def installer() -> PluginInstaller:
-    from ..installers.opencode import PluginInstaller
+    from ..installers.plugin_file import PluginInstaller
 
     return PluginInstaller(KEY, DISPLAY, config_dir)

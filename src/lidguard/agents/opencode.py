@@ -1,6 +1,7 @@
-"""OpenCode (AGENT_CLIS.md): a managed plugin (``$OPENCODE_CONFIG_DIR`` or ``~/.config/opencode``,
-``plugin/lidguard.js``; installer: ``installers/opencode.py``) runs ``lidguard opencode-hook --event <event>``
-for its events and waits for the output of ``session.idle`` (a blocking stop) and ``permission.asked``.
+"""OpenCode (AGENT_CLIS.md): a managed plugin (``$XDG_CONFIG_HOME/opencode``, default ``~/.config/opencode``,
+``plugin/lidguard.js``; the shared OpenCode-style plugin of ``installers/plugin_file.py``) runs
+``lidguard opencode-hook --event <event>`` for its events and waits for the output of ``session.idle`` (a
+blocking stop) and ``permission.asked``.
 
 Payloads carry ``sessionID``, ``callID`` and the plugin's own ``pid`` (a hint the engine accepts only when
 it is one of the hook's ancestors); the prompt may come as message ``parts``. Ancestry: the plugin runs
@@ -13,10 +14,11 @@ from . import IGNORE, PERMISSION_PROMPT, Action, stop_action, tool_activity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import ModuleType
+    from pathlib import Path
     from typing import Any
 
     from ..hooks.payload import Payload
+    from ..installers.plugin_file import PluginInstaller
 
 KEY = "opencode"
 PROVIDER = "OpenCode"
@@ -72,7 +74,13 @@ def permission_output(decision: str) -> dict[str, Any] | None:
     return behavior(decision)
 
 
-def installer() -> ModuleType:
-    from ..installers import opencode
+def config_dir() -> Path:
+    from ..installers.common import env_dir, home
 
-    return opencode
+    return env_dir("XDG_CONFIG_HOME", home() / ".config") / "opencode"
+
+
+def installer() -> PluginInstaller:
+    from ..installers.plugin_file import PluginInstaller
+
+    return PluginInstaller(KEY, DISPLAY, config_dir)

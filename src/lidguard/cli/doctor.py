@@ -164,7 +164,7 @@ def doctor_exit_code(report: dict[str, Any]) -> int:
 
 
 def _copilot_stop_warnings() -> list[str]:
-    from ..installers.copilot import foreign_agent_stop_warnings
+    from ..agents.copilot import foreign_agent_stop_warnings
 
     try:
         return foreign_agent_stop_warnings()

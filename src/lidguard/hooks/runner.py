@@ -261,6 +261,8 @@ class _Run:
         fields["InputPromptPreview"] = bounded(action.prompt, MAX_PROMPT_PREVIEW_CHARS)
         if action.turn_id:
             fields["TurnId"] = action.turn_id
+        if action.if_not_running:  # a running session's activity (a runtime before IfNotRunning starts it again)
+            fields.update(IfNotRunning=True, SessionStateReason=bounded(action.reason, MAX_REASON_CHARS))
         yield from self.request("start", fields, auto_start=True, reply_timeout=START_REPLY_TIMEOUT_SECONDS)
 
     def _watched_process(self) -> int:

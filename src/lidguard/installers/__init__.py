@@ -1,9 +1,10 @@
 """Hook installers: hook-install / hook-remove / hook-status for every agent of ``lidguard.agents``
 (REFERENCE 5, AGENT_CLIS.md, AGENT_CLIS_MORE.md). Each agent module names its installer
 (``installer()``: ``config_root``, ``install``, ``remove``, ``status_lines``, ``locked_files``); ``common``
-holds the shared rules and the shared formats are modules of their own: ``settings_hooks`` (the
-Claude-style table in a settings.json), ``hooks_json`` (its hooks object), ``codex`` (hooks.json + TOML
-trust)."""
+holds the shared rules and the file formats are modules of their own, each agent module giving its own
+parts: ``settings_hooks`` (the Claude-style table in a settings.json), ``hooks_json`` (its hooks object),
+``hooks_file`` (an agent's own hooks.json), ``toml_trust`` (hooks.json + trust entries in config.toml) and
+``plugin_file`` (the OpenCode-style plugin)."""
 
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import tomlkit
 
-from ..agents import claude
-from . import codex, copilot
+from ..agents import claude, codex, copilot
 from .hooks_json import HookSpec
+from .toml_trust import snake, trust_key
 
 __all__ = ["FORMATS", "render"]
 
@@ -34,6 +34,7 @@ def _table(specs: list[HookSpec]) -> dict[str, Any]:
 def _codex_toml(stop_timeout: int) -> str:
     """``[[hooks.<Event>]]`` tables for config.toml, with their trust entries (keyed by config.toml)."""
     config_file = codex.codex_home().absolute() / "config.toml"
+    trusted = codex.installer()
     doc = tomlkit.document()
     hooks = tomlkit.table(is_super_table=True)
     state = tomlkit.table(is_super_table=True)
@@ -50,8 +51,8 @@ def _codex_toml(stop_timeout: int) -> str:
         groups.append(group)
         hooks[spec.event] = groups
         entry = tomlkit.table()
-        entry["trusted_hash"] = codex.trusted_hash(codex.snake(spec.event), spec.handler, spec.matcher)
-        state[codex.trust_key(Path(config_file), spec.event, 0, 0)] = entry
+        entry["trusted_hash"] = trusted.trusted_hash(snake(spec.event), spec.handler, spec.matcher)
+        state[trust_key(Path(config_file), spec.event, 0, 0)] = entry
     hooks["state"] = state
     doc["hooks"] = hooks
     return tomlkit.dumps(doc).rstrip("\n") + "\n"

@@ -67,6 +67,7 @@ async def handle_start(runtime: Runtime, request: RuntimeRequest) -> dict[str, A
             input_prompt_preview=request.input_prompt_preview, turn_id=request.turn_id,
             sent_at=sent_at(request.sent_at_milliseconds),
             agent_name=request.provider_name.strip() if key.provider is AgentProvider.CUSTOM else "",
+            if_not_running=request.if_not_running, reason=request.session_state_reason,
         ))
     runtime.protection.retry_refused_lid()  # a permission installed since is used by the next start
     error = await runtime.protection.reconcile()

@@ -4,7 +4,8 @@ No I/O, no clock reads: the caller passes ``now`` (UTC) and applies the effects.
 "Active Session Policy", REFERENCE section 4):
 
 - start/update replaces the record (times reset, soft-lock cleared) but keeps an existing watched
-  process when none is supplied and WatchParentProcess is on;
+  process when none is supplied and WatchParentProcess is on; a start ``if_not_running`` (an agent whose
+  only events are its tool calls: Crush) is that session's activity while its turn runs;
 - stop is idempotent: the first cleanup signal is authoritative, later ones are harmless;
 - activity refreshes LastActivityAt and clears the soft-lock; a soft-lock never refreshes activity, and
   does not apply while the session's background work runs (its subagents/tasks still work);
@@ -75,6 +76,10 @@ class Start:
     sent_at: datetime | None = None  # when the hook sent it (replay-safe events)
     source: str = "hook"  # "rollout": found by the Codex rollout detector (components/codex_rollouts.py)
     agent_name: str = ""  # who a Custom session is (Session.agent_name; empty: keep what the session had)
+    # Start only a session that is not running; a running one's turn goes on and this is its activity
+    # (``reason``): an agent with no prompt or turn-end event starts on its first tool call (Crush).
+    if_not_running: bool = False
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +261,8 @@ def _start(state: RegistryState, event: Start, now: datetime) -> Outcome:
     existing = state.sessions.get(key)
     if existing is not None and is_stale(existing, event.turn_id, event.sent_at):
         return _stale(state, existing, "start")
+    if event.if_not_running and existing is not None and _still_runs(existing, event):
+        return _mark_active(state, MarkActive(key, event.reason, event.turn_id, event.sent_at), now, "start")
     watched = event.watched_process_identifier if event.watched_process_identifier else None
     if watched is None and existing is not None and event.watch_parent_process:
         watched = existing.watched_process_identifier
@@ -316,14 +323,22 @@ def _stop(state: RegistryState, event: Stop, now: datetime) -> Outcome:
     return Outcome(new_state, True, message, effects, removed=[existing])
 
 
-def _mark_active(state: RegistryState, event: MarkActive, now: datetime) -> Outcome:
+def _still_runs(session: Session, event: Start) -> bool:
+    """A start ``if_not_running`` finds the session's turn running: not soft-locked (the inactivity timeout or a
+    wait for the user ended it) and the same agent process (another one is a new run of the agent)."""
+    pid = event.watched_process_identifier
+    return not session.soft_locked and (not pid or pid == session.watched_process_identifier)
+
+
+def _mark_active(state: RegistryState, event: MarkActive, now: datetime,
+                 command: str = "mark-session-active") -> Outcome:
     existing = state.sessions.get(event.key)
     if existing is None:
         message = f"Session {event.key} is not active; ignored activity signal."
-        ignored = LogEvent("session-activity-ignored", "mark-session-active", message, key=event.key)
+        ignored = LogEvent("session-activity-ignored", command, message, key=event.key)
         return Outcome(state, True, message, [ignored])
     if is_stale(existing, event.turn_id, event.sent_at):
-        return _stale(state, existing, "mark-session-active")
+        return _stale(state, existing, command)
     session = renew_lease(existing.with_activity(now), now)
     if event.background:
         session = with_background(session, event.tool_call_id, event.tool_state)
@@ -335,7 +350,7 @@ def _mark_active(state: RegistryState, event: MarkActive, now: datetime) -> Outc
         message = f"Session {event.key} was already active."
     effects: list[Effect] = [
         CancelPendingSuspend("session-activity"),
-        LogEvent("session-activity-recorded", "mark-session-active", message, session),
+        LogEvent("session-activity-recorded", command, message, session),
     ]
     return Outcome(state.with_session(session), True, message, effects)
 

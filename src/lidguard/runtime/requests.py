@@ -111,6 +111,7 @@ _FLAG_FIELDS: dict[str, str] = {
     "WaitForFollowUp": "wait_for_follow_up",
     "BackgroundWork": "background_work",
     "IsTurnEnd": "is_turn_end",
+    "IfNotRunning": "if_not_running",
 }
 # Integers: (field, minimum, maximum, strict); true/false is never an integer, and strict refuses 5.0 too.
 _INTEGER_FIELDS: dict[str, tuple[str, int, int, bool]] = {
@@ -159,6 +160,9 @@ class RuntimeRequest:
     # stop: it ends only the turn (the agent stays), so background work still running defers it.
     background_work: bool = False
     is_turn_end: bool = False
+    # start: only a session that is not running; a running one's turn goes on and this is its activity (with
+    # SessionStateReason): an agent whose only events are its tool calls starts on the first one (Crush).
+    if_not_running: bool = False
     # start: the client could not use the settings file (its one sentence); the runtime fails closed.
     settings_problem: str = ""
     # pause: how long (absent: until resume); bounded by components/pause.MAX_PAUSE_SECONDS.

@@ -1,6 +1,6 @@
 """The OpenCode-style plugin, shared by OpenCode and its fork Kilo Code (AGENT_CLIS.md, AGENT_CLIS_NEW.md
-section 3): a managed plugin file, ``<agent config folder>/plugin/lidguard.js`` (OpenCode
-``$XDG_CONFIG_HOME/opencode``, default ``~/.config``; Kilo names its own folder in ``agents/kilo.py``).
+section 3): a managed plugin file, ``<agent config folder>/plugin/lidguard.js`` (each agent module names its
+folder: ``agents/opencode.py``, ``agents/kilo.py``).
 These agents have no command hooks: the plugin runs in the agent's process and forwards chat.message,
 tool.execute.before/after and the permission.asked/replied and session.idle bus events to
 ``lidguard <key>-hook --event <name>`` (JSON on stdin). It answers a permission from the hook's
@@ -12,8 +12,8 @@ the final text part (an assistant message without tool parts) and the continuati
 ``promptAsync``. The plugin counts its own continuations (``stop_hook_active: true`` on the stop that
 follows one) and a user's chat.message cancels a pending wait (the hook is killed; the runtime ends the
 wait on the new prompt). The file is ours as a whole; one that does not carry our marker line is never
-overwritten or removed. :class:`PluginInstaller` is one agent's plugin; the module-level functions are
-OpenCode's.
+overwritten or removed. :class:`PluginInstaller` is one agent's plugin. Imported only by hook-install /
+hook-remove / hook-status, never on a hook's path.
 """
 
 from __future__ import annotations
@@ -22,19 +22,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from .common import (
-    InstallError,
-    InstallResult,
-    env_dir,
-    home,
-    hook_process_argv,
-    read_config_text,
-    remove_file,
-    write_config,
-)
+from .common import InstallError, InstallResult, hook_process_argv, read_config_text, remove_file, write_config
 
-__all__ = ["EVENTS", "MARKER", "OPENCODE", "PluginInstaller", "install", "plugin_file", "plugin_source", "remove",
-           "status_lines"]
+__all__ = ["EVENTS", "MARKER", "PluginInstaller"]
 
 MARKER = "// Managed by LidGuard:"
 EVENTS = ("chat.message", "tool.execute.before", "tool.execute.after", "permission.asked", "permission.replied",
@@ -253,16 +243,3 @@ class PluginInstaller:
         return lines + [f"{event}: {text is not None and MARKER in text and repr(event)[1:-1] in text}"
                         for event in EVENTS]
 
-
-def config_dir() -> Path:
-    return env_dir("XDG_CONFIG_HOME", home() / ".config") / "opencode"
-
-
-OPENCODE = PluginInstaller("opencode", "OpenCode", config_dir)
-config_root = OPENCODE.config_root
-locked_files = OPENCODE.locked_files
-plugin_file = OPENCODE.plugin_file
-plugin_source = OPENCODE.plugin_source
-install = OPENCODE.install
-remove = OPENCODE.remove
-status_lines = OPENCODE.status_lines
