@@ -330,9 +330,11 @@ class _Appender:
                 try:
                     info = os.lstat(name)
                     if name != self._path or (info.st_dev, info.st_ino) != self._identity:
-                        fd = self._close()
+                        self._close()
+                        fd = None
                 except OSError:
-                    fd = self._close()
+                    self._close()
+                    fd = None
             if fd is None:
                 fd = _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
                 with contextlib.suppress(OSError):
