@@ -65,6 +65,8 @@ T = TypeVar("T")
 
 # False while a request with ``"ReplySessions": false`` is handled (set in ``Runtime.handle_message``)
 _LIST_SESSIONS: ContextVar[bool] = ContextVar("lidguard_list_sessions", default=True)
+# True while a request is handled: its log lines wait for the flush before its reply (``handle_message``)
+_IN_REQUEST: ContextVar[bool] = ContextVar("lidguard_in_request", default=False)
 SNAPSHOT_MAX_AGE_SECONDS = 2.0  # replies from real backends may show a lid state this old
 
 
@@ -141,6 +143,9 @@ class Runtime:
                 self._owners.setdefault(effect_type, []).append(component)
         self._task_group: TaskGroup | None = None
         self.stopping = False
+        self._log_writer: anyio.CancelScope | None = None  # writes the lines logged outside a request
+        self._log_wake = anyio.Event()
+        self._log_at_once = False  # after the exit's flush every line is written as it is logged
 
     # -- plumbing -------------------------------------------------------------------------------------
     @property
@@ -159,6 +164,7 @@ class Runtime:
 
         async def runner() -> None:
             _LIST_SESSIONS.set(True)  # a task started while a request is handled answers nobody's request
+            _IN_REQUEST.set(False)
             with scope:
                 try:
                     await function(scope)
@@ -179,17 +185,43 @@ class Runtime:
     def log(self, event_name: str, command: str, message: str, *, succeeded: bool = True,
             session: Any = None, stop: policy.Stop | None = None, key: SessionKey | None = None,
             extra: dict[str, Any] | None = None) -> None:
-        """Appends to the session log; works before the event loop exists and never raises."""
+        """Appends to the session log; works before the event loop exists and never raises. A request's
+        lines are written before its reply leaves (``handle_message``), the others on the next pass of the
+        event loop (``_write_logs``), both in batches; before the loop runs and after the exit, at once."""
         try:
-            self.session_log.append(
-                event_name=event_name, command=command, message=message, succeeded=succeeded, session=session,
-                key=key or (stop.key if stop else None),
-                now=self.clock.now(), active_session_count=len(self.state.sessions),
-                provider_session_end=stop.provider_session_end if stop else None,
-                session_end_reason=(stop.end_reason or None) if stop else None, extra=extra,
-            )
+            self.session_log.queue(
+                event_name, command, message, succeeded, session, key or (stop.key if stop else None),
+                self.clock.now(), len(self.state.sessions),
+                stop.provider_session_end if stop else None, (stop.end_reason or None) if stop else None, extra)
+            if not _IN_REQUEST.get():
+                self._log_soon()
         except Exception as error:
             self.exception_log.record("session-log-write-failed", error)
+
+    def flush_logs(self) -> None:
+        """Writes the queued session log lines now (before a reply, a suspend request, the exit)."""
+        try:
+            self.session_log.flush()
+        except Exception as error:
+            self.exception_log.record("session-log-write-failed", error)
+
+    def _log_soon(self) -> None:
+        if self._task_group is None or self._log_at_once:
+            self.flush_logs()
+            return
+        self._log_wake.set()
+        if self._log_writer is None:
+            self._log_writer = self.spawn(self._write_logs)
+
+    async def _write_logs(self, scope: anyio.CancelScope) -> None:
+        try:
+            while True:
+                await self._log_wake.wait()
+                self._log_wake = anyio.Event()
+                self.flush_logs()
+        finally:
+            self._log_writer = None
+            self.flush_logs()  # a cancelled writer leaves nothing queued behind it
 
     # -- the questions every component answers ----------------------------------------------------------
     def protection_wanted(self) -> bool:
@@ -212,6 +244,7 @@ class Runtime:
         self.timers.started()  # first: the boot grace stands unless replayed sessions make the runtime busy
         await self.journal.replay()
         self._follow_a_step_while_down(self.clock.now())
+        self.flush_logs()  # what the start logged is written before any request is accepted
         await self.protection.reconcile()
 
     async def begin_shutdown(self, reason: str) -> None:
@@ -233,6 +266,8 @@ class Runtime:
             self.journal.closed()
             await self.webhooks.close()
             self.platform.close()
+            self._log_at_once = True
+            self.flush_logs()
 
     # -- events -----------------------------------------------------------------------------------------
     def apply_event(self, event: policy.Event) -> policy.Outcome:
@@ -316,6 +351,7 @@ class Runtime:
         ``wire_checked``: the caller ran ``requests.check_wire_message`` on ``message`` (the server does)."""
         brief = message.get("ReplySessions") is False
         token = _LIST_SESSIONS.set(not brief)  # ``reply()`` skips ordering and encoding the list
+        in_request = _IN_REQUEST.set(True)
         try:
             try:
                 reply = await self._handle(message, wire_checked)
@@ -328,6 +364,9 @@ class Runtime:
                 except Exception:
                     return failure_response(text)
         finally:
+            # and once its log lines are: with those of the requests that shared its journal write
+            _IN_REQUEST.reset(in_request)
+            self.flush_logs()
             _LIST_SESSIONS.reset(token)
         return without_sessions(reply) if brief else reply
 
