@@ -138,11 +138,10 @@ class MachineView:
     async def fresh(self) -> MachineReading:
         """The lid afresh, then (only with the lid closed) the displays afresh."""
         if self._instant:  # read right here: nothing can run meanwhile, so there is no read to share or wait for
-            lid, displays, latest = self._read_lid(), self._read_displays(), self._latest
-            if lid is latest.lid and lid is not LidState.UNKNOWN and displays == latest.displays:
-                return latest  # the same reading (its times matter only to a platform that is not instant)
             now = anyio.current_time()
-            self._latest = replace(self._with_lid(latest, lid, now), displays=displays, displays_taken_at=now)
+            lid = self._read_lid()
+            self._latest = self._with_lid(self._latest, lid, now)
+            self._latest = replace(self._latest, displays=self._read_displays(), displays_taken_at=now)
             return self._latest
         reading = await self._update_lid()
         if reading.lid is LidState.CLOSED:
