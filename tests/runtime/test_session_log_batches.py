@@ -124,3 +124,35 @@ def test_every_line_logged_before_a_suspend_request_is_written_before_it() -> No
     [(in_file, logged)] = seen
     assert in_file == logged
     assert any(name == "stop-suspend-scheduled" for name, _ in in_file)
+
+
+def test_a_line_logged_by_a_request_that_then_waits_is_written_while_it_waits() -> None:
+    """A request may wait long after it logged (a Stop held for the phone's reply: minutes): its lines go to
+    the file on the next pass of the loop, not only with its reply - a reader (or a kill -9) meanwhile must
+    not find the log missing what already happened."""
+    harness = Harness()
+    during: list[list[tuple[str, str]]] = []
+
+    async def body(h: Harness) -> None:
+        assert (await h.start())["Succeeded"]
+        runtime = h.runtime
+        real_handle = runtime._handle
+
+        async def handle_then_wait(message: dict[str, Any], wire_checked: bool) -> dict[str, Any]:
+            reply = await real_handle(message, wire_checked)
+            if message.get("Command") == "mark-session-active":
+                await anyio.sleep(300)  # a long hold after the request logged its lines
+            return reply
+
+        runtime._handle = handle_then_wait  # type: ignore[method-assign]
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: h.send("mark-session-active", Provider="Claude", SessionIdentifier="s1",
+                                            SessionStateReason="PreToolUse:Bash"))
+            await anyio.sleep(60)  # well inside the hold
+            during.append(_file_lines(h))
+            group.cancel_scope.cancel()
+
+    run_mock(lambda: with_runtime(harness, body))
+    [lines] = during
+    assert any(name == "session-activity-recorded" for name, _ in lines), lines

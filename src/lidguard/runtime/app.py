@@ -65,8 +65,6 @@ T = TypeVar("T")
 
 # False while a request with ``"ReplySessions": false`` is handled (set in ``Runtime.handle_message``)
 _LIST_SESSIONS: ContextVar[bool] = ContextVar("lidguard_list_sessions", default=True)
-# True while a request is handled: its log lines wait for the flush before its reply (``handle_message``)
-_IN_REQUEST: ContextVar[bool] = ContextVar("lidguard_in_request", default=False)
 SNAPSHOT_MAX_AGE_SECONDS = 2.0  # replies from real backends may show a lid state this old
 
 
@@ -164,7 +162,6 @@ class Runtime:
 
         async def runner() -> None:
             _LIST_SESSIONS.set(True)  # a task started while a request is handled answers nobody's request
-            _IN_REQUEST.set(False)
             with scope:
                 try:
                     await function(scope)
@@ -185,16 +182,16 @@ class Runtime:
     def log(self, event_name: str, command: str, message: str, *, succeeded: bool = True,
             session: Any = None, stop: policy.Stop | None = None, key: SessionKey | None = None,
             extra: dict[str, Any] | None = None) -> None:
-        """Appends to the session log; works before the event loop exists and never raises. A request's
-        lines are written before its reply leaves (``handle_message``), the others on the next pass of the
-        event loop (``_write_logs``), both in batches; before the loop runs and after the exit, at once."""
+        """Appends to the session log; works before the event loop exists and never raises. Every line is
+        written on the next pass of the event loop (``_write_logs``: the lines of all requests handled side by
+        side, one write) and a request's lines at the latest before its reply leaves (``handle_message``);
+        before the loop runs and after the exit, at once."""
         try:
             self.session_log.queue(
                 event_name, command, message, succeeded, session, key or (stop.key if stop else None),
                 self.clock.now(), len(self.state.sessions),
                 stop.provider_session_end if stop else None, (stop.end_reason or None) if stop else None, extra)
-            if not _IN_REQUEST.get():
-                self._log_soon()
+            self._log_soon()  # a request that waits after logging (a Stop held for a reply) has its lines out
         except Exception as error:
             self.exception_log.record("session-log-write-failed", error)
 
@@ -351,7 +348,6 @@ class Runtime:
         ``wire_checked``: the caller ran ``requests.check_wire_message`` on ``message`` (the server does)."""
         brief = message.get("ReplySessions") is False
         token = _LIST_SESSIONS.set(not brief)  # ``reply()`` skips ordering and encoding the list
-        in_request = _IN_REQUEST.set(True)
         try:
             try:
                 reply = await self._handle(message, wire_checked)
@@ -365,7 +361,6 @@ class Runtime:
                     return failure_response(text)
         finally:
             # and once its log lines are: with those of the requests that shared its journal write
-            _IN_REQUEST.reset(in_request)
             self.flush_logs()
             _LIST_SESSIONS.reset(token)
         return without_sessions(reply) if brief else reply
