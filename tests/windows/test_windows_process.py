@@ -114,3 +114,24 @@ def test_a_missing_process_counts_as_exited_at_once():
     api = FakeWindowsApi()
     anyio.run(WindowsProcessWatcher(api).wait_for_exit, 62)
     assert api.names() == ["OpenProcess"]
+
+
+def test_a_watch_cancelled_before_its_worker_thread_ran_still_closes_the_handle_once(monkeypatch):
+    """anyio never runs a thread job cancelled before a worker picked it up (a loaded machine: the 50 ms went
+    by first); the handle was then never closed - found by a CI run at load 20."""
+    from lidguard.platform.windows import process as windows_process
+
+    async def never_started(function, *args, abandon_on_cancel=False):
+        await anyio.sleep_forever()  # cancelled while queued: ``function`` never runs
+
+    monkeypatch.setattr(windows_process.anyio.to_thread, "run_sync", never_started)
+    api = FakeWindowsApi()
+    api.alive = {63}
+    watcher = WindowsProcessWatcher(api)
+
+    async def main() -> None:
+        with anyio.move_on_after(0.05):
+            await watcher.wait_for_exit(63)
+
+    anyio.run(main)
+    assert api.names().count("CloseHandle") == 1, api.names()

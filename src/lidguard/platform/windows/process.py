@@ -48,23 +48,45 @@ class WindowsProcessWatcher:
                 await anyio.sleep(POLL_INTERVAL_SECONDS)
             return
         stop = threading.Event()
+        claim = _HandleClaim()
         try:
-            await anyio.to_thread.run_sync(self._wait_on_handle, handle, stop, abandon_on_cancel=True)
+            await anyio.to_thread.run_sync(self._wait_on_handle, handle, stop, claim, abandon_on_cancel=True)
         finally:
             stop.set()  # a cancelled watch: the worker sees it within one slice and closes the handle
+            if claim.take():  # cancelled before a worker thread ran it (anyio then never runs it): closed here
+                self._close(handle)
 
-    def _wait_on_handle(self, handle: int, stop: threading.Event) -> None:
+    def _wait_on_handle(self, handle: int, stop: threading.Event, claim: _HandleClaim) -> None:
+        if not claim.take():
+            return  # the watch was cancelled before this thread started, and closed the handle itself
         try:
             while not stop.is_set():
                 result = self._api.wait_for_single_object(handle, WAIT_SLICE_MS)
                 if result != WAIT_TIMEOUT:
                     return  # WAIT_OBJECT_0: exited; WAIT_FAILED: the handle is unusable, stop watching
         finally:
-            try:
-                self._api.close_handle(handle)
-            except WindowsApiError:
-                pass
+            self._close(handle)
+
+    def _close(self, handle: int) -> None:
+        try:
+            self._api.close_handle(handle)
+        except WindowsApiError:
+            pass
 
     def describe(self) -> str:
         return (f"available (Toolhelp snapshot + PEB command lines; exit waits on a SYNCHRONIZE handle in "
                 f"{WAIT_SLICE_MS} ms slices; running tools' CPU from GetProcessTimes)")
+
+
+class _HandleClaim:
+    """Who closes a watch's handle: the worker thread that waits on it, or - when the watch is cancelled
+    before any thread ran the wait (anyio skips a cancelled job) - the watch itself. ``take`` is True once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken = False
+
+    def take(self) -> bool:
+        with self._lock:
+            taken, self._taken = self._taken, True
+            return not taken
