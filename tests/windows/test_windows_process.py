@@ -95,19 +95,25 @@ def test_wait_for_exit_returns_when_the_handle_is_signalled_and_closes_it():
     assert watcher.is_alive(60) is False
 
 
-def test_a_cancelled_watch_ends_its_worker_and_closes_the_handle():
+def _cancelled_watch(pid: int) -> FakeWindowsApi:
+    """A watch of a live ``pid`` cancelled after 50 ms; then up to 30 s for its handle to be closed."""
     api = FakeWindowsApi()
-    api.alive = {61}
+    api.alive = {pid}
     watcher = WindowsProcessWatcher(api)
 
     async def main() -> None:
         with anyio.move_on_after(0.05):
-            await watcher.wait_for_exit(61)
+            await watcher.wait_for_exit(pid)
         with anyio.fail_after(30):
             while "CloseHandle" not in api.names():
                 await anyio.sleep(0.01)
 
     anyio.run(main)
+    return api
+
+
+def test_a_cancelled_watch_ends_its_worker_and_closes_the_handle():
+    assert _cancelled_watch(61).names().count("CloseHandle") == 1
 
 
 def test_a_missing_process_counts_as_exited_at_once():
@@ -125,13 +131,5 @@ def test_a_watch_cancelled_before_its_worker_thread_ran_still_closes_the_handle_
         await anyio.sleep_forever()  # cancelled while queued: ``function`` never runs
 
     monkeypatch.setattr(windows_process.anyio.to_thread, "run_sync", never_started)
-    api = FakeWindowsApi()
-    api.alive = {63}
-    watcher = WindowsProcessWatcher(api)
-
-    async def main() -> None:
-        with anyio.move_on_after(0.05):
-            await watcher.wait_for_exit(63)
-
-    anyio.run(main)
-    assert api.names().count("CloseHandle") == 1, api.names()
+    names = _cancelled_watch(63).names()
+    assert names.count("CloseHandle") == 1, names
