@@ -141,9 +141,6 @@ class Runtime:
                 self._owners.setdefault(effect_type, []).append(component)
         self._task_group: TaskGroup | None = None
         self.stopping = False
-        self._log_writer: anyio.CancelScope | None = None  # writes the lines logged outside a request
-        self._log_wake = anyio.Event()
-        self._log_at_once = False  # after the exit's flush every line is written as it is logged
 
     # -- plumbing -------------------------------------------------------------------------------------
     @property
@@ -182,43 +179,17 @@ class Runtime:
     def log(self, event_name: str, command: str, message: str, *, succeeded: bool = True,
             session: Any = None, stop: policy.Stop | None = None, key: SessionKey | None = None,
             extra: dict[str, Any] | None = None) -> None:
-        """Appends to the session log; works before the event loop exists and never raises. Every line is
-        written on the next pass of the event loop (``_write_logs``: the lines of all requests handled side by
-        side, one write) and a request's lines at the latest before its reply leaves (``handle_message``);
-        before the loop runs and after the exit, at once."""
+        """Appends to the session log; works before the event loop exists and never raises."""
         try:
-            self.session_log.queue(
-                event_name, command, message, succeeded, session, key or (stop.key if stop else None),
-                self.clock.now(), len(self.state.sessions),
-                stop.provider_session_end if stop else None, (stop.end_reason or None) if stop else None, extra)
-            self._log_soon()  # a request that waits after logging (a Stop held for a reply) has its lines out
+            self.session_log.append(
+                event_name=event_name, command=command, message=message, succeeded=succeeded, session=session,
+                key=key or (stop.key if stop else None),
+                now=self.clock.now(), active_session_count=len(self.state.sessions),
+                provider_session_end=stop.provider_session_end if stop else None,
+                session_end_reason=(stop.end_reason or None) if stop else None, extra=extra,
+            )
         except Exception as error:
             self.exception_log.record("session-log-write-failed", error)
-
-    def flush_logs(self) -> None:
-        """Writes the queued session log lines now (before a reply, a suspend request, the exit)."""
-        try:
-            self.session_log.flush()
-        except Exception as error:
-            self.exception_log.record("session-log-write-failed", error)
-
-    def _log_soon(self) -> None:
-        if self._task_group is None or self._log_at_once:
-            self.flush_logs()
-            return
-        self._log_wake.set()
-        if self._log_writer is None:
-            self._log_writer = self.spawn(self._write_logs)
-
-    async def _write_logs(self, scope: anyio.CancelScope) -> None:
-        try:
-            while True:
-                await self._log_wake.wait()
-                self._log_wake = anyio.Event()
-                self.flush_logs()
-        finally:
-            self._log_writer = None
-            self.flush_logs()  # a cancelled writer leaves nothing queued behind it
 
     # -- the questions every component answers ----------------------------------------------------------
     def protection_wanted(self) -> bool:
@@ -241,7 +212,6 @@ class Runtime:
         self.timers.started()  # first: the boot grace stands unless replayed sessions make the runtime busy
         await self.journal.replay()
         self._follow_a_step_while_down(self.clock.now())
-        self.flush_logs()  # what the start logged is written before any request is accepted
         await self.protection.reconcile()
 
     async def begin_shutdown(self, reason: str) -> None:
@@ -263,8 +233,6 @@ class Runtime:
             self.journal.closed()
             await self.webhooks.close()
             self.platform.close()
-            self._log_at_once = True
-            self.flush_logs()
 
     # -- events -----------------------------------------------------------------------------------------
     def apply_event(self, event: policy.Event) -> policy.Outcome:
@@ -360,8 +328,6 @@ class Runtime:
                 except Exception:
                     return failure_response(text)
         finally:
-            # and once its log lines are: with those of the requests that shared its journal write
-            self.flush_logs()
             _LIST_SESSIONS.reset(token)
         return without_sessions(reply) if brief else reply
 

@@ -31,7 +31,6 @@ import errno
 import json
 import os
 import stat
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,7 +49,6 @@ __all__ = [
     "JournalRead",
     "JournalUnusable",
     "append_to_journal",
-    "close_journal_appends",
     "key_from_json",
     "key_to_json",
     "read_journal",
@@ -311,67 +309,18 @@ def _give_up(path: Path, result: JournalRead, problem: str) -> JournalRead:
     return result
 
 
-class _Appender:
-    """The descriptor of the journal appended to last, kept open between appends (one ``lstat`` per append
-    instead of open, fstat, fchmod and close): opened again, as a regular file made 0600, whenever the file
-    at the path is not the one it holds (a snapshot renamed over it, set aside, removed, replaced)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()  # a large append runs in a worker thread
-        self._path: str | None = None
-        self._fd: int | None = None
-        self._identity: tuple[int, int] | None = None
-
-    def append(self, path: Path, data: bytes) -> None:
-        with self._lock:
-            name = os.fspath(path)
-            fd = self._fd
-            if fd is not None:
-                try:
-                    info = os.lstat(name)
-                    if name != self._path or (info.st_dev, info.st_ino) != self._identity:
-                        self._close()
-                        fd = None
-                except OSError:
-                    self._close()
-                    fd = None
-            if fd is None:
-                fd = _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-                with contextlib.suppress(OSError):
-                    os.fchmod(fd, 0o600)
-                info = os.fstat(fd)
-                self._path, self._fd, self._identity = name, fd, (info.st_dev, info.st_ino)
-            try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-            except BaseException:
-                self._close()
-                raise
-
-    def close(self) -> None:
-        with self._lock:
-            self._close()
-
-    def _close(self) -> None:
-        fd, self._fd, self._path, self._identity = self._fd, None, None, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-_APPENDER = _Appender()
-
-
 def append_to_journal(path: Path, data: bytes) -> None:
     """Appends ``data`` (whole lines) with one write; raises ``OSError`` (ENOSPC, ...) to the caller."""
-    _APPENDER.append(path, data)
-
-
-def close_journal_appends() -> None:
-    """Closes the descriptor kept for appends (a clean exit)."""
-    _APPENDER.close()
+    fd = _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
 
 
 def write_snapshot(path: Path, data: bytes) -> None:

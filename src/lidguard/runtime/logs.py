@@ -1,11 +1,7 @@
 """The runtime's files: session-execution.log, suspend-history.log and log/exceptions.log.
 
-Session log and suspend history are JSON lines with PascalCase fields (REFERENCE 3.3, 9.4). A suspend
-history entry appends one line (O_APPEND, one write, no fsync). The session log is written in batches
-(issue 36): ``SessionLog.queue`` keeps what a line needs (immutable values: sessions, keys and times are
-frozen, ``extra`` is copied) and ``flush`` builds the queued lines in order and appends them with one
-write; the runtime flushes before a request's reply leaves (with the journal's group commit), soon after
-a line logged outside a request, before a suspend request and at exit (``Runtime.flush_logs``). The file
+Session log and suspend history are JSON lines with PascalCase fields (REFERENCE 3.3, 9.4). An event
+appends one line (O_APPEND, one write, no fsync), so logging stays cheap on the event loop; the file
 is trimmed to its retention (rewritten atomically) only once it holds twice as many lines. Readers
 take the latest entries, so they see the retention whatever the file holds. A log write never raises
 (disk full, a lone surrogate, anything): losing a line must not lose a session. Lost lines are
@@ -55,26 +51,20 @@ class RetainedJsonLines:
         self.first_failure: str | None = None
 
     def append(self, entry: dict[str, Any], *, keep: int) -> None:
-        self.append_lines([json_line(entry)], keep=keep)
-
-    def append_lines(self, lines: list[bytes], *, keep: int) -> None:
-        """Appends encoded lines with one write (each lost line counted when it fails)."""
-        if not lines:
-            return
         try:
             if self._lines is None:
                 self._lines = count_lines(self.path)
-            self._file.write(lines[0] if len(lines) == 1 else b"".join(lines))
-            self._lines += len(lines)
+            self._file.write(json_line(entry))
+            self._lines += 1
             if keep > 0 and self._lines > 2 * keep:
                 self._file.close()
                 self._lines = keep_latest_lines(self.path, keep)
         except Exception as error:  # noqa: BLE001 - a log write never raises out of an event
-            self.failed(error, len(lines))
+            self.failed(error)
             self._lines = None
 
-    def failed(self, error: BaseException, lines: int = 1) -> None:
-        self.failures += lines
+    def failed(self, error: BaseException) -> None:
+        self.failures += 1
         if self.first_failure is None:
             self.first_failure = f"{self.path}: {getattr(error, 'strerror', None) or error}"
 
@@ -84,53 +74,27 @@ class RetainedJsonLines:
 
 
 class SessionLog:
-    """The session log; ``append`` writes at once, ``queue`` + ``flush`` in batches (the runtime's way)."""
-
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file = RetainedJsonLines(path)
-        self._queued: list[tuple[Any, ...]] = []  # the ``_entry`` arguments of each line not written yet
 
     def append(self, *, event_name: str, command: str, message: str, succeeded: bool = True,
                session: Session | None = None, key: SessionKey | None = None, now: datetime,
                active_session_count: int,
                provider_session_end: bool | None = None, session_end_reason: str | None = None,
                extra: dict[str, Any] | None = None) -> None:
-        """Writes one line now (after any queued ones)."""
-        self.queue(event_name, command, message, succeeded, session, key, now, active_session_count,
-                   provider_session_end, session_end_reason, extra)
-        self.flush()
-
-    def queue(self, event_name: str, command: str, message: str, succeeded: bool, session: Session | None,
-              key: SessionKey | None, now: datetime, active_session_count: int,
-              provider_session_end: bool | None, session_end_reason: str | None,
-              extra: dict[str, Any] | None) -> None:
-        """Keeps a line for the next ``flush``: every value is immutable (``extra`` copied), so the line
-        built then is the one built now."""
-        self._queued.append((event_name, command, message, succeeded, session, key, now, active_session_count,
-                             provider_session_end, session_end_reason, dict(extra) if extra else None))
-
-    @property
-    def queued(self) -> int:
-        return len(self._queued)
-
-    def flush(self) -> None:
-        """Builds the queued lines in order and appends them with one write; never raises."""
-        queued = self._queued
-        if not queued:
+        try:
+            entry = self._entry(event_name=event_name, command=command, message=message, succeeded=succeeded,
+                                session=session, key=key, now=now, active_session_count=active_session_count,
+                                provider_session_end=provider_session_end, session_end_reason=session_end_reason,
+                                extra=extra)
+        except Exception as error:  # noqa: BLE001 - a log write never raises out of an event
+            self._file.failed(error)
             return
-        self._queued = []
-        lines = []
-        entry = self._entry
-        for arguments in queued:
-            try:
-                lines.append(json_line(entry(*arguments)))
-            except Exception as error:  # noqa: BLE001 - a log write never raises out of an event
-                self._file.failed(error)
-        self._file.append_lines(lines, keep=SESSION_LOG_KEEP)
+        self._file.append(entry, keep=SESSION_LOG_KEEP)
 
     @staticmethod
-    def _entry(event_name: str, command: str, message: str, succeeded: bool, session: Session | None,
+    def _entry(*, event_name: str, command: str, message: str, succeeded: bool, session: Session | None,
                key: SessionKey | None, now: datetime, active_session_count: int,
                provider_session_end: bool | None, session_end_reason: str | None,
                extra: dict[str, Any] | None) -> dict[str, Any]:
@@ -159,7 +123,6 @@ class SessionLog:
         return entry
 
     def read(self) -> list[dict[str, Any]]:
-        self.flush()
         return self._file.latest(SESSION_LOG_KEEP)
 
 

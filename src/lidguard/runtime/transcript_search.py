@@ -11,7 +11,6 @@ no monitor, with the reason). Runs off the runtime's gate (a worker thread).
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections.abc import Callable
@@ -39,24 +38,16 @@ class SearchResult:
 SEARCHED_PROVIDERS = frozenset({AgentProvider.CODEX, AgentProvider.CLAUDE})  # search_root is None for others
 
 
-_ROOTS = {AgentProvider.CODEX: ("CODEX_HOME", ".codex", "sessions"),
-          AgentProvider.CLAUDE: ("CLAUDE_CONFIG_DIR", ".claude", "projects")}
-
-
 def search_root(provider: AgentProvider) -> Path | None:
     """Where the provider keeps its transcripts (an absolute ``CODEX_HOME``/``CLAUDE_CONFIG_DIR`` wins)."""
-    names = _ROOTS.get(provider)
-    if names is None:
-        return None
-    variable, folder, below = names
-    value = os.environ.get(variable, "").strip()
-    return _root(value if value and os.path.isabs(value) else os.path.join(os.path.expanduser("~"), folder), below)
-
-
-@functools.lru_cache(maxsize=16)
-def _root(base: str, below: str) -> Path:
-    """Every start without a transcript path asks: the same few roots, built once."""
-    return Path(base) / below
+    home = Path(os.path.expanduser("~"))
+    if provider is AgentProvider.CODEX:
+        value = os.environ.get("CODEX_HOME", "").strip()
+        return (Path(value) if value and os.path.isabs(value) else home / ".codex") / "sessions"
+    if provider is AgentProvider.CLAUDE:
+        value = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+        return (Path(value) if value and os.path.isabs(value) else home / ".claude") / "projects"
+    return None
 
 
 def _usable_id(session_identifier: str) -> bool:

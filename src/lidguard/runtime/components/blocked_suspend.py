@@ -105,7 +105,6 @@ class BlockedSuspendComponent(ComponentBase):
             return SuspendResult(False, f"{mode.value} was not requested: another program blocks sleep "
                                         f"({blocker_lines(before)}); SuspendIgnoresOtherBlockers is off, so "
                                         "lidguard waits for it."), before
-        runtime.flush_logs()  # every line logged before the request is written (a suspend may be the last word)
         try:
             suspender = runtime.platform.suspend
             # The keyword only when set: a plain ``suspend(mode)`` is the default request.

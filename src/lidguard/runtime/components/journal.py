@@ -34,7 +34,6 @@ from ..journal_file import (
     JOURNAL_BUDGET_BYTES,
     JournalUnusable,
     append_to_journal,
-    close_journal_appends,
     key_from_json,
     key_to_json,
     read_journal,
@@ -390,7 +389,6 @@ class JournalComponent(ComponentBase):
         if self._writer is not None:
             self._writer.cancel()
         self._queue, self._changed = [], {}
-        close_journal_appends()
         try:
             write_snapshot(self.path, b"")
         except Exception:  # noqa: BLE001 - the next start sets a bad journal aside
