@@ -91,7 +91,8 @@ def test_requests_within_bounds_parse():
 
 _WIRE_KEYS = ["Command", "Provider", "ProviderName", "SessionIdentifier", "IsProviderSessionEnd", "MatchAllSessions",
               "WatchedProcessIdentifier", "WorkingDirectory", "HasSettings", "Settings", "Force", "WaitForFollowUp",
-              "FollowUpWaitSeconds", "RequestId", "SentAtUnixMilliseconds", "ToolCallState", "PauseSeconds", "Other"]
+              "FollowUpWaitSeconds", "RequestId", "SentAtUnixMilliseconds", "ToolCallState", "PauseSeconds",
+              "IfNotRunning", "SessionStateReason", "Other"]
 _WIRE_VALUES = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(), st.text(max_size=20),
     st.sampled_from(["start", "Running", "Finished", "yes", "OFF", "x" * 600]), st.lists(st.integers(), max_size=2),
@@ -111,7 +112,8 @@ def test_any_wire_object_is_a_typed_request_or_one_request_error(message):
     assert type(request.command) is str and len(request.command) <= 64
     assert request.provider is None or type(request.provider) is str
     for flag in (request.is_provider_session_end, request.match_all_sessions, request.has_settings, request.force,
-                 request.wait_for_follow_up, request.stop_hook_active, request.has_pending_provider_work):
+                 request.wait_for_follow_up, request.stop_hook_active, request.has_pending_provider_work,
+                 request.if_not_running):
         assert type(flag) is bool
     pid = request.watched_process_identifier
     assert pid is None or 0 <= pid <= MAX_PROCESS_IDENTIFIER
@@ -121,6 +123,7 @@ def test_any_wire_object_is_a_typed_request_or_one_request_error(message):
     assert request.sent_at_milliseconds is None or type(request.sent_at_milliseconds) is int
     assert request.follow_up_wait_seconds is None or request.follow_up_wait_seconds >= 1
     assert type(request.working_directory) is str and type(request.request_id) is str
+    assert type(request.session_state_reason) is str
 
 
 @pytest.mark.parametrize(("fields", "expected"), [

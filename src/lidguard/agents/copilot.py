@@ -305,8 +305,7 @@ def _ours_in_settings(result: InstallResult | None) -> list[Path]:
             continue
         found.append(path)
         if result is not None:
-            saved = write_config(path, render_json(root, original), SETTINGS_WHAT)
-            result.backups += [saved] if saved else []
+            _changed(result, write_config(path, render_json(root, original), SETTINGS_WHAT))
             result.notes.append(f"Took the LidGuard hooks out of {path} (the managed file holds them; both would run).")
     return found
 

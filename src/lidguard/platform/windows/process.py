@@ -70,7 +70,7 @@ class WindowsProcessWatcher:
     def _close(self, handle: int) -> None:
         try:
             self._api.close_handle(handle)
-        except WindowsApiError:
+        except WindowsApiError:  # an already invalid handle: there is nothing left to release
             pass
 
     def describe(self) -> str:
