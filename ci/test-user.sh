@@ -39,7 +39,8 @@ if [ "$mode" = "--run" ]; then
     export HYPOTHESIS_STORAGE_DIRECTORY="$TEST_HOME/.hypothesis"
     exec setpriv --reuid "$TEST_UID" --regid "$TEST_UID" --init-groups -- "$@"
 fi
-PYTHON="$(python3 -c 'import sys; print(sys.executable)')"
+# The interpreter the lane runs (ci/test.sh passes ci/suite-venv.sh's), else python3 on PATH.
+PYTHON="${LIDGUARD_SUITE_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}"
 # OpenHands' venv (ci/install-openhands.sh's folder rule); its interpreter lives elsewhere (pyenv's 3.12).
 NPM_DIR="${LIDGUARD_TEST_NPM_DIR:-$HOME/.cache/lidguard-test-npm}"
 OPENHANDS_PYTHON="${LIDGUARD_TEST_OPENHANDS_DIR:-$(dirname "$NPM_DIR")/lidguard-test-openhands}/venv/bin/python"

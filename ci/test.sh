@@ -38,6 +38,11 @@ echo "== set-up =="
 scripts="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
 case ":$PATH:" in *":$scripts:"*) ;; *) export PATH="$scripts:$PATH" ;; esac
 bash ci/install-test-deps.sh
+# The tests run from ci/suite-venv.sh's venv: the same packages without the host's .pth start-up code
+# (~45 ms of CPU per Python start here; the suite starts ~7,000). Its bin/ comes first on the tests' PATH,
+# so `python3` and `lidguard` in a test's subprocess are the venv's too. Lint and packaging keep python3.
+suite_python="$(bash ci/suite-venv.sh python3)"
+suite_path="$(dirname "$suite_python"):$PATH"
 # Byte-compile the tree once, as pip does for a wheel at install time: the suite starts ~2,000 lidguard
 # processes (runtimes, CLI commands, hooks) from these sources through the editable install, and where
 # PYTHONDONTWRITEBYTECODE is set (this kind of machine sets it) each of them compiled its modules again:
@@ -50,7 +55,7 @@ python3 -m compileall -q -j 0 src tests benchmarks conftest.py >/dev/null
 # that may write fills the cache (tests/**/__pycache__/*-pytest-*.pyc, checked against each source's mtime
 # and size); every later pytest process reads it, whatever PYTHONDONTWRITEBYTECODE says.
 # A broken collection is reported by the run below.
-env -u PYTHONDONTWRITEBYTECODE python3 -m pytest --collect-only -q -p no:cacheprovider tests benchmarks >/dev/null 2>&1 || true
+env -u PYTHONDONTWRITEBYTECODE PATH="$suite_path" "$suite_python" -m pytest --collect-only -q -p no:cacheprovider tests benchmarks >/dev/null 2>&1 || true
 echo "(set-up: $SECONDS s)"
 if [ "${CI:-}" = "true" ]; then
     export LIDGUARD_REQUIRE_DBUS=1
@@ -64,7 +69,7 @@ fi
 # of one .ci/run; LIDGUARD_USER_LANE_WORKERS sets its share). Not root: one lane, as this user.
 root_lane=""
 if [ "$(id -u)" -eq 0 ]; then
-    bash ci/test-user.sh
+    LIDGUARD_SUITE_PYTHON="$suite_python" bash ci/test-user.sh
     mapfile -t user_dirs < <(python3 -c 'import conftest; print("\n".join(conftest.USER_LANE_DIRS))')
     user_workers="${LIDGUARD_USER_LANE_WORKERS:-$(( workers * 2 / 3 > 0 ? workers * 2 / 3 : 1 ))}"
     case "$user_workers" in
@@ -123,7 +128,7 @@ wait_background() {
 # pytest exits 5 when it collected nothing: a wrong path or a broken collection must not pass.
 run_pytest() {
     local status=0
-    python3 -m pytest "$@" || status=$?
+    PATH="$suite_path" "$suite_python" -m pytest "$@" || status=$?
     if [ "$status" -eq 5 ]; then
         echo "ci/test.sh: pytest collected no tests for: $*" >&2
         return 1
@@ -141,7 +146,7 @@ parallel=(-n "$workers" --dist loadgroup --benchmark-disable -q -p no:cacheprovi
 # wrote above (.pyc, assertion rewriting) and writes none: no cache provider, PYTHONDONTWRITEBYTECODE.
 user_lane() {
     local status=0
-    LIDGUARD_REQUIRE_EXTENSIONS=1 bash ci/test-user.sh --run "$(python3 -c 'import sys; print(sys.executable)')" \
+    PATH="$suite_path" LIDGUARD_REQUIRE_EXTENSIONS=1 bash ci/test-user.sh --run "$suite_python" \
         -m pytest "${user_dirs[@]}" -m "$1" -n "$user_workers" --dist loadgroup --benchmark-disable -q \
         -p no:cacheprovider --durations=10 $(junit user-lane) || status=$?
     if [ "$status" -eq 5 ]; then echo "ci/test.sh: the user lane collected no tests" >&2; return 1; fi
